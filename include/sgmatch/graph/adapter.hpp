@@ -1,0 +1,232 @@
+// sgmatch/graph/adapter.hpp - the contract between sgmatch and a user's graph type.
+//
+// A user teaches sgmatch their graph by specializing `sgmatch::graph_traits<G>`. Everything is
+// a static member taking the graph by const reference (the write takes it by reference), so the
+// user's graph type itself is never changed and may come from a library they cannot edit.
+//
+// Minimal complete definition (`n` is a node_type, `g` a const G&):
+//
+//   using node_type = ...;                    // cheap handle, copyable, ==
+//   nodes(g)                -> range of node_type, in a topological order (producers first)
+//   node_count(g)           -> std::size_t    // number of nodes in nodes(g)
+//   index_bound(g)          -> std::size_t
+//   index(g, n)             -> std::size_t    // distinct per node, < index_bound(g)
+//   name(g, n)              -> string-like    // used in messages
+//   kind(g, n)              -> sgmatch::node_kind
+//   op(g, n)                -> std::uint32_t  // op id of an op node, dense: < op_count(g)
+//   op_count(g)             -> std::size_t
+//   op_name(g, n)           -> string-like    // name of the op of an op node
+//   find_op(g, string_view) -> std::optional<std::uint32_t>   // op id for a name, if present
+//   input_count(g, n)       -> std::size_t
+//   input(g, n, i)          -> sgmatch::value_ref<node_type>  // producer and its output port
+//   output_count(g, n)      -> std::size_t
+//   user_count(g, n)        -> std::size_t
+//   user(g, n, i)           -> sgmatch::use<node_type>        // every use of every output
+//   graph_output_count(g)   -> std::size_t
+//   graph_output(g, i)      -> sgmatch::value_ref<node_type>
+//   needs_gradients(g)      -> bool
+//   attr(g, n, string_view) -> std::optional<sgmatch::attribute>
+//
+// Optional (detected; sgmatch works without them):
+//   is_graph_output(g, n, port) -> bool       // else: a scan of graph_output(g, i)
+//   value_type(g, n, port)  -> std::optional<sgmatch::tensor_type>   // shape predicates, lowering
+//   constant(g, n)          -> std::optional<sgmatch::const_tensor_view>
+//   replace(G&, const sgmatch::replacement<node_type>&) -> node_type  // the write side
+//
+// The write `replace` must either complete or leave the graph unchanged (strong guarantee), and
+// must leave nodes(g) topologically ordered afterwards.
+//
+// Users of output port p of node n are reported by user(g, n, i) for all ports; a user that
+// reads the same value on two slots appears twice. sgmatch checks the graph it reads: an input
+// whose producer is not in the graph, a port out of range or a cycle raises sgmatch::graph_error.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+#include "sgmatch/detail/config.hpp"
+#include "sgmatch/graph/types.hpp"
+
+SGMATCH_BEGIN_NAMESPACE
+
+/// Specialize for your graph type. The primary template marks "not specialized".
+template <class G, class = void>
+struct graph_traits {
+    static constexpr bool sgmatch_unspecialized = true;
+};
+
+namespace detail {
+
+template <class...>
+using void_t = void;
+
+template <class T, class = void>
+struct is_unspecialized : std::false_type {};
+template <class T>
+struct is_unspecialized<T, void_t<decltype(T::sgmatch_unspecialized)>> : std::true_type {};
+
+template <class Tr, class = void>
+struct has_node_type : std::false_type {};
+template <class Tr>
+struct has_node_type<Tr, void_t<typename Tr::node_type>> : std::true_type {};
+
+template <class G>
+using gref = const G&;
+
+// One detector per required function. Each is checked only once node_type exists.
+#define SGMATCH_DETAIL_DETECT(fname, ...)                                          \
+    template <class Tr, class G, class = void>                                     \
+    struct has_##fname : std::false_type {};                                       \
+    template <class Tr, class G>                                                   \
+    struct has_##fname<Tr, G, void_t<decltype(Tr::fname(__VA_ARGS__))>> : std::true_type {};
+
+#define SGMATCH_DETAIL_N std::declval<typename Tr::node_type>()
+SGMATCH_DETAIL_DETECT(nodes, std::declval<gref<G>>())
+SGMATCH_DETAIL_DETECT(node_count, std::declval<gref<G>>())
+SGMATCH_DETAIL_DETECT(index_bound, std::declval<gref<G>>())
+SGMATCH_DETAIL_DETECT(index, std::declval<gref<G>>(), SGMATCH_DETAIL_N)
+SGMATCH_DETAIL_DETECT(name, std::declval<gref<G>>(), SGMATCH_DETAIL_N)
+SGMATCH_DETAIL_DETECT(kind, std::declval<gref<G>>(), SGMATCH_DETAIL_N)
+SGMATCH_DETAIL_DETECT(op, std::declval<gref<G>>(), SGMATCH_DETAIL_N)
+SGMATCH_DETAIL_DETECT(op_count, std::declval<gref<G>>())
+SGMATCH_DETAIL_DETECT(op_name, std::declval<gref<G>>(), SGMATCH_DETAIL_N)
+SGMATCH_DETAIL_DETECT(find_op, std::declval<gref<G>>(), std::string_view())
+SGMATCH_DETAIL_DETECT(input_count, std::declval<gref<G>>(), SGMATCH_DETAIL_N)
+SGMATCH_DETAIL_DETECT(input, std::declval<gref<G>>(), SGMATCH_DETAIL_N, std::size_t())
+SGMATCH_DETAIL_DETECT(output_count, std::declval<gref<G>>(), SGMATCH_DETAIL_N)
+SGMATCH_DETAIL_DETECT(user_count, std::declval<gref<G>>(), SGMATCH_DETAIL_N)
+SGMATCH_DETAIL_DETECT(user, std::declval<gref<G>>(), SGMATCH_DETAIL_N, std::size_t())
+SGMATCH_DETAIL_DETECT(graph_output_count, std::declval<gref<G>>())
+SGMATCH_DETAIL_DETECT(graph_output, std::declval<gref<G>>(), std::size_t())
+SGMATCH_DETAIL_DETECT(needs_gradients, std::declval<gref<G>>())
+SGMATCH_DETAIL_DETECT(attr, std::declval<gref<G>>(), SGMATCH_DETAIL_N, std::string_view())
+SGMATCH_DETAIL_DETECT(is_graph_output, std::declval<gref<G>>(), SGMATCH_DETAIL_N, std::uint32_t())
+SGMATCH_DETAIL_DETECT(value_type, std::declval<gref<G>>(), SGMATCH_DETAIL_N, std::uint32_t())
+SGMATCH_DETAIL_DETECT(constant, std::declval<gref<G>>(), SGMATCH_DETAIL_N)
+SGMATCH_DETAIL_DETECT(replace, std::declval<G&>(),
+                      std::declval<const replacement<typename Tr::node_type>&>())
+#undef SGMATCH_DETAIL_N
+#undef SGMATCH_DETAIL_DETECT
+
+// Index of the first requirement the traits miss (0 = none). Used so that exactly one
+// static_assert fires, naming that requirement.
+template <class G>
+constexpr int first_missing_requirement() {
+    using Tr = graph_traits<G>;
+    if constexpr (is_unspecialized<Tr>::value) {
+        return 1;
+    } else if constexpr (!has_node_type<Tr>::value) {
+        return 2;
+    } else {
+        constexpr bool have[] = {
+            has_nodes<Tr, G>::value,          has_node_count<Tr, G>::value,
+            has_index_bound<Tr, G>::value,    has_index<Tr, G>::value,
+            has_name<Tr, G>::value,           has_kind<Tr, G>::value,
+            has_op<Tr, G>::value,             has_op_count<Tr, G>::value,
+            has_op_name<Tr, G>::value,        has_find_op<Tr, G>::value,
+            has_input_count<Tr, G>::value,    has_input<Tr, G>::value,
+            has_output_count<Tr, G>::value,   has_user_count<Tr, G>::value,
+            has_user<Tr, G>::value,           has_graph_output_count<Tr, G>::value,
+            has_graph_output<Tr, G>::value,   has_needs_gradients<Tr, G>::value,
+            has_attr<Tr, G>::value,
+        };
+        for (int i = 0; i < static_cast<int>(sizeof(have)); ++i)
+            if (!have[i]) return 3 + i;
+        return 0;
+    }
+}
+
+}  // namespace detail
+
+/// True when graph_traits<G> provides the whole minimal complete definition.
+template <class G>
+constexpr bool is_graph_v = detail::first_missing_requirement<G>() == 0;
+
+/// True when graph_traits<G> also provides the write side.
+template <class G>
+constexpr bool is_writable_graph_v = [] {
+    if constexpr (is_graph_v<G>)
+        return detail::has_replace<graph_traits<G>, G>::value;
+    else
+        return false;
+}();
+
+namespace detail {
+
+// Fires exactly one static_assert naming the first missing requirement; returns whether the
+// traits are complete so that the caller can branch to an inert path.
+template <class G>
+constexpr bool check_graph() {
+    constexpr int m = first_missing_requirement<G>();
+#define SGMATCH_DETAIL_REQ(i, text) \
+    static_assert(m != i, "sgmatch: graph_traits<G> " text " -- see sgmatch/graph/adapter.hpp");
+    SGMATCH_DETAIL_REQ(1, "is not specialized for this graph type")
+    SGMATCH_DETAIL_REQ(2, "must define `using node_type = ...`")
+    SGMATCH_DETAIL_REQ(3, "must define static nodes(g)")
+    SGMATCH_DETAIL_REQ(4, "must define static node_count(g)")
+    SGMATCH_DETAIL_REQ(5, "must define static index_bound(g)")
+    SGMATCH_DETAIL_REQ(6, "must define static index(g, n)")
+    SGMATCH_DETAIL_REQ(7, "must define static name(g, n)")
+    SGMATCH_DETAIL_REQ(8, "must define static kind(g, n)")
+    SGMATCH_DETAIL_REQ(9, "must define static op(g, n)")
+    SGMATCH_DETAIL_REQ(10, "must define static op_count(g)")
+    SGMATCH_DETAIL_REQ(11, "must define static op_name(g, n)")
+    SGMATCH_DETAIL_REQ(12, "must define static find_op(g, std::string_view)")
+    SGMATCH_DETAIL_REQ(13, "must define static input_count(g, n)")
+    SGMATCH_DETAIL_REQ(14, "must define static input(g, n, i)")
+    SGMATCH_DETAIL_REQ(15, "must define static output_count(g, n)")
+    SGMATCH_DETAIL_REQ(16, "must define static user_count(g, n)")
+    SGMATCH_DETAIL_REQ(17, "must define static user(g, n, i)")
+    SGMATCH_DETAIL_REQ(18, "must define static graph_output_count(g)")
+    SGMATCH_DETAIL_REQ(19, "must define static graph_output(g, i)")
+    SGMATCH_DETAIL_REQ(20, "must define static needs_gradients(g)")
+    SGMATCH_DETAIL_REQ(21, "must define static attr(g, n, std::string_view)")
+#undef SGMATCH_DETAIL_REQ
+    return m == 0;
+}
+
+}  // namespace detail
+
+/// Uniform access to the optional parts of the contract.
+template <class G>
+struct adapter {
+    using traits = graph_traits<G>;
+    using node_type = typename traits::node_type;
+
+    static bool is_graph_output(const G& g, node_type n, std::uint32_t port) {
+        if constexpr (detail::has_is_graph_output<traits, G>::value) {
+            return traits::is_graph_output(g, n, port);
+        } else {
+            const std::size_t k = traits::graph_output_count(g);
+            for (std::size_t i = 0; i < k; ++i) {
+                auto v = traits::graph_output(g, i);
+                if (v.node == n && v.port == port) return true;
+            }
+            return false;
+        }
+    }
+    static bool is_any_output_a_graph_output(const G& g, node_type n) {
+        const std::size_t outs = traits::output_count(g, n);
+        for (std::uint32_t p = 0; p < outs; ++p)
+            if (is_graph_output(g, n, p)) return true;
+        return false;
+    }
+    static std::optional<tensor_type> value_type(const G& g, node_type n, std::uint32_t port) {
+        if constexpr (detail::has_value_type<traits, G>::value)
+            return traits::value_type(g, n, port);
+        else
+            return std::nullopt;
+    }
+    static std::optional<const_tensor_view> constant(const G& g, node_type n) {
+        if constexpr (detail::has_constant<traits, G>::value)
+            return traits::constant(g, n);
+        else
+            return std::nullopt;
+    }
+};
+
+SGMATCH_END_NAMESPACE

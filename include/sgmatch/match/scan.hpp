@@ -1,0 +1,207 @@
+// sgmatch/match/scan.hpp - whole-graph matching.
+//
+// op_index<G> reads the graph once: it checks it (dangling inputs, ports out of range, cycles
+// or an order that is not topological raise sgmatch::graph_error naming the node), records
+// each node's topological position and groups nodes by op id. A scan then visits only the
+// nodes whose op is an anchor of the pattern, in topological order, and compares integer op
+// ids, never strings, in its loop.
+//
+// Within one scan, matches do not overlap: candidates are tried in topological order of their
+// anchor and the nodes of a match are not available to later candidates (the partition rule).
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sgmatch/analysis/anchors.hpp"
+#include "sgmatch/detail/config.hpp"
+#include "sgmatch/graph/adapter.hpp"
+#include "sgmatch/match/match.hpp"
+
+SGMATCH_BEGIN_NAMESPACE
+
+template <class G>
+class op_index {
+public:
+    using traits = graph_traits<G>;
+    using node_type = typename traits::node_type;
+    static constexpr std::uint32_t unplaced = 0xffffffffu;
+
+    explicit op_index(const G& g) : g_(&g) {
+        static_assert(detail::check_graph<G>(), "sgmatch::op_index<G>: see the message above");
+        const std::size_t bound = traits::index_bound(g);
+        const std::size_t ops = traits::op_count(g);
+        pos_.assign(bound, unplaced);
+        order_.reserve(traits::node_count(g));
+        std::vector<std::uint32_t> count(ops + 1, 0);
+        std::uint32_t p = 0;
+        for (const node_type& n : traits::nodes(g)) {
+            const std::size_t i = traits::index(g, n);
+            const std::string nm(traits::name(g, n));
+            if (i >= bound)
+                throw graph_error("sgmatch::graph_error: node '" + nm + "' has index " + std::to_string(i) +
+                                  ", not below index_bound " + std::to_string(bound));
+            if (pos_[i] != unplaced)
+                throw graph_error("sgmatch::graph_error: node '" + nm + "' appears twice in nodes(g) "
+                                  "(or shares its index with another node)");
+            const node_kind k = traits::kind(g, n);
+            const std::size_t ins = traits::input_count(g, n);
+            if (k != node_kind::op && ins != 0)
+                throw graph_error("sgmatch::graph_error: node '" + nm + "' is a graph input or constant "
+                                  "but has inputs");
+            for (std::size_t s = 0; s < ins; ++s) check_input(g, n, nm, s, bound);
+            if (k == node_kind::op) {
+                const std::uint32_t o = traits::op(g, n);
+                if (o >= ops)
+                    throw graph_error("sgmatch::graph_error: node '" + nm + "' has op id " + std::to_string(o) +
+                                      ", not below op_count " + std::to_string(ops));
+                ++count[o];
+            }
+            pos_[i] = p++;
+            order_.push_back(n);
+        }
+        if (order_.size() != traits::node_count(g))
+            throw graph_error("sgmatch::graph_error: nodes(g) lists " + std::to_string(order_.size()) +
+                              " nodes but node_count(g) is " + std::to_string(traits::node_count(g)));
+        // Group by op id (counting sort keeps topological order inside each group).
+        offsets_.assign(ops + 1, 0);
+        for (std::size_t o = 0; o < ops; ++o) offsets_[o + 1] = offsets_[o] + count[o];
+        by_op_.resize(offsets_[ops]);
+        std::vector<std::uint32_t> fill(offsets_.begin(), offsets_.end() - 1);
+        for (const node_type& n : order_)
+            if (traits::kind(g, n) == node_kind::op) by_op_[fill[traits::op(g, n)]++] = n;
+    }
+
+    const G& graph() const { return *g_; }
+    /// All nodes in topological order.
+    const std::vector<node_type>& order() const { return order_; }
+    /// Topological position of a node.
+    std::uint32_t position(node_type n) const { return pos_[traits::index(*g_, n)]; }
+    /// The op nodes with op id o, in topological order.
+    std::pair<const node_type*, const node_type*> nodes_with_op(std::uint32_t o) const {
+        if (o + 1 >= offsets_.size()) return {nullptr, nullptr};
+        return {by_op_.data() + offsets_[o], by_op_.data() + offsets_[o + 1]};
+    }
+
+private:
+    void check_input(const G& g, const node_type& n, const std::string& nm, std::size_t s,
+                     std::size_t bound) const {
+        const auto v = traits::input(g, n, s);
+        const std::size_t j = traits::index(g, v.node);
+        if (j >= bound || pos_[j] == unplaced) {
+            // Either the producer is not in the graph, or it comes later: not a DAG order.
+            bool listed = false;
+            if (j < bound)
+                for (const node_type& m : traits::nodes(g))
+                    if (m == v.node) {
+                        listed = true;
+                        break;
+                    }
+            if (!listed)
+                throw graph_error("sgmatch::graph_error: node '" + nm + "' input " + std::to_string(s) +
+                                  " refers to a node that is not in the graph");
+            throw graph_error("sgmatch::graph_error: node '" + nm + "' input " + std::to_string(s) + " reads '" +
+                              std::string(traits::name(g, v.node)) +
+                              "', which does not come before it in nodes(g): the graph has a cycle "
+                              "or its order is not topological");
+        }
+        const std::size_t outs = traits::output_count(g, v.node);
+        if (v.port >= outs)
+            throw graph_error("sgmatch::graph_error: node '" + nm + "' input " + std::to_string(s) +
+                              " reads output " + std::to_string(v.port) + " of '" +
+                              std::string(traits::name(g, v.node)) + "', which has " +
+                              std::to_string(outs) + " output(s)");
+    }
+
+    const G* g_;
+    std::vector<std::uint32_t> pos_;
+    std::vector<node_type> order_;
+    std::vector<std::uint32_t> offsets_;
+    std::vector<node_type> by_op_;
+};
+
+namespace detail {
+
+template <class P, class Tags>
+struct anchor_ids;
+template <class P, class... Ts>
+struct anchor_ids<P, tlist<Ts...>> {
+    template <class Table>
+    static std::vector<std::uint32_t> get(const Table& t) {
+        std::vector<std::uint32_t> out;
+        auto add = [&](const auto& ids) {
+            for (std::uint32_t i = 0; i < ids.n; ++i)
+                if (std::find(out.begin(), out.end(), ids.id[i]) == out.end()) out.push_back(ids.id[i]);
+        };
+        (add(t.template of<Ts>()), ...);
+        return out;
+    }
+};
+
+}  // namespace detail
+
+/// Call f(result) for each non-overlapping match of p, in topological order of the anchors.
+/// Returns the number of matches.
+template <class G, class P, class F>
+std::size_t for_each_match(const op_index<G>& index, const P& p, F&& f) {
+    if constexpr (!detail::check_entry<G, P>()) {
+        return 0;
+    } else {
+        using traits = graph_traits<G>;
+        using N = typename traits::node_type;
+        const G& g = index.graph();
+        const matcher<G, P> m(g, p);
+        std::vector<std::uint8_t> taken(traits::index_bound(g), 0);
+        std::size_t found = 0;
+        auto attempt = [&](const N& n) {
+            if (taken[traits::index(g, n)]) return;
+            auto r = m.at(n, taken.data());
+            if (!r) return;
+            for (const N& x : r) taken[traits::index(g, x)] = 1;
+            ++found;
+            f(r);
+        };
+        if constexpr (anchor_is_wildcard_v<P>) {
+            for (const N& n : index.order()) attempt(n);
+        } else {
+            const auto ids = detail::anchor_ids<P, anchor_tags_t<P>>::get(m.op_ids());
+            if (ids.size() == 1) {
+                auto [b, e] = index.nodes_with_op(ids[0]);
+                for (auto it = b; it != e; ++it) attempt(*it);
+            } else if (!ids.empty()) {
+                std::vector<N> cands;
+                for (auto o : ids) {
+                    auto [b, e] = index.nodes_with_op(o);
+                    cands.insert(cands.end(), b, e);
+                }
+                std::sort(cands.begin(), cands.end(),
+                          [&](const N& a, const N& b) { return index.position(a) < index.position(b); });
+                for (const N& n : cands) attempt(n);
+            }
+        }
+        return found;
+    }
+}
+
+/// Every non-overlapping match of p, in topological order of the anchors.
+template <class G, class P>
+auto find_all(const op_index<G>& index, const P& p) {
+    std::vector<match_result<G, P>> out;
+    for_each_match(index, p, [&](const match_result<G, P>& r) { out.push_back(r); });
+    return out;
+}
+
+/// Same, indexing (and checking) the graph first.
+template <class G, class P>
+auto find_all(const G& g, const P& p) {
+    if constexpr (!detail::check_entry<G, P>())
+        return 0;
+    else
+        return find_all(op_index<G>(g), p);
+}
+
+SGMATCH_END_NAMESPACE

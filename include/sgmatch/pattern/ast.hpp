@@ -1,0 +1,146 @@
+// sgmatch/pattern/ast.hpp - the node types of a pattern. A pattern's type is its AST.
+//
+// Stateless nodes are empty structs; nodes holding predicates hold them by value, so a pattern
+// is a constexpr value whenever its predicates are. Multi-child nodes are flat packs.
+// Node types live in sgmatch::pat so that symbols and error messages stay short.
+#pragma once
+
+#include <cstddef>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "sgmatch/detail/config.hpp"
+
+SGMATCH_BEGIN_NAMESPACE
+namespace pat {
+
+template <class Tag, class P> struct cap;
+template <class P, class Pred> struct filter;
+template <class P> struct esc;
+template <std::size_t Slot, class P> struct in_port;
+template <std::size_t Port, class P> struct out_port;
+
+/// Every pattern node derives from base<Self>; it gives the postfix modifiers.
+template <class D>
+struct base {
+    /// Keep the node only if pred(view) holds; view is a sgmatch::node_view.
+    template <class Pred>
+    constexpr pat::filter<D, Pred> where(Pred pred) const { return {self(), pred}; }
+    /// Capture what this pattern matched under the name Tag (a tag type: `struct conv;`).
+    template <class Tag>
+    constexpr pat::cap<Tag, D> as() const { return pat::cap<Tag, D>{self()}; }
+    /// Let the values this pattern matches be used outside the match (MXNet semantics: they
+    /// become extra outputs of a fused node).
+    constexpr pat::esc<D> escaping() const { return pat::esc<D>{self()}; }
+    /// In a chain: consume the previous element's output on input slot I of this node.
+    template <std::size_t I>
+    constexpr pat::in_port<I, D> input() const { return pat::in_port<I, D>{self()}; }
+    /// In a chain: the next element consumes output port O of this pattern's last node.
+    template <std::size_t O>
+    constexpr pat::out_port<O, D> output() const { return pat::out_port<O, D>{self()}; }
+
+private:
+    constexpr const D& self() const { return static_cast<const D&>(*this); }
+};
+
+/// A list of op tags (one of several kinds).
+template <class... Tags>
+struct tags {};
+
+/// An op node whose op is one of Tags; Operands describe its inputs (see combinators.hpp).
+template <class Tags, class... Operands>
+struct op : base<op<Tags, Operands...>> {
+    std::tuple<Operands...> operands;
+    constexpr op() = default;
+    constexpr explicit op(std::tuple<Operands...> t) : operands(t) {}
+};
+
+/// Any op node (in a chain) or any value (as an operand).
+struct any : base<any> {};
+/// A graph input (placeholder).
+struct graph_input : base<graph_input> {};
+/// A constant / initializer.
+struct constant : base<constant> {};
+
+/// a >> b >> c: each consumes output 0 (or a pinned port) of the previous one.
+template <class... Ps>
+struct chain : base<chain<Ps...>> {
+    std::tuple<Ps...> items;
+    constexpr explicit chain(std::tuple<Ps...> t) : items(t) {}
+};
+
+/// a | b | c: ordered alternatives.
+template <class... Ps>
+struct alt : base<alt<Ps...>> {
+    std::tuple<Ps...> items;
+    constexpr explicit alt(std::tuple<Ps...> t) : items(t) {}
+};
+
+/// optional(p): p or nothing; greedy.
+template <class P>
+struct opt : base<opt<P>> {
+    P p;
+    constexpr explicit opt(P x) : p(x) {}
+};
+
+/// repeat<Min, Max>(p): p between Min and Max times; greedy.
+template <std::size_t Min, std::size_t Max, class P>
+struct rep : base<rep<Min, Max, P>> {
+    P p;
+    constexpr explicit rep(P x) : p(x) {}
+};
+
+/// p.where(pred)
+template <class P, class Pred>
+struct filter : base<filter<P, Pred>> {
+    P p;
+    Pred pred;
+    constexpr filter(P x, Pred f) : p(x), pred(f) {}
+};
+
+template <class Tag, class P>
+struct cap : base<cap<Tag, P>> {
+    P p;
+    constexpr explicit cap(P x) : p(x) {}
+};
+
+/// ref<Tag>(): the value already captured as Tag (diamonds).
+template <class Tag>
+struct ref : base<ref<Tag>> {};
+
+template <class P>
+struct esc : base<esc<P>> {
+    P p;
+    constexpr explicit esc(P x) : p(x) {}
+};
+
+template <std::size_t Slot, class P>
+struct in_port : base<in_port<Slot, P>> {
+    P p;
+    constexpr explicit in_port(P x) : p(x) {}
+};
+
+template <std::size_t Port, class P>
+struct out_port : base<out_port<Port, P>> {
+    P p;
+    constexpr explicit out_port(P x) : p(x) {}
+};
+
+/// A reusable sub-pattern with a name of its own (shown in notation and explain text).
+template <class Tag, class P>
+struct named : base<named<Tag, P>> {
+    P p;
+    constexpr explicit named(P x) : p(x) {}
+};
+
+/// What a failed construction returns after its static_assert, so that no cascade follows.
+struct invalid : base<invalid> {};
+
+}  // namespace pat
+
+/// True for pattern types.
+template <class T>
+constexpr bool is_pattern_v = std::is_base_of_v<pat::base<std::decay_t<T>>, std::decay_t<T>>;
+
+SGMATCH_END_NAMESPACE

@@ -1,0 +1,90 @@
+// sgmatch/pattern/vocabulary.hpp - the standard op tags.
+//
+// Names cover ONNX spellings first, then MXNet / other common ones. The vocabulary knows
+// nothing of oneDNN: lowering traits are specialized in sgmatch/onednn.
+#pragma once
+
+#include <string_view>
+
+#include "sgmatch/detail/config.hpp"
+
+SGMATCH_BEGIN_NAMESPACE
+namespace ops {
+
+#define SGMATCH_DETAIL_UNARY(T, ...)                                      \
+    struct T {                                                            \
+        static constexpr std::string_view names[] = {__VA_ARGS__};        \
+        static constexpr int arity = 1;                                   \
+    };
+#define SGMATCH_DETAIL_OP(T, ...)                                         \
+    struct T {                                                            \
+        static constexpr std::string_view names[] = {__VA_ARGS__};        \
+    };
+#define SGMATCH_DETAIL_BINARY(T, comm, ...)                               \
+    struct T {                                                            \
+        static constexpr std::string_view names[] = {__VA_ARGS__};        \
+        static constexpr bool commutative = comm;                         \
+        static constexpr int arity = 2;                                   \
+    };
+
+// Main compute ops.
+SGMATCH_DETAIL_OP(Conv, "Conv", "Convolution", "conv2d")
+SGMATCH_DETAIL_OP(ConvTranspose, "ConvTranspose", "Deconvolution", "conv2d_transpose")
+SGMATCH_DETAIL_OP(MatMul, "MatMul", "batch_dot", "matmul")
+SGMATCH_DETAIL_OP(Gemm, "Gemm", "FullyConnected", "linear")
+SGMATCH_DETAIL_OP(BatchNorm, "BatchNorm", "BatchNormalization", "batch_norm")
+SGMATCH_DETAIL_OP(LayerNorm, "LayerNorm", "LayerNormalization", "layer_norm")
+SGMATCH_DETAIL_OP(LRN, "LRN")
+
+// Unary element-wise.
+SGMATCH_DETAIL_UNARY(Relu, "Relu", "relu")
+SGMATCH_DETAIL_UNARY(LeakyRelu, "LeakyRelu", "leaky_relu")
+SGMATCH_DETAIL_OP(Clip, "Clip", "clip")  // ONNX Clip takes min/max as inputs
+SGMATCH_DETAIL_UNARY(Sigmoid, "Sigmoid", "sigmoid")
+SGMATCH_DETAIL_UNARY(Tanh, "Tanh", "tanh")
+SGMATCH_DETAIL_UNARY(Elu, "Elu", "elu")
+SGMATCH_DETAIL_UNARY(Gelu, "Gelu", "gelu")
+SGMATCH_DETAIL_UNARY(Swish, "Swish", "swish", "SiLU", "silu")
+SGMATCH_DETAIL_UNARY(HardSwish, "HardSwish", "hard_swish")
+SGMATCH_DETAIL_UNARY(HardSigmoid, "HardSigmoid", "hard_sigmoid")
+SGMATCH_DETAIL_UNARY(Mish, "Mish", "mish")
+SGMATCH_DETAIL_UNARY(Softplus, "Softplus", "softrelu")
+SGMATCH_DETAIL_UNARY(Exp, "Exp", "exp")
+SGMATCH_DETAIL_UNARY(Log, "Log", "log")
+SGMATCH_DETAIL_UNARY(Sqrt, "Sqrt", "sqrt")
+SGMATCH_DETAIL_UNARY(Square, "Square", "square")
+SGMATCH_DETAIL_UNARY(Abs, "Abs", "abs")
+SGMATCH_DETAIL_UNARY(Round, "Round", "round")
+SGMATCH_DETAIL_UNARY(Erf, "Erf", "erf")
+
+// Binary element-wise.
+SGMATCH_DETAIL_BINARY(Pow, false, "Pow", "power")
+SGMATCH_DETAIL_BINARY(Add, true, "Add", "elemwise_add", "broadcast_add", "_plus")
+SGMATCH_DETAIL_BINARY(Sub, false, "Sub", "elemwise_sub", "broadcast_sub", "_minus")
+SGMATCH_DETAIL_BINARY(Mul, true, "Mul", "elemwise_mul", "broadcast_mul", "_mul")
+SGMATCH_DETAIL_BINARY(Div, false, "Div", "elemwise_div", "broadcast_div", "_div")
+SGMATCH_DETAIL_BINARY(Max, true, "Max", "maximum", "broadcast_maximum")
+SGMATCH_DETAIL_BINARY(Min, true, "Min", "minimum", "broadcast_minimum")
+
+// Pooling, normalization, shape.
+SGMATCH_DETAIL_OP(MaxPool, "MaxPool", "max_pool2d")
+SGMATCH_DETAIL_OP(AveragePool, "AveragePool", "avg_pool2d")
+SGMATCH_DETAIL_OP(GlobalAveragePool, "GlobalAveragePool", "adaptive_avg_pool2d")
+SGMATCH_DETAIL_OP(Softmax, "Softmax", "softmax")
+SGMATCH_DETAIL_OP(Concat, "Concat", "concat")
+SGMATCH_DETAIL_OP(Reshape, "Reshape", "reshape")
+SGMATCH_DETAIL_OP(Flatten, "Flatten", "flatten")
+SGMATCH_DETAIL_OP(Transpose, "Transpose", "transpose")
+SGMATCH_DETAIL_OP(Pad, "Pad", "pad")
+SGMATCH_DETAIL_UNARY(Identity, "Identity", "_copy")
+SGMATCH_DETAIL_OP(Constant, "Constant")
+
+#undef SGMATCH_DETAIL_UNARY
+#undef SGMATCH_DETAIL_OP
+#undef SGMATCH_DETAIL_BINARY
+
+/// MXNet's name for Gemm.
+using FullyConnected = Gemm;
+
+}  // namespace ops
+SGMATCH_END_NAMESPACE
