@@ -111,12 +111,12 @@ struct first<pat::chain<Ps...>> : chain_first<Ps...> {};
 
 /// Every op tag P mentions (may repeat).
 template <class P>
-using tags_t = typename detail::all_tags<P>::type;
+using tags_t = typename detail::all_tags<std::decay_t<P>>::type;
 /// The anchor tags of P (the ops its first node may have).
 template <class P>
-using anchor_tags_t = typename detail::first<P>::type::tags;
+using anchor_tags_t = typename detail::first<std::decay_t<P>>::type::tags;
 /// True when the first node of P may be any node.
 template <class P>
-constexpr bool anchor_is_wildcard_v = detail::first<P>::type::wildcard;
+constexpr bool anchor_is_wildcard_v = detail::first<std::decay_t<P>>::type::wildcard;
 
 SGMATCH_END_NAMESPACE

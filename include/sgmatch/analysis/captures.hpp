@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <type_traits>
 
 #include "sgmatch/analysis/typelist.hpp"
 #include "sgmatch/detail/config.hpp"
@@ -127,7 +128,7 @@ struct all_known<tlist<Rs...>, Names> {
 
 /// The captures of P, as detail::capinfo<Tag, kind> in pattern order.
 template <class P>
-using captures_t = typename detail::captures<P, capture_kind::one>::type;
+using captures_t = typename detail::captures<std::decay_t<P>, capture_kind::one>::type;
 /// The capture names (tag types) of P, in pattern order.
 template <class P>
 using capture_names_t = typename detail::tags_of_caps<captures_t<P>>::type;
@@ -138,7 +139,7 @@ constexpr bool captures_unique_v = detail::all_unique<capture_names_t<P>>::value
 /// True when every ref<Name>() in P names a capture of P.
 template <class P>
 constexpr bool refs_known_v =
-    detail::all_known<typename detail::refs<P>::type, capture_names_t<P>>::value;
+    detail::all_known<typename detail::refs<std::decay_t<P>>::type, capture_names_t<P>>::value;
 
 /// True when Name is a capture of P.
 template <class P, class Name>

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <type_traits>
 
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/pattern/ast.hpp"
@@ -105,9 +106,9 @@ struct value_count<pat::named<T, P>> : value_count<P> {};
 
 /// Fewest graph nodes a match of P contains.
 template <class P>
-constexpr std::size_t min_nodes_v = detail::node_count<P>::value.min;
+constexpr std::size_t min_nodes_v = detail::node_count<std::decay_t<P>>::value.min;
 /// Most graph nodes a match of P contains.
 template <class P>
-constexpr std::size_t max_nodes_v = detail::node_count<P>::value.max;
+constexpr std::size_t max_nodes_v = detail::node_count<std::decay_t<P>>::value.max;
 
 SGMATCH_END_NAMESPACE

@@ -634,15 +634,18 @@ private:
             for (std::size_t j = 0; j < uc; ++j) {
                 const N u = traits::user(g_, m, j).user;
                 if (!contains(u)) {
-                    fail([&] {
-                        return "node " + nm(m) + ": its output is also used by " + nm(u) +
-                               ", outside the match";
-                    });
+                    fail(
+                        [&] {
+                            return "node " + nm(m) + ": its output is also used by " + nm(u) +
+                                   ", outside the match";
+                        },
+                        /*prefer=*/true);  // a complete candidate's reason beats a partial one's
                     return false;
                 }
             }
             if (adapter<G>::is_any_output_a_graph_output(g_, m)) {
-                fail([&] { return "node " + nm(m) + ": its output is a graph output, so it cannot be internal"; });
+                fail([&] { return "node " + nm(m) + ": its output is a graph output, so it cannot be internal"; },
+                     /*prefer=*/true);
                 return false;
             }
         }

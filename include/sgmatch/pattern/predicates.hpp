@@ -9,7 +9,9 @@
 #include <array>
 #include <cmath>
 #include <cstddef>
+#include <cstdio>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -132,8 +134,9 @@ struct scalar_near {
         return std::fabs(*s - value) <= tol * scale;
     }
     std::string describe() const {
-        std::string v = std::to_string(value);
-        return "~" + v.substr(0, v.find_last_not_of('0') + 1);
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "~%.9g", value);
+        return buf;
     }
 };
 

@@ -1,0 +1,32 @@
+# Compiles SRC and passes only if the compiler fails with exactly one error whose text holds the
+# message given on the file's `// expect: ...` line. A test that passed on any error would
+# prove nothing.
+file(STRINGS ${SRC} expect_line REGEX "^// expect: ")
+if(NOT expect_line)
+  message(FATAL_ERROR "${SRC} has no `// expect: <message>` line")
+endif()
+string(REGEX REPLACE "^// expect: " "" expected "${expect_line}")
+set(inc_flags)
+foreach(dir IN LISTS INCLUDES)
+  if(dir)
+    list(APPEND inc_flags -I${dir})
+  endif()
+endforeach()
+execute_process(
+  COMMAND ${CXX} -std=c++${STD} -fsyntax-only -Wall -Wextra ${inc_flags} ${SRC}
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+set(all "${out}${err}")
+string(REPLACE ";" "," all "${all}")
+if(rc EQUAL 0)
+  message(FATAL_ERROR "${SRC} compiled, but it must fail with: ${expected}")
+endif()
+string(FIND "${all}" "${expected}" at)
+if(at EQUAL -1)
+  message(FATAL_ERROR "${SRC} failed without the expected message `${expected}`:\n${all}")
+endif()
+string(REGEX MATCHALL "[^\n]*error:[^\n]*" errors "${all}")
+list(LENGTH errors n)
+if(NOT n EQUAL 1)
+  message(FATAL_ERROR "${SRC}: expected exactly one error, got ${n}:\n${all}")
+endif()
+message(STATUS "${SRC}: failed as expected with one error: ${expected}")
