@@ -70,7 +70,7 @@ public:
                               "' has " + std::to_string(data.size()) + " values for " +
                               std::to_string(count) + " elements");
         node_id id = new_node(node_kind::constant, no_op, name, {}, 1);
-        recs_.back().extra = static_cast<std::uint32_t>(consts_.size());
+        cold_.back().extra = static_cast<std::uint32_t>(consts_.size());
         consts_.push_back(constant_data{dims, std::move(data)});
         set_type(value{id, 0}, tensor_type{dtype::f32, std::move(dims)});
         return id;
@@ -102,11 +102,10 @@ public:
 
     void set_type(value v, tensor_type t) {
         check_node(v.node, "set_type");
-        auto& r = recs_[v.node.value];
-        if (v.port >= r.outputs)
+        if (v.port >= recs_[v.node.value].outputs)
             throw graph_error("sgmatch::graph::set_type: node '" + std::string(name_of(v.node)) +
                               "' has no output " + std::to_string(v.port));
-        types_[r.type_begin + v.port] = std::move(t);
+        types_[cold_[v.node.value].type_begin + v.port] = std::move(t);
     }
 
     void mark_output(input_ref r) {
@@ -148,9 +147,24 @@ public:
     value input(node_id n, std::size_t i) const { return inputs_[n.value][i]; }
     const std::vector<value>& inputs(node_id n) const { return inputs_[n.value]; }
     std::size_t output_count(node_id n) const { return recs_[n.value].outputs; }
-    std::size_t user_count(node_id n) const { return users_[n.value].size(); }
-    use<node_id> user(node_id n, std::size_t i) const { return users_[n.value][i]; }
-    const std::vector<use<node_id>>& users(node_id n) const { return users_[n.value]; }
+    std::size_t user_count(node_id n) const { return recs_[n.value].user_count; }
+    use<node_id> user(node_id n, std::size_t i) const {
+        const rec& r = recs_[n.value];
+        return r.user_count == 1 ? r.first : users_[n.value][i];
+    }
+    /// The users of n, every use of every output (a contiguous range).
+    struct user_span {
+        const use<node_id>* b;
+        std::size_t n;
+        const use<node_id>* begin() const { return b; }
+        const use<node_id>* end() const { return b + n; }
+        std::size_t size() const { return n; }
+        const use<node_id>& operator[](std::size_t i) const { return b[i]; }
+    };
+    user_span users(node_id n) const {
+        const rec& r = recs_[n.value];
+        return r.user_count <= 1 ? user_span{&r.first, r.user_count} : user_span{users_[n.value].data(), r.user_count};
+    }
 
     std::size_t graph_output_count() const { return graph_outputs_.size(); }
     value graph_output(std::size_t i) const { return graph_outputs_[i]; }
@@ -170,21 +184,19 @@ public:
         return std::nullopt;
     }
     std::optional<tensor_type> value_type(node_id n, std::uint32_t port) const {
-        const auto& r = recs_[n.value];
-        if (port >= r.outputs || !types_[r.type_begin + port].known()) return std::nullopt;
-        return types_[r.type_begin + port];
+        if (port >= recs_[n.value].outputs || !types_[cold_[n.value].type_begin + port].known()) return std::nullopt;
+        return types_[cold_[n.value].type_begin + port];
     }
     std::optional<const_tensor_view> constant(node_id n) const {
-        const auto& r = recs_[n.value];
-        if (r.kind != node_kind::constant) return std::nullopt;
-        const auto& c = consts_[r.extra];
+        if (recs_[n.value].kind != node_kind::constant) return std::nullopt;
+        const auto& c = consts_[cold_[n.value].extra];
         return const_tensor_view{dtype::f32, c.dims.data(), c.dims.size(),
                                  c.data.empty() ? nullptr : c.data.data()};
     }
     /// The payload a replace() stored on a fused node (empty for other nodes).
     const std::any& payload(node_id n) const {
         static const std::any none;
-        const auto& r = recs_[n.value];
+        const auto& r = cold_[n.value];
         return r.payload == no_payload ? none : payloads_[r.payload];
     }
 
@@ -226,7 +238,7 @@ public:
         // produces, must be one of the declared outputs; otherwise the write would dangle.
         std::vector<std::pair<use<node_id>, std::uint32_t>> redirects;
         for (auto n : set) {
-            for (auto& u : users_[n.value]) {
+            for (auto& u : users(n)) {
                 if (in_set(u.user)) continue;
                 auto k = out_index(value{n, u.port});
                 if (k < 0)
@@ -250,7 +262,7 @@ public:
         // Reserve everything, then commit with operations that cannot throw.
         const auto outputs = static_cast<std::uint32_t>(std::max<std::size_t>(1, r.outputs.size()));
         std::vector<input_ref> ins(r.inputs.begin(), r.inputs.end());
-        reserve_one_more(ins.size(), outputs, r.name);
+        reserve_one_more(outputs, r.name);
         std::vector<use<node_id>> new_users;
         new_users.reserve(redirects.size());
         for (auto& [u, k] : redirects) new_users.push_back(use<node_id>{u.user, u.slot, k});
@@ -261,35 +273,34 @@ public:
             if (std::find(producers.begin(), producers.end(), v.node) != producers.end()) continue;
             producers.push_back(v.node);
             std::vector<use<node_id>> keep;
-            keep.reserve(users_[v.node.value].size() + r.inputs.size());
-            for (auto& u : users_[v.node.value])
+            keep.reserve(user_count(v.node) + r.inputs.size() + 2);
+            for (auto& u : users(v.node))
                 if (!in_set(u.user)) keep.push_back(u);
             pruned.push_back(std::move(keep));
         }
         std::any payload = r.payload;  // copy may throw: before the commit
         std::string op = r.op_name.empty() ? std::string("sgmatch.fused") : r.op_name;
         op_ids_.reserve(op_ids_.size() + 1);
-        op_names_.reserve(op_names_.size() + 1);
-        payloads_.reserve(payloads_.size() + 1);
-        order_.reserve(order_.size() + 1);
+        room_for(op_names_, 1);
+        room_for(payloads_, 1);
         const std::uint32_t op_id = intern_op(op);  // may throw; harmless if it does
 
         // ---- commit: nothing below throws (all capacity reserved above) ----
         node_id id = new_node(node_kind::op, op_id, r.name, ins, outputs, /*link=*/false);
-        recs_[id.value].payload = static_cast<std::uint32_t>(payloads_.size());
+        cold_[id.value].payload = static_cast<std::uint32_t>(payloads_.size());
         payloads_.push_back(std::move(payload));
-        for (std::size_t i = 0; i < producers.size(); ++i) users_[producers[i].value].swap(pruned[i]);
+        for (std::size_t i = 0; i < producers.size(); ++i) set_uses(producers[i], pruned[i]);
         for (std::size_t i = 0; i < ins.size(); ++i)
-            users_[ins[i].v.node.value].push_back(
-                use<node_id>{id, static_cast<std::uint32_t>(i), ins[i].v.port});
+            add_use(ins[i].v.node, use<node_id>{id, static_cast<std::uint32_t>(i), ins[i].v.port});
         for (auto& [u, k] : redirects) inputs_[u.user.value][u.slot] = value{id, k};
-        users_[id.value].swap(new_users);
+        set_uses(id, new_users);
         for (auto i : out_redirects) {
             graph_outputs_[i] = value{id, static_cast<std::uint32_t>(out_index(graph_outputs_[i]))};
             recs_[id.value].is_output = true;
         }
         for (auto n : set) {
             recs_[n.value].alive = false;
+            recs_[n.value].user_count = 0;
             users_[n.value].clear();
             --live_;
         }
@@ -301,16 +312,23 @@ private:
     static constexpr std::uint32_t no_op = 0xffffffffu;
     static constexpr std::uint32_t no_payload = 0xffffffffu;
 
-    struct rec {
+    // The hot part of a node, 32 bytes: what matching reads. The first user is kept inline, so
+    // following a single-use chain touches one record per node.
+    struct alignas(32) rec {
         std::uint32_t op = no_op;
-        std::uint32_t name_begin = 0, name_len = 0;
-        std::uint32_t type_begin = 0;
-        std::uint32_t extra = 0;  // constant index
-        std::uint32_t payload = no_payload;
+        std::uint32_t user_count = 0;
+        use<node_id> first{};  // valid when user_count == 1; users_[n] holds all when >= 2
         std::uint16_t outputs = 1;
         node_kind kind = node_kind::op;
         bool alive = true;
         bool is_output = false;
+    };
+    // The cold part: names, types, constants, payloads.
+    struct cold_rec {
+        std::uint32_t name_begin = 0, name_len = 0;
+        std::uint32_t type_begin = 0;
+        std::uint32_t extra = 0;  // constant index
+        std::uint32_t payload = no_payload;
     };
     struct constant_data {
         std::vector<std::int64_t> dims;
@@ -322,7 +340,7 @@ private:
     }
 
     std::string_view name_of(node_id n) const {
-        const auto& r = recs_[n.value];
+        const auto& r = cold_[n.value];
         return std::string_view(names_).substr(r.name_begin, r.name_len);
     }
 
@@ -359,14 +377,22 @@ private:
     }
     std::uint32_t intern_op(std::string_view s) { return intern(op_ids_, op_names_, s); }
 
-    void reserve_one_more(std::size_t inputs, std::size_t outputs, std::string_view name) {
-        recs_.reserve(recs_.size() + 1);
-        inputs_.reserve(inputs_.size() + 1);
-        users_.reserve(users_.size() + 1);
-        attrs_.reserve(attrs_.size() + 1);
-        types_.reserve(types_.size() + outputs);
-        names_.reserve(names_.size() + name.size());
-        (void)inputs;
+    // Capacity for `extra` more elements, growing geometrically (a plain reserve(size + 1) per
+    // node would make building quadratic).
+    template <class V>
+    static void room_for(V& v, std::size_t extra) {
+        if (v.capacity() - v.size() < extra) v.reserve(std::max(v.size() + extra, 2 * v.capacity()));
+    }
+
+    void reserve_one_more(std::size_t outputs, std::string_view name) {
+        room_for(recs_, 1);
+        room_for(cold_, 1);
+        room_for(inputs_, 1);
+        room_for(users_, 1);
+        room_for(attrs_, 1);
+        room_for(types_, outputs);
+        room_for(names_, name.size());
+        if (!order_dirty_) room_for(order_, 1);
     }
 
     node_id new_node(node_kind k, std::uint32_t op, std::string_view name,
@@ -374,24 +400,25 @@ private:
         if (outputs == 0 || outputs > 0xffff)
             throw graph_error("sgmatch::graph: node '" + std::string(name) +
                               "' must have 1..65535 outputs");
-        if (link) reserve_one_more(ins.size(), outputs, name);
+        if (link) reserve_one_more(outputs, name);
         rec r;
         r.op = op;
         r.kind = k;
         r.outputs = static_cast<std::uint16_t>(outputs);
-        r.name_begin = static_cast<std::uint32_t>(names_.size());
-        r.name_len = static_cast<std::uint32_t>(name.size());
-        r.type_begin = static_cast<std::uint32_t>(types_.size());
+        cold_rec c;
+        c.name_begin = static_cast<std::uint32_t>(names_.size());
+        c.name_len = static_cast<std::uint32_t>(name.size());
+        c.type_begin = static_cast<std::uint32_t>(types_.size());
         std::vector<value> in;
         in.reserve(ins.size());
         for (auto& i : ins) in.push_back(i.v);
         const node_id id{static_cast<std::uint32_t>(recs_.size())};
         if (link)
-            for (std::size_t i = 0; i < in.size(); ++i)
-                users_[in[i].node.value].reserve(users_[in[i].node.value].size() + 1);
+            for (std::size_t i = 0; i < in.size(); ++i) reserve_use(in[i].node, in.size());
         // commit
         names_.append(name);
         recs_.push_back(r);
+        cold_.push_back(c);
         types_.resize(types_.size() + outputs);
         inputs_.push_back(std::move(in));
         users_.emplace_back();
@@ -399,7 +426,7 @@ private:
         if (link)
             for (std::size_t i = 0; i < inputs_[id.value].size(); ++i) {
                 auto v = inputs_[id.value][i];
-                users_[v.node.value].push_back(use<node_id>{id, static_cast<std::uint32_t>(i), v.port});
+                add_use(v.node, use<node_id>{id, static_cast<std::uint32_t>(i), v.port});
             }
         ++live_;
         if (!order_dirty_) order_.push_back(id);
@@ -420,7 +447,7 @@ private:
             node_id n = ready.front();
             ready.pop_front();
             order.push_back(n);
-            for (auto& u : users_[n.value])
+            for (auto& u : users(n))
                 if (--pending[u.user.value] == 0) ready.push_back(u.user);
         }
         if (order.size() != live_)
@@ -429,7 +456,36 @@ private:
         order_dirty_ = false;
     }
 
+    // Users: inline in rec when there is one; users_[n] holds all of them when there are more.
+    // Capacity for `more` further uses of n, so that add_use cannot throw.
+    void reserve_use(node_id n, std::size_t more) {
+        auto& v = users_[n.value];
+        const std::size_t need = recs_[n.value].user_count + more;
+        if (need >= 2 && v.capacity() < need) v.reserve(std::max(need, 2 * v.capacity()));
+    }
+    void add_use(node_id n, use<node_id> u) noexcept {  // capacity reserved by the caller
+        rec& r = recs_[n.value];
+        auto& v = users_[n.value];
+        if (r.user_count == 0) {
+            r.first = u;
+        } else {
+            if (r.user_count == 1) {
+                v.clear();
+                v.push_back(r.first);
+            }
+            v.push_back(u);
+        }
+        ++r.user_count;
+    }
+    void set_uses(node_id n, std::vector<use<node_id>>& list) noexcept {
+        rec& r = recs_[n.value];
+        r.user_count = static_cast<std::uint32_t>(list.size());
+        if (list.size() == 1) r.first = list[0];
+        users_[n.value].swap(list);
+    }
+
     std::vector<rec> recs_;
+    std::vector<cold_rec> cold_;
     std::vector<std::vector<value>> inputs_;
     std::vector<std::vector<use<node_id>>> users_;
     std::vector<std::vector<std::pair<std::uint32_t, attribute>>> attrs_;
