@@ -29,6 +29,7 @@
 //
 // Optional (detected; sgmatch works without them):
 //   is_graph_output(g, n, port) -> bool       // else: a scan of graph_output(g, i)
+//   has_graph_output(g, n)  -> bool           // any port of n; else: is_graph_output per port
 //   value_type(g, n, port)  -> std::optional<sgmatch::tensor_type>   // shape predicates, lowering
 //   constant(g, n)          -> std::optional<sgmatch::const_tensor_view>
 //   replace(G&, const sgmatch::replacement<node_type>&) -> node_type  // the write side
@@ -105,6 +106,7 @@ SGMATCH_DETAIL_DETECT(graph_output, std::declval<gref<G>>(), std::size_t())
 SGMATCH_DETAIL_DETECT(needs_gradients, std::declval<gref<G>>())
 SGMATCH_DETAIL_DETECT(attr, std::declval<gref<G>>(), SGMATCH_DETAIL_N, std::string_view())
 SGMATCH_DETAIL_DETECT(is_graph_output, std::declval<gref<G>>(), SGMATCH_DETAIL_N, std::uint32_t())
+SGMATCH_DETAIL_DETECT(has_graph_output, std::declval<gref<G>>(), SGMATCH_DETAIL_N)
 SGMATCH_DETAIL_DETECT(value_type, std::declval<gref<G>>(), SGMATCH_DETAIL_N, std::uint32_t())
 SGMATCH_DETAIL_DETECT(constant, std::declval<gref<G>>(), SGMATCH_DETAIL_N)
 SGMATCH_DETAIL_DETECT(replace, std::declval<G&>(),
@@ -209,11 +211,16 @@ struct adapter {
             return false;
         }
     }
-    static bool is_any_output_a_graph_output(const G& g, node_type n) {
-        const std::size_t outs = traits::output_count(g, n);
-        for (std::uint32_t p = 0; p < outs; ++p)
-            if (is_graph_output(g, n, p)) return true;
-        return false;
+    /// Whether any output of n is a graph output.
+    static bool has_graph_output(const G& g, node_type n) {
+        if constexpr (detail::has_has_graph_output<traits, G>::value) {
+            return traits::has_graph_output(g, n);
+        } else {
+            const std::size_t outs = traits::output_count(g, n);
+            for (std::uint32_t p = 0; p < outs; ++p)
+                if (is_graph_output(g, n, p)) return true;
+            return false;
+        }
     }
     static std::optional<tensor_type> value_type(const G& g, node_type n, std::uint32_t port) {
         if constexpr (detail::has_value_type<traits, G>::value)

@@ -174,6 +174,7 @@ public:
             if (v.node == n && v.port == port) return true;
         return false;
     }
+    bool has_graph_output(node_id n) const { return recs_[n.value].is_output; }
     bool needs_gradients() const { return needs_gradients_; }
 
     std::optional<attribute> attr(node_id n, std::string_view key) const {
@@ -534,6 +535,7 @@ struct graph_traits<graph> {
     static bool is_graph_output(const graph& g, node_id n, std::uint32_t port) {
         return g.is_graph_output(n, port);
     }
+    static bool has_graph_output(const graph& g, node_id n) { return g.has_graph_output(n); }
     static bool needs_gradients(const graph& g) { return g.needs_gradients(); }
     static std::optional<attribute> attr(const graph& g, node_id n, std::string_view k) {
         return g.attr(n, k);

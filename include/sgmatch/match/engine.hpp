@@ -186,8 +186,18 @@ private:
     bool taken(N n) const { return taken_ != nullptr && taken_[traits::index(g_, n)] != 0; }
     void push(N n) {
         nodes_[count_] = n;
-        esc_[count_] = esc_depth_ > 0;
+        flags_[count_] = esc_depth_ > 0 ? escaping_flag : 0;
         ++count_;
+    }
+    // Marks t (if matched) as closed: all its users are known to be inside the match. Set when
+    // t has a single use and the match is about to continue through it; every later element
+    // that consumes t's output then matches that user, or t is the last node.
+    void mark_closed(N t) {
+        for (std::size_t i = count_; i-- > 0;)
+            if (nodes_[i] == t) {
+                flags_[i] |= closed_flag;
+                return;
+            }
     }
     std::string nm(N n) const { return "'" + std::string(traits::name(g_, n)) + "'"; }
 
@@ -250,7 +260,9 @@ private:
             fail([&] { return "node " + nm(n) + " already belongs to another match"; });
             return false;
         }
-        if (contains(n)) {
+        // A user of the chain's tail is downstream of every matched node, so in a DAG it cannot
+        // be one of them; only anchors and operands (producers) are checked.
+        if (in_slot < 0 && contains(n)) {
             fail([&] { return "node " + nm(n) + " is already part of this match"; });
             return false;
         }
@@ -309,6 +321,7 @@ private:
     bool for_users(const from& f, A&& attempt, D&& describe) {
         const N t = f.n;
         const std::size_t uc = traits::user_count(g_, t);
+        if (uc == 1) mark_closed(t);
         if (uc > max_n - count_ && traits::kind(g_, t) == node_kind::op && !may_escape(t) &&
             distinct_users_exceed(t, uc, max_n - count_)) {
             fail([&] {
@@ -359,7 +372,7 @@ private:
 
     bool may_escape(N n) const {
         for (std::size_t i = 0; i < count_; ++i)
-            if (nodes_[i] == n) return esc_[i];
+            if (nodes_[i] == n) return (flags_[i] & escaping_flag) != 0;
         return false;
     }
 
@@ -629,8 +642,8 @@ private:
         const N out = f.n;
         for (std::size_t i = 0; i < count_; ++i) {
             const N m = nodes_[i];
-            if (m == out || esc_[i]) continue;
-            const std::size_t uc = traits::user_count(g_, m);
+            if (m == out || (flags_[i] & escaping_flag)) continue;
+            const std::size_t uc = (flags_[i] & closed_flag) ? 0 : traits::user_count(g_, m);
             for (std::size_t j = 0; j < uc; ++j) {
                 const N u = traits::user(g_, m, j).user;
                 if (!contains(u)) {
@@ -643,7 +656,7 @@ private:
                     return false;
                 }
             }
-            if (adapter<G>::is_any_output_a_graph_output(g_, m)) {
+            if (adapter<G>::has_graph_output(g_, m)) {
                 fail([&] { return "node " + nm(m) + ": its output is a graph output, so it cannot be internal"; },
                      /*prefer=*/true);
                 return false;
@@ -658,7 +671,8 @@ private:
     const std::uint8_t* taken_;
     explain_state* ex_;
     std::array<N, max_n> nodes_{};
-    std::array<bool, max_n> esc_{};
+    static constexpr std::uint8_t escaping_flag = 1, closed_flag = 2;
+    std::array<std::uint8_t, max_n> flags_{};
     std::size_t count_ = 0;
     std::array<cap_entry<N>, max_log> log_{};
     std::size_t log_n_ = 0;

@@ -31,6 +31,9 @@
 
 SGMATCH_BEGIN_NAMESPACE
 
+template <class G>
+class op_index;
+
 /// The result of matching P on a graph of type G. Converts to true only on success.
 template <class G, class P>
 class match_result {
@@ -108,6 +111,8 @@ public:
 private:
     template <class, class>
     friend class matcher;
+    template <class G2, class P2, class F>
+    friend std::size_t for_each_match(const op_index<G2>&, const P2&, F&&);
 
     explicit match_result(const eng& e) : count_(e.count()), log_n_(e.log_size()), output_(e.output()) {
         for (std::size_t i = 0; i < count_; ++i) nodes_[i] = e.nodes()[i];

@@ -157,10 +157,10 @@ std::size_t for_each_match(const op_index<G>& index, const P& p, F&& f) {
         const matcher<G, P> m(g, p);
         std::vector<std::uint8_t> taken(traits::index_bound(g), 0);
         std::size_t found = 0;
+        detail::engine<G, P, false> e(g, m.op_ids(), taken.data(), nullptr);  // reused
         auto attempt = [&](const N& n) {
-            if (taken[traits::index(g, n)]) return;
-            auto r = m.at(n, taken.data());
-            if (!r) return;
+            if (taken[traits::index(g, n)] || !e.run(m.pattern(), n)) return;
+            const match_result<G, P> r(e);
             for (const N& x : r) taken[traits::index(g, x)] = 1;
             ++found;
             f(r);
