@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "sgmatch/graph/adapter.hpp"
+#include "sgmatch/graph/replacement.hpp"
 
 namespace mini_nnvm {
 

@@ -1,5 +1,6 @@
 #include <cstdio>
 
+#include "sgmatch/graph/graph.hpp"
 #include "sgmatch/sgmatch.hpp"
 
 using namespace sgmatch;

@@ -1,5 +1,7 @@
-// sgmatch/sgmatch.hpp - the core: adapter contract, built-in graph, pattern DSL, matcher.
-// Needs only Boost. The oneDNN and xtensor parts are separate, opt-in includes.
+// sgmatch/sgmatch.hpp - the core: adapter contract, pattern DSL, analyses, matcher.
+// The built-in graph is sgmatch/graph/graph.hpp (builders: sgmatch/graph/builders.hpp); a user
+// with their own graph type does not pay for it. The oneDNN and xtensor parts will be separate,
+// opt-in includes.
 #pragma once
 
 #include "sgmatch/analysis/anchors.hpp"
@@ -7,7 +9,6 @@
 #include "sgmatch/analysis/node_count.hpp"
 #include "sgmatch/analysis/notation.hpp"
 #include "sgmatch/graph/adapter.hpp"
-#include "sgmatch/graph/graph.hpp"
 #include "sgmatch/graph/types.hpp"
 #include "sgmatch/match/match.hpp"
 #include "sgmatch/match/node_view.hpp"

@@ -1,4 +1,5 @@
 // expect: a capture name is used twice in this pattern
+#include "sgmatch/graph/graph.hpp"
 #include "sgmatch/sgmatch.hpp"
 using namespace sgmatch;
 struct x;

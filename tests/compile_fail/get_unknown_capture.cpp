@@ -1,4 +1,5 @@
 // expect: sgmatch::match_result::get<Name>(): Name is not a capture of this pattern
+#include "sgmatch/graph/graph.hpp"
 #include "sgmatch/sgmatch.hpp"
 using namespace sgmatch;
 struct conv;

@@ -1,4 +1,5 @@
 // expect: p is not a pattern
+#include "sgmatch/graph/graph.hpp"
 #include "sgmatch/sgmatch.hpp"
 int main() {
     sgmatch::graph g;

@@ -1,4 +1,5 @@
 // expect: ref<Name>() can only be an operand
+#include "sgmatch/graph/graph.hpp"
 #include "sgmatch/sgmatch.hpp"
 using namespace sgmatch;
 struct x;

@@ -1,4 +1,5 @@
 // expect: ref<Name>() names a capture that this pattern never makes
+#include "sgmatch/graph/graph.hpp"
 #include "sgmatch/sgmatch.hpp"
 using namespace sgmatch;
 struct x;

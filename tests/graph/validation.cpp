@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include "nnvm_adapter.hpp"
+#include "sgmatch/graph/graph.hpp"
 #include "sgmatch/sgmatch.hpp"
 #include "support/tiny_graph.hpp"
 

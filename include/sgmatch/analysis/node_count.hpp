@@ -4,7 +4,6 @@
 // node counts 1 plus its operands. `max` bounds the backtracking and sizes the result storage.
 #pragma once
 
-#include <algorithm>
 #include <cstddef>
 #include <type_traits>
 
@@ -17,6 +16,17 @@ namespace detail {
 struct counts {
     std::size_t min, max;
 };
+
+template <class... T>
+constexpr std::size_t min_of(std::size_t a, T... b) {
+    ((a = b < a ? b : a), ...);
+    return a;
+}
+template <class... T>
+constexpr std::size_t max_of(std::size_t a, T... b) {
+    ((a = b > a ? b : a), ...);
+    return a;
+}
 
 template <class P>
 struct node_count;  // chain position
@@ -55,8 +65,7 @@ struct node_count<pat::chain<Ps...>> {
 };
 template <class... Ps>
 struct node_count<pat::alt<Ps...>> {
-    static constexpr counts value{std::min({node_count<Ps>::value.min...}),
-                                  std::max({node_count<Ps>::value.max...})};
+    static constexpr counts value{min_of(node_count<Ps>::value.min...), max_of(node_count<Ps>::value.max...)};
 };
 template <class P>
 struct node_count<pat::opt<P>> {
@@ -88,8 +97,7 @@ struct value_count<pat::any> {
 };
 template <class... Ps>
 struct value_count<pat::alt<Ps...>> {
-    static constexpr counts value{std::min({value_count<Ps>::value.min...}),
-                                  std::max({value_count<Ps>::value.max...})};
+    static constexpr counts value{min_of(value_count<Ps>::value.min...), max_of(value_count<Ps>::value.max...)};
 };
 template <class P, class F>
 struct value_count<pat::filter<P, F>> : value_count<P> {};

@@ -54,6 +54,9 @@
 
 SGMATCH_BEGIN_NAMESPACE
 
+template <class Node>
+struct replacement;  // sgmatch/graph/replacement.hpp
+
 /// Specialize for your graph type. The primary template marks "not specialized".
 template <class G, class = void>
 struct graph_traits {

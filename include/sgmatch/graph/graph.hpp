@@ -23,6 +23,7 @@
 
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/graph/adapter.hpp"
+#include "sgmatch/graph/replacement.hpp"
 #include "sgmatch/graph/types.hpp"
 
 SGMATCH_BEGIN_NAMESPACE

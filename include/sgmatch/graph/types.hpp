@@ -1,7 +1,6 @@
 // sgmatch/graph/types.hpp - the small value types the adapter contract speaks in.
 #pragma once
 
-#include <any>
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
@@ -10,7 +9,6 @@
 #include <string_view>
 #include <type_traits>
 #include <utility>
-#include <variant>
 #include <vector>
 
 #include "sgmatch/detail/config.hpp"
@@ -45,50 +43,63 @@ struct use {
 /// Element types a shape-aware adapter may report.
 enum class dtype : std::uint8_t { unknown, f32, f16, bf16, f64, i8, u8, i32, i64, boolean };
 
-/// A typed attribute value. Integers are held as int64, reals as double.
+/// A typed attribute value: an integer (held as int64), a real (double), a string, or a list of
+/// integers or reals.
 class attribute {
 public:
+    enum class type : std::uint8_t { integer, real, string, integers, reals };
     using ints = std::vector<std::int64_t>;
     using reals = std::vector<double>;
-    using storage = std::variant<std::int64_t, double, std::string, ints, reals>;
 
-    attribute() : v_(std::int64_t{0}) {}
+    attribute() = default;
     template <class I, std::enable_if_t<std::is_integral_v<I> && !std::is_same_v<I, bool>, int> = 0>
-    attribute(I i) : v_(static_cast<std::int64_t>(i)) {}
-    attribute(bool b) : v_(std::int64_t{b ? 1 : 0}) {}
+    attribute(I i) : i_(static_cast<std::int64_t>(i)) {}
+    attribute(bool b) : i_(b ? 1 : 0) {}
     template <class F, std::enable_if_t<std::is_floating_point_v<F>, int> = 0>
-    attribute(F f) : v_(static_cast<double>(f)) {}
-    attribute(const char* s) : v_(std::string(s)) {}
-    attribute(std::string s) : v_(std::move(s)) {}
-    attribute(std::string_view s) : v_(std::string(s)) {}
-    attribute(ints v) : v_(std::move(v)) {}
-    attribute(reals v) : v_(std::move(v)) {}
-    attribute(std::initializer_list<std::int64_t> v) : v_(ints(v)) {}
+    attribute(F f) : t_(type::real), r_(static_cast<double>(f)) {}
+    attribute(const char* s) : t_(type::string), s_(s) {}
+    attribute(std::string s) : t_(type::string), s_(std::move(s)) {}
+    attribute(std::string_view s) : t_(type::string), s_(s) {}
+    attribute(ints v) : t_(type::integers), is_(std::move(v)) {}
+    attribute(reals v) : t_(type::reals), rs_(std::move(v)) {}
+    attribute(std::initializer_list<std::int64_t> v) : t_(type::integers), is_(v) {}
 
-    const storage& get() const { return v_; }
-
+    type kind() const { return t_; }
     std::optional<std::int64_t> as_int() const {
-        if (auto p = std::get_if<std::int64_t>(&v_)) return *p;
-        return std::nullopt;
+        return t_ == type::integer ? std::optional<std::int64_t>(i_) : std::nullopt;
     }
     /// A real, or an integer widened to one.
     std::optional<double> as_real() const {
-        if (auto p = std::get_if<double>(&v_)) return *p;
-        if (auto p = std::get_if<std::int64_t>(&v_)) return static_cast<double>(*p);
+        if (t_ == type::real) return r_;
+        if (t_ == type::integer) return static_cast<double>(i_);
         return std::nullopt;
     }
     std::optional<std::string_view> as_string() const {
-        if (auto p = std::get_if<std::string>(&v_)) return std::string_view(*p);
-        return std::nullopt;
+        return t_ == type::string ? std::optional<std::string_view>(s_) : std::nullopt;
     }
-    const ints* as_ints() const { return std::get_if<ints>(&v_); }
-    const reals* as_reals() const { return std::get_if<reals>(&v_); }
+    const ints* as_ints() const { return t_ == type::integers ? &is_ : nullptr; }
+    const reals* as_reals() const { return t_ == type::reals ? &rs_ : nullptr; }
 
-    friend bool operator==(const attribute& a, const attribute& b) { return a.v_ == b.v_; }
+    friend bool operator==(const attribute& a, const attribute& b) {
+        if (a.t_ != b.t_) return false;
+        switch (a.t_) {
+            case type::integer: return a.i_ == b.i_;
+            case type::real: return a.r_ == b.r_;
+            case type::string: return a.s_ == b.s_;
+            case type::integers: return a.is_ == b.is_;
+            case type::reals: return a.rs_ == b.rs_;
+        }
+        return false;
+    }
     friend bool operator!=(const attribute& a, const attribute& b) { return !(a == b); }
 
 private:
-    storage v_;
+    type t_ = type::integer;
+    std::int64_t i_ = 0;
+    double r_ = 0;
+    std::string s_;
+    ints is_;
+    reals rs_;
 };
 
 /// Shape and element type of one value. `rank < 0` means unknown; a dim of -1 is unknown.
@@ -125,20 +136,6 @@ struct const_tensor_view {
 class graph_error : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;
-};
-
-/// The one write sgmatch asks of a graph: replace `nodes` by one new node.
-/// The new node reads `inputs` in order; its output i takes the place of `outputs[i]` for every
-/// user outside `nodes` and for the graph outputs. `payload` is what the user's graph stores
-/// for the fused node. The write either completes or leaves the graph unchanged.
-template <class Node>
-struct replacement {
-    std::vector<Node> nodes;
-    std::vector<value_ref<Node>> inputs;
-    std::vector<value_ref<Node>> outputs;
-    std::string name;
-    std::string op_name;
-    std::any payload;
 };
 
 SGMATCH_END_NAMESPACE

@@ -8,11 +8,9 @@
 // tried. Explanations are compiled in only when Explain is true.
 #pragma once
 
-#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -49,7 +47,7 @@ struct cap_fills<pat::chain<Ps...>> {
 };
 template <class... Ps>
 struct cap_fills<pat::alt<Ps...>> {
-    static constexpr std::size_t value = std::max({std::size_t{0}, cap_fills<Ps>::value...});
+    static constexpr std::size_t value = max_of(0, cap_fills<Ps>::value...);
 };
 template <class P>
 struct cap_fills<pat::opt<P>> : cap_fills<P> {};
@@ -85,13 +83,33 @@ struct is_leaf<pat::cap<T, P>> : is_leaf<P> {};
 template <class T, class P>
 struct is_leaf<pat::named<T, P>> : is_leaf<P> {};
 
+// std::next_permutation, without <algorithm>'s include cost.
+template <std::size_t M>
+bool next_permutation(std::array<std::uint32_t, M>& a) {
+    if (M < 2) return false;
+    std::size_t i = M - 1;
+    while (i > 0 && a[i - 1] >= a[i]) --i;
+    if (i == 0) return false;
+    std::size_t j = M - 1;
+    while (a[j] <= a[i - 1]) --j;
+    const std::uint32_t t = a[i - 1];
+    a[i - 1] = a[j];
+    a[j] = t;
+    for (std::size_t l = i, r = M - 1; l < r; ++l, --r) {
+        const std::uint32_t u = a[l];
+        a[l] = a[r];
+        a[r] = u;
+    }
+    return true;
+}
+
 // Op ids of each tag a pattern names, resolved once per graph.
 template <class TagList>
 struct op_table;
 template <class... Ts>
 struct op_table<tlist<Ts...>> {
     static constexpr std::size_t tag_count = sizeof...(Ts);
-    static constexpr std::size_t width = std::max({std::size_t{1}, op_tag_traits<Ts>::alias_count...});
+    static constexpr std::size_t width = max_of(1, op_tag_traits<Ts>::alias_count...);
     struct ids {
         std::array<std::uint32_t, width> id{};
         std::uint32_t n = 0;
@@ -245,25 +263,25 @@ private:
     template <class T, class... Os, class K>
     bool op_at(const pat::op<T, Os...>& e, N n, std::int32_t in_slot, K&& k) {
         if (traits::kind(g_, n) != node_kind::op) {
-            fail([&] { return "node " + nm(n) + " is a graph input or constant, expected " + tag_names(T{}); });
+            if constexpr (Explain) fail([&] { return "node " + nm(n) + " is a graph input or constant, expected " + tag_names(T{}); });
             return false;
         }
         const std::uint32_t o = traits::op(g_, n);
         if (!op_is(T{}, o)) {
-            fail([&] {
+            if constexpr (Explain) fail([&] {
                 return "node " + nm(n) + " is " + std::string(traits::op_name(g_, n)) + ", expected " +
                        tag_names(T{});
             });
             return false;
         }
         if (taken(n)) {
-            fail([&] { return "node " + nm(n) + " already belongs to another match"; });
+            if constexpr (Explain) fail([&] { return "node " + nm(n) + " already belongs to another match"; });
             return false;
         }
         // A user of the chain's tail is downstream of every matched node, so in a DAG it cannot
         // be one of them; only anchors and operands (producers) are checked.
         if (in_slot < 0 && contains(n)) {
-            fail([&] { return "node " + nm(n) + " is already part of this match"; });
+            if constexpr (Explain) fail([&] { return "node " + nm(n) + " is already part of this match"; });
             return false;
         }
         const std::size_t saved = count_;
@@ -283,7 +301,7 @@ private:
         const std::size_t have = traits::input_count(g_, n);
         const std::size_t need = M + (in_slot >= 0 ? 1 : 0);
         if (have != need) {
-            fail([&] {
+            if constexpr (Explain) fail([&] {
                 return "node " + nm(n) + " has " + std::to_string(have) + " input(s), the pattern expects " +
                        std::to_string(need);
             });
@@ -297,7 +315,7 @@ private:
         const bool comm = M > 1 && commutative(T{}, o);
         do {
             if (operand_seq<0>(e.operands, n, slots, perm, k)) return true;
-        } while (comm && std::next_permutation(perm.begin(), perm.end()));
+        } while (comm && next_permutation(perm));
         return false;
     }
 
@@ -324,7 +342,7 @@ private:
         if (uc == 1) mark_closed(t);
         if (uc > max_n - count_ && traits::kind(g_, t) == node_kind::op && !may_escape(t) &&
             distinct_users_exceed(t, uc, max_n - count_)) {
-            fail([&] {
+            if constexpr (Explain) fail([&] {
                 std::string users;
                 for (std::size_t i = 0; i < uc; ++i)
                     users += (i ? ", " : "") + nm(traits::user(g_, t, i).user);
@@ -340,7 +358,7 @@ private:
             if (f.slot >= 0 && u.slot != static_cast<std::uint32_t>(f.slot)) continue;
             if (attempt(u.user, static_cast<std::int32_t>(u.slot))) return true;
         }
-        fail(
+        if constexpr (Explain) fail(
             [&] {
                 std::string s = "node " + nm(t) + ": no user of output " + std::to_string(f.port) +
                                 (f.slot >= 0 ? " on input " + std::to_string(f.slot) : std::string()) +
@@ -387,11 +405,11 @@ private:
     template <class K>
     bool any_at(N n, K& k) {
         if (traits::kind(g_, n) != node_kind::op) {
-            fail([&] { return "node " + nm(n) + " is not an op node"; });
+            if constexpr (Explain) fail([&] { return "node " + nm(n) + " is not an op node"; });
             return false;
         }
         if (taken(n) || contains(n)) {
-            fail([&] { return "node " + nm(n) + " already belongs to a match"; });
+            if constexpr (Explain) fail([&] { return "node " + nm(n) + " already belongs to a match"; });
             return false;
         }
         const std::size_t saved = count_;
@@ -409,11 +427,11 @@ private:
     template <class K>
     bool leaf_at(const from& f, node_kind want, K& k) {
         if (f.after) {
-            fail([&] { return "a graph input or constant cannot follow node " + nm(f.n); });
+            if constexpr (Explain) fail([&] { return "a graph input or constant cannot follow node " + nm(f.n); });
             return false;
         }
         if (traits::kind(g_, f.n) != want) {
-            fail([&] {
+            if constexpr (Explain) fail([&] {
                 return "node " + nm(f.n) + " is not a " +
                        std::string(want == node_kind::input ? "graph input" : "constant");
             });
@@ -485,7 +503,7 @@ private:
         const std::size_t saved = count_;
         return elem(w.p, f, [&](const from& f2) {
             if ((count_ > saved || is_leaf<P2>::value) && !w.pred(node_view<G>(g_, f2.n))) {
-                fail([&] { return "node " + nm(f2.n) + " fails the predicate {" + describe_pred(w.pred) + "}"; });
+                if constexpr (Explain) fail([&] { return "node " + nm(f2.n) + " fails the predicate {" + describe_pred(w.pred) + "}"; });
                 return false;
             }
             return k(f2);
@@ -539,7 +557,7 @@ private:
     template <class T, class... Os, class K>
     bool val(const pat::op<T, Os...>& e, value_ref<N> v, std::uint32_t want, K&& k) {
         if (v.port != want) {
-            fail([&] {
+            if constexpr (Explain) fail([&] {
                 return "node " + nm(v.node) + ": output " + std::to_string(v.port) +
                        " is used where output " + std::to_string(want) + " was expected";
             });
@@ -554,7 +572,7 @@ private:
     template <class K>
     bool val(const pat::graph_input&, value_ref<N> v, std::uint32_t, K&& k) {
         if (traits::kind(g_, v.node) != node_kind::input) {
-            fail([&] { return "node " + nm(v.node) + " is not a graph input"; });
+            if constexpr (Explain) fail([&] { return "node " + nm(v.node) + " is not a graph input"; });
             return false;
         }
         return k();
@@ -562,7 +580,7 @@ private:
     template <class K>
     bool val(const pat::constant&, value_ref<N> v, std::uint32_t, K&& k) {
         if (traits::kind(g_, v.node) != node_kind::constant) {
-            fail([&] { return "node " + nm(v.node) + " is not a constant"; });
+            if constexpr (Explain) fail([&] { return "node " + nm(v.node) + " is not a constant"; });
             return false;
         }
         return k();
@@ -573,13 +591,13 @@ private:
         for (std::size_t i = log_n_; i-- > 0;) {
             if (log_[i].cap != idx) continue;
             if (log_[i].node == v.node && log_[i].port == v.port) return k();
-            fail([&] {
+            if constexpr (Explain) fail([&] {
                 return "node " + nm(v.node) + " is not " + type_name<T>() + " (captured as " +
                        nm(log_[i].node) + ")";
             });
             return false;
         }
-        fail([&] { return type_name<T>() + " is not captured before its ref<>"; });
+        if constexpr (Explain) fail([&] { return type_name<T>() + " is not captured before its ref<>"; });
         return false;
     }
     template <class K>
@@ -594,7 +612,7 @@ private:
     bool val(const pat::filter<P2, F>& w, value_ref<N> v, std::uint32_t want, K&& k) {
         return val(w.p, v, want, [&] {
             if (!w.pred(node_view<G>(g_, v.node))) {
-                fail([&] { return "node " + nm(v.node) + " fails the predicate {" + describe_pred(w.pred) + "}"; });
+                if constexpr (Explain) fail([&] { return "node " + nm(v.node) + " fails the predicate {" + describe_pred(w.pred) + "}"; });
                 return false;
             }
             return k();
@@ -636,7 +654,7 @@ private:
     // ----- the end of a candidate match: the closure rule -----
     bool finish(const from& f) {
         if (count_ == 0) {
-            fail([&] { return std::string("the pattern matched no node of its own"); });
+            if constexpr (Explain) fail([&] { return std::string("the pattern matched no node of its own"); });
             return false;
         }
         const N out = f.n;
@@ -647,7 +665,7 @@ private:
             for (std::size_t j = 0; j < uc; ++j) {
                 const N u = traits::user(g_, m, j).user;
                 if (!contains(u)) {
-                    fail(
+                    if constexpr (Explain) fail(
                         [&] {
                             return "node " + nm(m) + ": its output is also used by " + nm(u) +
                                    ", outside the match";
@@ -657,7 +675,7 @@ private:
                 }
             }
             if (adapter<G>::has_graph_output(g_, m)) {
-                fail([&] { return "node " + nm(m) + ": its output is a graph output, so it cannot be internal"; },
+                if constexpr (Explain) fail([&] { return "node " + nm(m) + ": its output is a graph output, so it cannot be internal"; },
                      /*prefer=*/true);
                 return false;
             }

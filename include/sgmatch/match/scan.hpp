@@ -10,7 +10,6 @@
 // anchor and the nodes of a match are not available to later candidates (the partition rule).
 #pragma once
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -134,8 +133,11 @@ struct anchor_ids<P, tlist<Ts...>> {
     static std::vector<std::uint32_t> get(const Table& t) {
         std::vector<std::uint32_t> out;
         auto add = [&](const auto& ids) {
-            for (std::uint32_t i = 0; i < ids.n; ++i)
-                if (std::find(out.begin(), out.end(), ids.id[i]) == out.end()) out.push_back(ids.id[i]);
+            for (std::uint32_t i = 0; i < ids.n; ++i) {
+                bool seen = false;
+                for (auto o : out) seen = seen || o == ids.id[i];
+                if (!seen) out.push_back(ids.id[i]);
+            }
         };
         (add(t.template of<Ts>()), ...);
         return out;
@@ -173,14 +175,19 @@ std::size_t for_each_match(const op_index<G>& index, const P& p, F&& f) {
                 auto [b, e] = index.nodes_with_op(ids[0]);
                 for (auto it = b; it != e; ++it) attempt(*it);
             } else if (!ids.empty()) {
-                std::vector<N> cands;
-                for (auto o : ids) {
-                    auto [b, e] = index.nodes_with_op(o);
-                    cands.insert(cands.end(), b, e);
+                // Merge the per-op lists (each in topological order) by position.
+                std::vector<std::pair<const N*, const N*>> lists;
+                for (auto o : ids) lists.push_back(index.nodes_with_op(o));
+                for (;;) {
+                    std::size_t best = lists.size();
+                    for (std::size_t i = 0; i < lists.size(); ++i)
+                        if (lists[i].first != lists[i].second &&
+                            (best == lists.size() ||
+                             index.position(*lists[i].first) < index.position(*lists[best].first)))
+                            best = i;
+                    if (best == lists.size()) break;
+                    attempt(*lists[best].first++);
                 }
-                std::sort(cands.begin(), cands.end(),
-                          [&](const N& a, const N& b) { return index.position(a) < index.position(b); });
-                for (const N& n : cands) attempt(n);
             }
         }
         return found;

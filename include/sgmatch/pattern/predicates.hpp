@@ -7,7 +7,6 @@
 #pragma once
 
 #include <array>
-#include <cmath>
 #include <cstddef>
 #include <cstdio>
 #include <cstdint>
@@ -130,8 +129,9 @@ struct scalar_near {
     bool operator()(const V& n) const {
         auto s = n.scalar();
         if (!s) return false;
-        const double scale = std::fabs(value) > 1.0 ? std::fabs(value) : 1.0;
-        return std::fabs(*s - value) <= tol * scale;
+        auto abs = [](double v) { return v < 0 ? -v : v; };
+        const double scale = abs(value) > 1.0 ? abs(value) : 1.0;
+        return abs(*s - value) <= tol * scale;
     }
     std::string describe() const {
         char buf[32];
