@@ -42,10 +42,13 @@ struct tally {
 };
 
 // ---------------- sgmatch ----------------
+// The taken mask is reused across runs and cleared each time, as the hand-written one is.
+taken_mask scan_mask;
 template <class P>
 tally run_sgmatch(const op_index<graph>& idx, const P& p) {
     tally t;
-    for_each_match(idx, p, [&](const auto& m) { t.add(m.begin(), m.end()); });
+    scan_mask.assign(idx.graph().index_bound(), 0);
+    for_each_match(idx, p, [&](const auto& m) { t.add(m.begin(), m.end()); }, scan_mask);
     return t;
 }
 

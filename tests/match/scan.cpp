@@ -67,3 +67,18 @@ TEST_CASE("for_each_match and find_all agree on a random DAG") {
     CHECK(n == find_all(idx, p).size());
     CHECK(n > 0);
 }
+
+TEST_CASE("a shared taken mask keeps several scans disjoint, in order") {
+    graph g;
+    auto ids = build::chain(g, {"Conv", "BatchNormalization", "Relu"});
+    const op_index<graph> idx(g);
+    taken_mask taken;
+    std::size_t first = for_each_match(idx, op<BatchNorm>() >> op<Relu>(), [](const auto&) {}, taken);
+    std::size_t second = for_each_match(idx, op<Conv>() >> op<BatchNorm>() >> op<Relu>(), [](const auto&) {}, taken);
+    std::size_t third = for_each_match(idx, op<Conv>(), [](const auto&) {}, taken);
+    CHECK(first == 1);
+    CHECK(second == 0);  // bn and relu are taken
+    CHECK(third == 1);
+    CHECK(taken[ids[0].value] == 1);
+    CHECK(taken[ids[1].value] == 1);
+}

@@ -110,13 +110,20 @@ template <class... Ts>
 struct op_table<tlist<Ts...>> {
     static constexpr std::size_t tag_count = sizeof...(Ts);
     static constexpr std::size_t width = max_of(1, op_tag_traits<Ts>::alias_count...);
+    static constexpr std::uint32_t none = 0xffffffffu;  // never a real op id (ids are < op_count)
     struct ids {
-        std::array<std::uint32_t, width> id{};
+        std::array<std::uint32_t, width> id = filled();
         std::uint32_t n = 0;
-        bool has(std::uint32_t o) const {
-            for (std::uint32_t i = 0; i < n; ++i)
-                if (id[i] == o) return true;
-            return false;
+        // Compares against every slot (unused ones hold `none`): no loop on n in the hot path.
+        bool has(std::uint32_t o) const { return has_impl(o, std::make_index_sequence<width>{}); }
+        template <std::size_t... I>
+        bool has_impl(std::uint32_t o, std::index_sequence<I...>) const {
+            return ((id[I] == o) | ...);
+        }
+        static constexpr std::array<std::uint32_t, width> filled() {
+            std::array<std::uint32_t, width> a{};
+            for (auto& x : a) x = none;
+            return a;
         }
     };
     std::array<ids, tag_count == 0 ? 1 : tag_count> by_tag{};
@@ -207,15 +214,17 @@ private:
         flags_[count_] = esc_depth_ > 0 ? escaping_flag : 0;
         ++count_;
     }
-    // Marks t (if matched) as closed: all its users are known to be inside the match. Set when
-    // t has a single use and the match is about to continue through it; every later element
-    // that consumes t's output then matches that user, or t is the last node.
+    // Marks t (if matched) as closed: the closure rule holds for it whenever it is not the
+    // last node. Set when t has a single use, is not a graph output, and the match is about to
+    // continue through that use: every later element that consumes t's output matches that
+    // user, or t stays the last node.
     void mark_closed(N t) {
-        for (std::size_t i = count_; i-- > 0;)
-            if (nodes_[i] == t) {
-                flags_[i] |= closed_flag;
-                return;
-            }
+        if (!adapter<G>::has_graph_output(g_, t))
+            for (std::size_t i = count_; i-- > 0;)
+                if (nodes_[i] == t) {
+                    flags_[i] |= closed_flag;
+                    return;
+                }
     }
     std::string nm(N n) const { return "'" + std::string(traits::name(g_, n)) + "'"; }
 
@@ -660,8 +669,8 @@ private:
         const N out = f.n;
         for (std::size_t i = 0; i < count_; ++i) {
             const N m = nodes_[i];
-            if (m == out || (flags_[i] & escaping_flag)) continue;
-            const std::size_t uc = (flags_[i] & closed_flag) ? 0 : traits::user_count(g_, m);
+            if (flags_[i] != 0 || m == out) continue;  // escaping, or closed (checked on the way)
+            const std::size_t uc = traits::user_count(g_, m);
             for (std::size_t j = 0; j < uc; ++j) {
                 const N u = traits::user(g_, m, j).user;
                 if (!contains(u)) {

@@ -112,7 +112,7 @@ private:
     template <class, class>
     friend class matcher;
     template <class G2, class P2, class F>
-    friend std::size_t for_each_match(const op_index<G2>&, const P2&, F&&);
+    friend std::size_t for_each_match(const op_index<G2>&, const P2&, F&&, std::vector<std::uint8_t>&);
 
     explicit match_result(const eng& e) : count_(e.count()), log_n_(e.log_size()), output_(e.output()) {
         for (std::size_t i = 0; i < count_; ++i) nodes_[i] = e.nodes()[i];

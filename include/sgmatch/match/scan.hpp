@@ -146,10 +146,16 @@ struct anchor_ids<P, tlist<Ts...>> {
 
 }  // namespace detail
 
-/// Call f(result) for each non-overlapping match of p, in topological order of the anchors.
-/// Returns the number of matches.
+/// Nodes already taken by a match, indexed by graph_traits<G>::index. A scan skips taken nodes
+/// and marks the nodes of each match it accepts, so one mask shared by several scans keeps
+/// their matches disjoint (and lets a caller reuse the buffer).
+using taken_mask = std::vector<std::uint8_t>;
+
+/// Call f(result) for each match of p that uses no taken node, in topological order of the
+/// anchors; accepted matches are marked in `taken` (resized to the graph's index bound if
+/// smaller). Returns the number of matches.
 template <class G, class P, class F>
-std::size_t for_each_match(const op_index<G>& index, const P& p, F&& f) {
+std::size_t for_each_match(const op_index<G>& index, const P& p, F&& f, taken_mask& taken) {
     if constexpr (!detail::check_entry<G, P>()) {
         return 0;
     } else {
@@ -157,7 +163,7 @@ std::size_t for_each_match(const op_index<G>& index, const P& p, F&& f) {
         using N = typename traits::node_type;
         const G& g = index.graph();
         const matcher<G, P> m(g, p);
-        std::vector<std::uint8_t> taken(traits::index_bound(g), 0);
+        if (taken.size() < traits::index_bound(g)) taken.resize(traits::index_bound(g), 0);
         std::size_t found = 0;
         detail::engine<G, P, false> e(g, m.op_ids(), taken.data(), nullptr);  // reused
         auto attempt = [&](const N& n) {
@@ -192,6 +198,14 @@ std::size_t for_each_match(const op_index<G>& index, const P& p, F&& f) {
         }
         return found;
     }
+}
+
+/// Call f(result) for each non-overlapping match of p, in topological order of the anchors.
+/// Returns the number of matches.
+template <class G, class P, class F>
+std::size_t for_each_match(const op_index<G>& index, const P& p, F&& f) {
+    taken_mask taken;
+    return for_each_match(index, p, f, taken);
 }
 
 /// Every non-overlapping match of p, in topological order of the anchors.
