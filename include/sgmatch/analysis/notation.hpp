@@ -80,15 +80,13 @@ struct notation_fn {
     template <class... Ps>
     std::string operator()(const pat::chain<Ps...>& p) const {
         std::string s;
-        std::apply([&](const auto&... e) { ((s += (s.empty() ? "" : " >> "), s += (*this)(e)), ...); },
-                   p.items);
+        p.items.for_each([&](const auto& e) { s += (s.empty() ? "" : " >> "), s += (*this)(e); });
         return s;
     }
     template <class... Ps>
     std::string operator()(const pat::alt<Ps...>& p) const {
         std::string s;
-        std::apply([&](const auto&... e) { ((s += (s.empty() ? "" : "|"), s += bracket(e)), ...); },
-                   p.items);
+        p.items.for_each([&](const auto& e) { s += (s.empty() ? "" : "|"), s += bracket(e); });
         return s;
     }
     template <class P>

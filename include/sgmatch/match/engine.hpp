@@ -469,19 +469,26 @@ private:
 
     template <class... Ps, class K>
     bool elem(const pat::chain<Ps...>& c, const from& f, K&& k) {
-        return seq<0>(c.items, f, k);
+        return seq(c.items, leaves_of(tlist<Ps...>{}, std::index_sequence_for<Ps...>{}), f, k);
     }
-    template <std::size_t I, class Tup, class K>
-    bool seq(const Tup& items, const from& f, K& k) {
-        if constexpr (I == std::tuple_size_v<Tup>)
-            return k(f);
-        else
-            return elem(std::get<I>(items), f, [&](const from& f2) { return seq<I + 1>(items, f2, k); });
+    // The leaves of a chain as a type list, so that each step names its own element directly.
+    template <class... Ps, std::size_t... I>
+    static tlist<pat::detail::leaf<I, Ps>...> leaves_of(tlist<Ps...>, std::index_sequence<I...>) {
+        return {};
+    }
+    template <class Pack, class K>
+    bool seq(const Pack&, tlist<>, const from& f, K& k) {
+        return k(f);
+    }
+    template <class Pack, std::size_t I, class E, class... Rest, class K>
+    bool seq(const Pack& items, tlist<pat::detail::leaf<I, E>, Rest...>, const from& f, K& k) {
+        return elem(static_cast<const pat::detail::leaf<I, E>&>(items).value, f,
+                    [&](const from& f2) { return seq(items, tlist<Rest...>{}, f2, k); });
     }
 
     template <class... Ps, class K>
     bool elem(const pat::alt<Ps...>& a, const from& f, K&& k) {
-        return std::apply([&](const auto&... e) { return (elem(e, f, k) || ...); }, a.items);
+        return a.items.any_of([&](const auto& e) { return elem(e, f, k); });
     }
 
     template <class P2, class K>
@@ -615,7 +622,7 @@ private:
     }
     template <class... Ps, class K>
     bool val(const pat::alt<Ps...>& a, value_ref<N> v, std::uint32_t want, K&& k) {
-        return std::apply([&](const auto&... e) { return (val(e, v, want, k) || ...); }, a.items);
+        return a.items.any_of([&](const auto& e) { return val(e, v, want, k); });
     }
     template <class P2, class F, class K>
     bool val(const pat::filter<P2, F>& w, value_ref<N> v, std::uint32_t want, K&& k) {

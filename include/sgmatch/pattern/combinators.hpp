@@ -58,7 +58,7 @@ struct is_value_pattern<pat::alt<Ps...>> : std::conjunction<is_value_pattern<Ps>
 
 template <class P>
 constexpr auto items_of(const P& p) {
-    return std::tuple<P>(p);
+    return pat::detail::pack<P>(p);
 }
 template <class... Ps>
 constexpr auto items_of(const pat::chain<Ps...>& c) {
@@ -66,18 +66,18 @@ constexpr auto items_of(const pat::chain<Ps...>& c) {
 }
 template <class P>
 constexpr auto alts_of(const P& p) {
-    return std::tuple<P>(p);
+    return pat::detail::pack<P>(p);
 }
 template <class... Ps>
 constexpr auto alts_of(const pat::alt<Ps...>& a) {
     return a.items;
 }
 template <class... Ps>
-constexpr pat::chain<Ps...> make_chain(std::tuple<Ps...> t) {
+constexpr pat::chain<Ps...> make_chain(pat::detail::pack<Ps...> t) {
     return pat::chain<Ps...>(t);
 }
 template <class... Ps>
-constexpr pat::alt<Ps...> make_alt(std::tuple<Ps...> t) {
+constexpr pat::alt<Ps...> make_alt(pat::detail::pack<Ps...> t) {
     return pat::alt<Ps...>(t);
 }
 
@@ -178,7 +178,7 @@ constexpr auto operator>>(const A& a, const B& b) {
     static_assert(is_pattern_v<A> && is_pattern_v<B>,
                   "sgmatch: operator>>(a, b): both sides must be patterns");
     if constexpr (is_pattern_v<A> && is_pattern_v<B>)
-        return detail::make_chain(std::tuple_cat(detail::items_of(a), detail::items_of(b)));
+        return sgmatch::detail::make_chain(pat::detail::cat(sgmatch::detail::items_of(a), sgmatch::detail::items_of(b)));
     else
         return invalid{};
 }
@@ -189,7 +189,7 @@ constexpr auto operator|(const A& a, const B& b) {
     static_assert(is_pattern_v<A> && is_pattern_v<B>,
                   "sgmatch: operator|(a, b): both sides must be patterns");
     if constexpr (is_pattern_v<A> && is_pattern_v<B>)
-        return detail::make_alt(std::tuple_cat(detail::alts_of(a), detail::alts_of(b)));
+        return sgmatch::detail::make_alt(pat::detail::cat(sgmatch::detail::alts_of(a), sgmatch::detail::alts_of(b)));
     else
         return invalid{};
 }
