@@ -17,10 +17,12 @@ SGMATCH_BEGIN_NAMESPACE
 namespace detail {
 
 // Every tag named anywhere in P (duplicates allowed), in pattern order.
-template <class P>
+template <class P, class = void>
 struct all_tags {
     using type = tlist<>;
 };
+template <class P>
+struct all_tags<P, std::void_t<pat::detail::unwrap_t<P>>> : all_tags<pat::detail::unwrap_t<P>> {};
 template <class... Ts, class... Os>
 struct all_tags<pat::op<pat::tags<Ts...>, Os...>> {
     using type = concat_t<tlist<Ts...>, typename all_tags<Os>::type...>;
@@ -37,18 +39,8 @@ template <class P>
 struct all_tags<pat::opt<P>> : all_tags<P> {};
 template <std::size_t Lo, std::size_t Hi, class P>
 struct all_tags<pat::rep<Lo, Hi, P>> : all_tags<P> {};
-template <class P, class F>
-struct all_tags<pat::filter<P, F>> : all_tags<P> {};
 template <class T, class P>
 struct all_tags<pat::cap<T, P>> : all_tags<P> {};
-template <class P>
-struct all_tags<pat::esc<P>> : all_tags<P> {};
-template <std::size_t I, class P>
-struct all_tags<pat::in_port<I, P>> : all_tags<P> {};
-template <std::size_t I, class P>
-struct all_tags<pat::out_port<I, P>> : all_tags<P> {};
-template <class T, class P>
-struct all_tags<pat::named<T, P>> : all_tags<P> {};
 
 // first<P>: the tags the first matched node may have; wildcard when it may be any node.
 template <class Tags, bool Wild>
@@ -57,10 +49,12 @@ struct first_set {
     static constexpr bool wildcard = Wild;
 };
 
-template <class P>
+template <class P, class = void>
 struct first {
     using type = first_set<tlist<>, true>;  // any, input, constant, ref
 };
+template <class P>
+struct first<P, std::void_t<pat::detail::unwrap_t<P>>> : first<pat::detail::unwrap_t<P>> {};
 template <class... Ts, class... Os>
 struct first<pat::op<pat::tags<Ts...>, Os...>> {
     using type = first_set<tlist<Ts...>, false>;
@@ -77,18 +71,8 @@ template <class P>
 struct first<pat::opt<P>> : first<P> {};  // the empty case is handled by the chain
 template <std::size_t Lo, std::size_t Hi, class P>
 struct first<pat::rep<Lo, Hi, P>> : first<P> {};
-template <class P, class F>
-struct first<pat::filter<P, F>> : first<P> {};
 template <class T, class P>
 struct first<pat::cap<T, P>> : first<P> {};
-template <class P>
-struct first<pat::esc<P>> : first<P> {};
-template <std::size_t I, class P>
-struct first<pat::in_port<I, P>> : first<P> {};
-template <std::size_t I, class P>
-struct first<pat::out_port<I, P>> : first<P> {};
-template <class T, class P>
-struct first<pat::named<T, P>> : first<P> {};
 
 // A chain's first set: its first element's, plus the next one's while elements can be empty.
 template <class... Ps>

@@ -28,10 +28,12 @@ constexpr capture_kind kmax(capture_kind a, capture_kind b) {
     return static_cast<int>(a) > static_cast<int>(b) ? a : b;
 }
 
-template <class P, capture_kind K>
+template <class P, capture_kind K, class = void>
 struct captures {
     using type = tlist<>;  // leaves
 };
+template <class P, capture_kind K>
+struct captures<P, K, std::void_t<pat::detail::unwrap_t<P>>> : captures<pat::detail::unwrap_t<P>, K> {};
 template <class T, class... Os, capture_kind K>
 struct captures<pat::op<T, Os...>, K> {
     using type = concat_t<typename captures<Os, K>::type...>;
@@ -50,20 +52,10 @@ template <std::size_t Lo, std::size_t Hi, class P, capture_kind K>
 struct captures<pat::rep<Lo, Hi, P>, K>
     : captures<P, (Hi > 1 ? capture_kind::many
                           : Lo == 0 ? kmax(K, capture_kind::optional) : K)> {};
-template <class P, class F, capture_kind K>
-struct captures<pat::filter<P, F>, K> : captures<P, K> {};
 template <class T, class P, capture_kind K>
 struct captures<pat::cap<T, P>, K> {
     using type = concat_t<tlist<capinfo<T, K>>, typename captures<P, K>::type>;
 };
-template <class P, capture_kind K>
-struct captures<pat::esc<P>, K> : captures<P, K> {};
-template <std::size_t I, class P, capture_kind K>
-struct captures<pat::in_port<I, P>, K> : captures<P, K> {};
-template <std::size_t I, class P, capture_kind K>
-struct captures<pat::out_port<I, P>, K> : captures<P, K> {};
-template <class T, class P, capture_kind K>
-struct captures<pat::named<T, P>, K> : captures<P, K> {};
 
 template <class L>
 struct tags_of_caps;
@@ -73,10 +65,12 @@ struct tags_of_caps<tlist<Cs...>> {
 };
 
 // Names referenced by ref<>.
-template <class P>
+template <class P, class = void>
 struct refs {
     using type = tlist<>;
 };
+template <class P>
+struct refs<P, std::void_t<pat::detail::unwrap_t<P>>> : refs<pat::detail::unwrap_t<P>> {};
 template <class T>
 struct refs<pat::ref<T>> {
     using type = tlist<T>;
@@ -97,18 +91,8 @@ template <class P>
 struct refs<pat::opt<P>> : refs<P> {};
 template <std::size_t Lo, std::size_t Hi, class P>
 struct refs<pat::rep<Lo, Hi, P>> : refs<P> {};
-template <class P, class F>
-struct refs<pat::filter<P, F>> : refs<P> {};
 template <class T, class P>
 struct refs<pat::cap<T, P>> : refs<P> {};
-template <class P>
-struct refs<pat::esc<P>> : refs<P> {};
-template <std::size_t I, class P>
-struct refs<pat::in_port<I, P>> : refs<P> {};
-template <std::size_t I, class P>
-struct refs<pat::out_port<I, P>> : refs<P> {};
-template <class T, class P>
-struct refs<pat::named<T, P>> : refs<P> {};
 
 template <class Names>
 struct all_unique;

@@ -28,10 +28,16 @@ constexpr std::size_t max_of(std::size_t a, T... b) {
     return a;
 }
 
-template <class P>
+template <class P, class = void>
 struct node_count;  // chain position
-template <class P>
+template <class P, class = void>
 struct value_count;  // operand position
+
+// Wrappers count as their child; a capture too.
+template <class P>
+struct node_count<P, std::void_t<pat::detail::unwrap_t<P>>> : node_count<pat::detail::unwrap_t<P>> {};
+template <class P>
+struct value_count<P, std::void_t<pat::detail::unwrap_t<P>>> : value_count<pat::detail::unwrap_t<P>> {};
 
 template <class T, class... Os>
 struct node_count<pat::op<T, Os...>> {
@@ -75,21 +81,11 @@ template <std::size_t Lo, std::size_t Hi, class P>
 struct node_count<pat::rep<Lo, Hi, P>> {
     static constexpr counts value{Lo * node_count<P>::value.min, Hi * node_count<P>::value.max};
 };
-template <class P, class F>
-struct node_count<pat::filter<P, F>> : node_count<P> {};
 template <class T, class P>
 struct node_count<pat::cap<T, P>> : node_count<P> {};
-template <class P>
-struct node_count<pat::esc<P>> : node_count<P> {};
-template <std::size_t I, class P>
-struct node_count<pat::in_port<I, P>> : node_count<P> {};
-template <std::size_t I, class P>
-struct node_count<pat::out_port<I, P>> : node_count<P> {};
-template <class T, class P>
-struct node_count<pat::named<T, P>> : node_count<P> {};
 
 // Operand position: like chain position, except that any() is a value and adds no node.
-template <class P>
+template <class P, class>
 struct value_count : node_count<P> {};
 template <>
 struct value_count<pat::any> {
@@ -99,16 +95,8 @@ template <class... Ps>
 struct value_count<pat::alt<Ps...>> {
     static constexpr counts value{min_of(value_count<Ps>::value.min...), max_of(value_count<Ps>::value.max...)};
 };
-template <class P, class F>
-struct value_count<pat::filter<P, F>> : value_count<P> {};
 template <class T, class P>
 struct value_count<pat::cap<T, P>> : value_count<P> {};
-template <class P>
-struct value_count<pat::esc<P>> : value_count<P> {};
-template <std::size_t I, class P>
-struct value_count<pat::out_port<I, P>> : value_count<P> {};
-template <class T, class P>
-struct value_count<pat::named<T, P>> : value_count<P> {};
 
 }  // namespace detail
 

@@ -33,10 +33,12 @@ SGMATCH_BEGIN_NAMESPACE
 namespace detail {
 
 // Most capture entries one match can record.
-template <class P>
+template <class P, class = void>
 struct cap_fills {
     static constexpr std::size_t value = 0;
 };
+template <class P>
+struct cap_fills<P, std::void_t<pat::detail::unwrap_t<P>>> : cap_fills<pat::detail::unwrap_t<P>> {};
 template <class T, class... Os>
 struct cap_fills<pat::op<T, Os...>> {
     static constexpr std::size_t value = (std::size_t{0} + ... + cap_fills<Os>::value);
@@ -55,20 +57,10 @@ template <std::size_t Lo, std::size_t Hi, class P>
 struct cap_fills<pat::rep<Lo, Hi, P>> {
     static constexpr std::size_t value = Hi * cap_fills<P>::value;
 };
-template <class P, class F>
-struct cap_fills<pat::filter<P, F>> : cap_fills<P> {};
 template <class T, class P>
 struct cap_fills<pat::cap<T, P>> {
     static constexpr std::size_t value = 1 + cap_fills<P>::value;
 };
-template <class P>
-struct cap_fills<pat::esc<P>> : cap_fills<P> {};
-template <std::size_t I, class P>
-struct cap_fills<pat::in_port<I, P>> : cap_fills<P> {};
-template <std::size_t I, class P>
-struct cap_fills<pat::out_port<I, P>> : cap_fills<P> {};
-template <class T, class P>
-struct cap_fills<pat::named<T, P>> : cap_fills<P> {};
 
 template <class P>
 struct is_leaf : std::false_type {};

@@ -182,6 +182,35 @@ struct named : base<named<Tag, P>> {
 /// What a failed construction returns after its static_assert, so that no cascade follows.
 struct invalid : base<invalid> {};
 
+namespace detail {
+/// The child of a wrapper that changes how its child matches (a predicate, escaping, a pinned
+/// port, a name) but not which nodes, tags or captures it has: analyses look through it.
+template <class P>
+struct unwrap {};
+template <class P, class F>
+struct unwrap<filter<P, F>> {
+    using type = P;
+};
+template <class P>
+struct unwrap<esc<P>> {
+    using type = P;
+};
+template <std::size_t I, class P>
+struct unwrap<in_port<I, P>> {
+    using type = P;
+};
+template <std::size_t I, class P>
+struct unwrap<out_port<I, P>> {
+    using type = P;
+};
+template <class T, class P>
+struct unwrap<named<T, P>> {
+    using type = P;
+};
+template <class P>
+using unwrap_t = typename unwrap<P>::type;
+}  // namespace detail
+
 }  // namespace pat
 
 /// True for pattern types.
