@@ -103,6 +103,14 @@ def main():
             rel = os.path.relpath(os.path.join(dirpath, f), INCLUDE)
             if rel != "sgmatch/sgmatch.hpp" and "/detail/" not in rel:
                 add(f"#include <{rel}>", f"#include <{rel}>\nint main() {{ return 0; }}\n")
+    add("ResNet-50 graph + op_index, no pattern, -O2", """#include "sgmatch/graph/builders.hpp"
+#include "sgmatch/sgmatch.hpp"
+int main() {
+    const sgmatch::graph g = sgmatch::build::resnet50();
+    const sgmatch::op_index<sgmatch::graph> idx(g);
+    return static_cast<int>(idx.order().size() % 7);
+}
+""")
     add("20 patterns over ResNet-50, -O2", twenty_patterns())
     lengths = [4, 8, 16, 32, 64, 128]
     for n in lengths:

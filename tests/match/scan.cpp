@@ -82,3 +82,61 @@ TEST_CASE("a shared taken mask keeps several scans disjoint, in order") {
     CHECK(taken[ids[0].value] == 1);
     CHECK(taken[ids[1].value] == 1);
 }
+
+namespace {
+struct cc;
+// The general engine, candidate by candidate in topological order, with the same taken rule.
+template <class P>
+std::vector<std::vector<node_id>> reference_scan(const graph& g, const P& p) {
+    const matcher<graph, P> m(g, p);
+    std::vector<std::uint8_t> taken(g.index_bound(), 0);
+    std::vector<std::vector<node_id>> out;
+    for (auto n : g.nodes()) {
+        if (taken[n.value]) continue;
+        auto r = m.at(n, taken.data());
+        if (!r) continue;
+        out.emplace_back(r.begin(), r.end());
+        for (auto x : r) taken[x.value] = 1;
+    }
+    return out;
+}
+template <class P>
+std::vector<std::vector<node_id>> scan_nodes(const graph& g, const P& p) {
+    std::vector<std::vector<node_id>> out;
+    for_each_match(op_index<graph>(g), p, [&](const auto& m) { out.emplace_back(m.begin(), m.end()); });
+    return out;
+}
+}  // namespace
+
+TEST_CASE("scans of simple chains (straight-line path) equal the general engine, fallbacks included") {
+    build::random_dag_options o;
+    o.ops = {"Conv", "BatchNormalization", "Relu", "Add", "Mul", "Sigmoid"};
+    o.window = 4;  // short edges: many chains, many multi-user nodes (fallbacks)
+    for (std::uint64_t seed = 1; seed <= 30; ++seed) {
+        graph g = build::random_dag(400, seed, o);
+        for (std::uint32_t i = 7; i < g.index_bound(); i += 37) g.mark_output(node_id{i});  // internal outputs
+        CAPTURE(seed);
+        constexpr auto p1 = op<Conv>() >> op<BatchNorm>() >> op<Relu>();
+        constexpr auto p2 = op<Conv>().as<cc>() >> op<Add>(any()) >> op<Relu, Sigmoid>().where(pred::num_inputs{1});
+        constexpr auto p3 = op<Mul>(any(), any()) >> op<Relu>();
+        constexpr auto p4 = op<Relu>();
+        CHECK(scan_nodes(g, p1) == reference_scan(g, p1));
+        CHECK(scan_nodes(g, p2) == reference_scan(g, p2));
+        CHECK(scan_nodes(g, p3) == reference_scan(g, p3));
+        CHECK(scan_nodes(g, p4) == reference_scan(g, p4));
+        static_assert(detail::fast_pattern<std::decay_t<decltype(p2)>>::value);
+        static_assert(!detail::fast_pattern<std::decay_t<decltype(op<Conv>() >> optional(op<Relu>()))>>::value);
+    }
+    // Captures come out the same on both paths.
+    graph g;
+    auto x = g.add_input("x");
+    auto c = g.add_op("Conv", "c", {x});
+    auto a = g.add_op("Add", "a", {c, x});
+    auto r = g.add_op("Relu", "r", {a});
+    constexpr auto p = op<Conv>().as<cc>() >> op<Add>(any()) >> op<Relu>();
+    auto all = find_all(g, p);
+    REQUIRE(all.size() == 1);
+    CHECK(all[0].get<cc>() == c);
+    CHECK(all[0].output() == r);
+    CHECK(match(g, c, p).get<cc>() == c);
+}

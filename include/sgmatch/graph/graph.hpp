@@ -28,9 +28,10 @@
 
 SGMATCH_BEGIN_NAMESPACE
 
-/// Handle of a node of sgmatch::graph.
+/// Handle of a node of sgmatch::graph. Trivial like an integer: `node_id{}` is node 0,
+/// `node_id n;` is uninitialized (so arrays of ids cost nothing to create).
 struct node_id {
-    std::uint32_t value = 0;
+    std::uint32_t value;
     friend bool operator==(node_id a, node_id b) { return a.value == b.value; }
     friend bool operator!=(node_id a, node_id b) { return a.value != b.value; }
     friend bool operator<(node_id a, node_id b) { return a.value < b.value; }

@@ -164,6 +164,30 @@ struct explain_state {
     std::vector<std::string> matched;
 };
 
+// Patterns the straight-line path handles: chains of op elements whose operands are all plain
+// any(), with captures, predicates and names allowed.
+template <class E>
+struct fast_elem : std::false_type {};
+template <class T, class... Os>
+struct fast_elem<pat::op<T, Os...>> : std::bool_constant<(std::is_same_v<Os, pat::any> && ...)> {};
+template <class P, class F>
+struct fast_elem<pat::filter<P, F>> : fast_elem<P> {};
+template <class Tag, class P>
+struct fast_elem<pat::cap<Tag, P>> : fast_elem<P> {};
+template <class Tag, class P>
+struct fast_elem<pat::named<Tag, P>> : fast_elem<P> {};
+template <class P>
+struct fast_pattern : fast_elem<P> {};
+template <class... Ps>
+struct fast_pattern<pat::chain<Ps...>> : std::bool_constant<(fast_elem<Ps>::value && ...)> {};
+
+enum class fast_result { matched, failed, fallback };
+
+template <class P>
+struct is_chain : std::false_type {};
+template <class... Ps>
+struct is_chain<pat::chain<Ps...>> : std::true_type {};
+
 template <class G, class P, bool Explain>
 class engine {
 public:
@@ -181,9 +205,48 @@ public:
     /// Match p with its first node at n. On success the state holds the match.
     bool run(const P& p, N n) {
         count_ = 0;
-        log_n_ = 0;
-        esc_depth_ = 0;
+        log_n_ = 0;  // esc_depth_ is balanced by every path
         return elem(p, from{n, false, 0, -1}, [&](const from& f) { return finish(f); });
+    }
+
+    /// The straight-line path for fast_pattern<P> on a checked graph (scans only). It follows
+    /// single uses; where a node has several users it gives up (fallback) and the caller runs
+    /// the general engine, so both give the same result. Without choices along the way, a
+    /// failure here is a failure there too.
+    fast_result run_fast(const P& p, N n) {
+        static_assert(fast_pattern<P>::value, "sgmatch: internal: run_fast on a pattern it cannot handle");
+        count_ = 0;
+        log_n_ = 0;
+        N cur = n;
+        fast_result r = fast_result::matched;
+        bool chained = false;
+        auto step = [&](const auto& e) {  // returns true to stop
+            if (chained) {
+                const std::size_t uc = traits::user_count(g_, cur);
+                if (uc != 1) {
+                    r = uc == 0 ? fast_result::failed : fast_result::fallback;
+                    return true;
+                }
+                const auto u = traits::user(g_, cur, 0);
+                if (u.port != 0 || adapter<G>::has_graph_output(g_, cur)) {
+                    r = fast_result::failed;  // not on output 0, or an internal graph output
+                    return true;
+                }
+                cur = u.user;
+            }
+            if (!fast_check(e, cur, chained)) {
+                r = fast_result::failed;
+                return true;
+            }
+            chained = true;
+            return false;
+        };
+        if constexpr (is_chain<P>::value)
+            p.items.any_of(step);
+        else
+            step(p);
+        output_ = cur;
+        return r;
     }
 
     // State of a successful match.
@@ -258,6 +321,30 @@ private:
                               std::string(traits::name(g_, v.node)) + "', which has " +
                               std::to_string(outs) + " output(s)");
         return v;
+    }
+
+    // ----- the straight-line path's element checks -----
+    template <class T, class... Os>
+    bool fast_check(const pat::op<T, Os...>&, N n, bool chained) {
+        if (traits::kind(g_, n) != node_kind::op || !op_is(T{}, traits::op(g_, n)) || taken(n)) return false;
+        if constexpr (sizeof...(Os) > 0)
+            if (traits::input_count(g_, n) != sizeof...(Os) + (chained ? 1 : 0)) return false;
+        push(n);
+        return true;
+    }
+    template <class P2, class F>
+    bool fast_check(const pat::filter<P2, F>& w, N n, bool chained) {
+        return fast_check(w.p, n, chained) && w.pred(node_view<G>(g_, n));
+    }
+    template <class T, class P2>
+    bool fast_check(const pat::cap<T, P2>& c, N n, bool chained) {
+        if (!fast_check(c.p, n, chained)) return false;
+        log_[log_n_++] = cap_entry<N>{static_cast<std::uint32_t>(index_of<T, names>::value), n, 0};
+        return true;
+    }
+    template <class T, class P2>
+    bool fast_check(const pat::named<T, P2>& e, N n, bool chained) {
+        return fast_check(e.p, n, chained);
     }
 
     // ----- op nodes (both positions) -----
@@ -696,11 +783,11 @@ private:
     const table& ops_;
     const std::uint8_t* taken_;
     explain_state* ex_;
-    std::array<N, max_n> nodes_{};
+    std::array<N, max_n> nodes_;  // valid below count_
     static constexpr std::uint8_t escaping_flag = 1, closed_flag = 2;
-    std::array<std::uint8_t, max_n> flags_{};
+    std::array<std::uint8_t, max_n> flags_;
     std::size_t count_ = 0;
-    std::array<cap_entry<N>, max_log> log_{};
+    std::array<cap_entry<N>, max_log> log_;  // valid below log_n_
     std::size_t log_n_ = 0;
     int esc_depth_ = 0;
     N output_{};

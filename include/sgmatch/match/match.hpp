@@ -119,8 +119,8 @@ private:
         for (std::size_t i = 0; i < log_n_; ++i) log_[i] = e.log()[i];
     }
 
-    std::array<node_type, eng::max_n> nodes_{};
-    std::array<detail::cap_entry<node_type>, eng::max_log> log_{};
+    std::array<node_type, eng::max_n> nodes_;  // valid below count_
+    std::array<detail::cap_entry<node_type>, eng::max_log> log_;  // valid below log_n_
     std::size_t count_ = 0;
     std::size_t log_n_ = 0;
     node_type output_{};

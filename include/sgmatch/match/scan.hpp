@@ -166,8 +166,15 @@ std::size_t for_each_match(const op_index<G>& index, const P& p, F&& f, taken_ma
         if (taken.size() < traits::index_bound(g)) taken.resize(traits::index_bound(g), 0);
         std::size_t found = 0;
         detail::engine<G, P, false> e(g, m.op_ids(), taken.data(), nullptr);  // reused
+        auto matches_at = [&](const N& n) {
+            if constexpr (detail::fast_pattern<P>::value) {  // the graph was checked by op_index
+                const auto r = e.run_fast(m.pattern(), n);
+                if (r != detail::fast_result::fallback) return r == detail::fast_result::matched;
+            }
+            return e.run(m.pattern(), n);
+        };
         auto attempt = [&](const N& n) {
-            if (taken[traits::index(g, n)] || !e.run(m.pattern(), n)) return;
+            if (taken[traits::index(g, n)] || !matches_at(n)) return;
             const match_result<G, P> r(e);
             for (const N& x : r) taken[traits::index(g, x)] = 1;
             ++found;
