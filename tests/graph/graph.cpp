@@ -22,7 +22,7 @@ std::string fingerprint(const graph& g) {
         for (auto& u : g.users(n)) s += std::to_string(u.user.value) + "@" + std::to_string(u.slot) + ",";
         s += "];";
     }
-    for (std::size_t i = 0; i < g.graph_output_count(); ++i) s += "out" + std::to_string(g.graph_output(i).node.value);
+    for (std::size_t i = 0; i < g.graph_output_count(); ++i) s.append("out").append(std::to_string(g.graph_output(i).node.value));
     return s;
 }
 

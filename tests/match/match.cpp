@@ -261,7 +261,7 @@ TEST_CASE("search is bounded by the pattern, not by the fan-out") {
     sgtest::tiny_graph g;
     int x = g.input("x");
     int a = g.op("Conv", "a", {{x, 0}});
-    for (int i = 0; i < 2000; ++i) g.op("Relu", "r" + std::to_string(i), {{a, 0}});
+    for (int i = 0; i < 2000; ++i) g.op("Relu", std::string("r").append(std::to_string(i)), {{a, 0}});
     g.user_calls = 0;
     CHECK_FALSE(match(g, a, op<Conv>() >> op<Relu>()));
     CHECK(g.user_calls < 10);  // rejected before trying any of the 2000 users

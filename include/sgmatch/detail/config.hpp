@@ -5,9 +5,23 @@
 #define SGMATCH_VERSION_MINOR 1
 #define SGMATCH_VERSION_PATCH 0
 
-#define SGMATCH_BEGIN_NAMESPACE \
-    namespace sgmatch {         \
+// g++ 12 reports a false -Wrestrict inside std::string's operator+(const char*, string&&) at
+// -O3 in C++20 mode (GCC bug 105329). sgmatch's headers build messages that way, so they turn
+// that one warning off for their own code; the user's code keeps it.
+#if defined(__GNUC__) && !defined(__clang__)
+#define SGMATCH_DETAIL_WARNINGS_PUSH \
+    _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wrestrict\"")
+#define SGMATCH_DETAIL_WARNINGS_POP _Pragma("GCC diagnostic pop")
+#else
+#define SGMATCH_DETAIL_WARNINGS_PUSH
+#define SGMATCH_DETAIL_WARNINGS_POP
+#endif
+
+#define SGMATCH_BEGIN_NAMESPACE      \
+    SGMATCH_DETAIL_WARNINGS_PUSH     \
+    namespace sgmatch {              \
     inline namespace v0 {
 #define SGMATCH_END_NAMESPACE \
     }                         \
-    }
+    }                         \
+    SGMATCH_DETAIL_WARNINGS_POP

@@ -199,7 +199,9 @@ inline graph random_dag(std::size_t n, std::uint64_t seed, const random_dag_opti
             }
             ins.push_back(all[j]);
         }
-        all.push_back(g.add_op(o.ops[pick_op(rng)], "v" + std::to_string(i), ins));
+        std::string name = "v";  // not "v" + to_string(i): g++ 12 -O3 -std=c++20 warns (-Wrestrict, a false positive)
+        name += std::to_string(i);
+        all.push_back(g.add_op(o.ops[pick_op(rng)], name, ins));
     }
     g.mark_output(all.back());
     return g;

@@ -110,7 +110,7 @@ struct op_table<tlist<Ts...>> {
         bool has(std::uint32_t o) const { return has_impl(o, std::make_index_sequence<width>{}); }
         template <std::size_t... I>
         bool has_impl(std::uint32_t o, std::index_sequence<I...>) const {
-            return ((id[I] == o) | ...);
+            return ((id[I] == o) + ...) != 0;  // no short-circuit branches; an int sum keeps clang quiet
         }
         static constexpr std::array<std::uint32_t, width> filled() {
             std::array<std::uint32_t, width> a{};
