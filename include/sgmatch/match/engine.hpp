@@ -339,7 +339,7 @@ private:
     template <class T, class P2>
     bool fast_check(const pat::cap<T, P2>& c, N n, bool chained) {
         if (!fast_check(c.p, n, chained)) return false;
-        log_[log_n_++] = cap_entry<N>{static_cast<std::uint32_t>(index_of<T, names>::value), n, 0};
+        push_capture<T>(n, 0);
         return true;
     }
     template <class T, class P2>
@@ -738,9 +738,13 @@ private:
         return val(e.p, v, want, k);
     }
 
+    template <class T>
+    void push_capture(N n, std::uint32_t port) {
+        log_[log_n_++] = cap_entry<N>{static_cast<std::uint32_t>(index_of<T, names>::value), n, port};
+    }
     template <class T, class K>
     bool record(N n, std::uint32_t port, K&& k) {
-        log_[log_n_++] = cap_entry<N>{static_cast<std::uint32_t>(index_of<T, names>::value), n, port};
+        push_capture<T>(n, port);
         if (k()) return true;
         --log_n_;
         return false;
