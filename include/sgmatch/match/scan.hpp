@@ -8,6 +8,10 @@
 //
 // Within one scan, matches do not overlap: candidates are tried in topological order of their
 // anchor and the nodes of a match are not available to later candidates (the partition rule).
+//
+// An op_index describes the graph as it was when built: build a new one after writing to the
+// graph. Scans of simple chains use the straight-line path (docs/design.md), which relies on the
+// checks op_index made.
 #pragma once
 
 #include <cstddef>
