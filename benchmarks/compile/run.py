@@ -10,6 +10,7 @@ usage: benchmarks/compile/run.py [--cxx g++] [--repeat 3] [--std 17]
 """
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import tempfile
@@ -19,7 +20,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 INCLUDE = os.path.join(ROOT, "include")
 
 
-def twenty_patterns():
+def patterns_tu(count=20):
     pats = [
         "op<Conv>() >> op<BatchNorm>() >> op<Relu>()",
         "op<Conv>() >> op<BatchNorm>() >> op<Add>(any()) >> op<Relu>()",
@@ -43,7 +44,7 @@ def twenty_patterns():
         "(op<Conv>() >> op<Relu>()) | (op<MatMul>() >> op<Relu>())",
     ]
     body = "\n".join(
-        f"    {{ constexpr auto p = {p}; total += find_all(idx, p).size(); }}" for p in pats)
+        f"    {{ constexpr auto p = {p}; total += find_all(idx, p).size(); }}" for p in pats[:count])
     return f"""#include "sgmatch/graph/builders.hpp"
 #include "sgmatch/sgmatch.hpp"
 using namespace sgmatch;
@@ -76,9 +77,14 @@ int main() {{
 
 
 def compile_time(cxx, std, src_path, opt):
+    """Wall seconds and CPU seconds (user + sys of the compiler) of one compile. On a shared,
+    noisy machine the CPU time is the steadier of the two."""
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     subprocess.run([cxx, f"-std=c++{std}", opt, "-I", INCLUDE, "-c", src_path, "-o", os.devnull], check=True)
-    return time.perf_counter() - t
+    wall = time.perf_counter() - t
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
 
 
 def main():
@@ -111,26 +117,35 @@ int main() {
     return static_cast<int>(idx.order().size() % 7);
 }
 """)
-    add("20 patterns over ResNet-50, -O2", twenty_patterns())
+    add("1 pattern over ResNet-50, -O2", patterns_tu(1))
+    add("20 patterns over ResNet-50, -O2", patterns_tu(20))
     lengths = [4, 8, 16, 32, 64, 128]
     for n in lengths:
         add(f"chain of {n}, -O2", chain_of(n))
 
     times = {name: [] for name in cases}
+    cpu = {name: [] for name in cases}
     for _ in range(args.repeat):  # interleaved: every case once per round
         for name, (path, opt) in cases.items():
-            times[name].append(compile_time(args.cxx, args.std, path, opt))
+            w, c = compile_time(args.cxx, args.std, path, opt)
+            times[name].append(w)
+            cpu[name].append(c)
     med = {name: statistics.median(v) for name, v in times.items()}
+    mcpu = {name: statistics.median(v) for name, v in cpu.items()}
 
     print(f"compiler: {subprocess.run([args.cxx, '--version'], capture_output=True, text=True).stdout.splitlines()[0]}")
     print(f"C++{args.std}, median of {args.repeat} interleaved runs (seconds)\n")
-    print("| TU | median s | over empty TU |")
-    print("|---|---|---|")
+    print("| TU | median wall s | over empty TU | median CPU s (user+sys) |")
+    print("|---|---|---|---|")
     base = med["empty TU"]
     for name in cases:
-        print(f"| {name} | {med[name]:.2f} | {med[name] - base:+.2f} |")
-    per = [(med[f'chain of {n}, -O2'] - med['chain of 4, -O2']) / (n - 4) for n in lengths[1:]]
-    print("\nchain sweep, marginal seconds per added element (4 -> n): " +
+        print(f"| {name} | {med[name]:.2f} | {med[name] - base:+.2f} | {mcpu[name]:.2f} |")
+    p0, p1, p20 = (mcpu[k] for k in ("ResNet-50 graph + op_index, no pattern, -O2",
+                                     "1 pattern over ResNet-50, -O2", "20 patterns over ResNet-50, -O2"))
+    print(f"\npatterns (CPU): the first costs {p1 - p0:.2f} s (the engine, once per graph type), "
+          f"each further one {(p20 - p1) / 19:.3f} s")
+    per = [(mcpu[f'chain of {n}, -O2'] - mcpu['chain of 4, -O2']) / (n - 4) for n in lengths[1:]]
+    print("chain sweep (CPU), marginal seconds per added element (4 -> n): " +
           ", ".join(f"n={n}: {p * 1000:.1f} ms" for n, p in zip(lengths[1:], per)))
 
 

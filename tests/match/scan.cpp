@@ -140,3 +140,34 @@ TEST_CASE("scans of simple chains (straight-line path) equal the general engine,
     CHECK(all[0].output() == r);
     CHECK(match(g, c, p).get<cc>() == c);
 }
+
+TEST_CASE("find_all's list hands out the same matches, nodes and captures as for_each_match") {
+    struct cc;
+    struct act;
+    const graph g = build::random_dag(2000, 5);
+    const op_index<graph> idx(g);
+    constexpr auto p = op<Conv>().as<cc>() >> optional(op<BatchNorm>()) >> repeat<0, 2>(op<Relu, Sigmoid>().as<act>());
+    std::vector<std::vector<node_id>> nodes;
+    std::vector<node_id> convs, outputs;
+    std::vector<std::vector<node_id>> acts;
+    for_each_match(idx, p, [&](const auto& m) {
+        nodes.emplace_back(m.begin(), m.end());
+        convs.push_back(m.template get<cc>());
+        acts.push_back(m.template get<act>());
+        outputs.push_back(m.output());
+    });
+    const auto list = find_all(idx, p);
+    REQUIRE(list.size() == nodes.size());
+    REQUIRE(list.size() > 3);
+    std::size_t i = 0;
+    for (const auto& m : list) {  // iteration and indexing agree with the callback's view
+        CHECK(std::vector<node_id>(m.begin(), m.end()) == nodes[i]);
+        CHECK(list[i].get<cc>() == convs[i]);
+        CHECK(list[i].get<act>() == acts[i]);
+        CHECK(m.output() == outputs[i]);
+        ++i;
+    }
+    CHECK(i == list.size());
+    CHECK(list.back().front() == nodes.back().front());
+    CHECK(list.front().get<cc>() == convs.front());
+}

@@ -1,144 +1,44 @@
-// sgmatch/match/engine.hpp - matching one pattern at one node (no promises: use match.hpp).
+// sgmatch/match/engine.hpp - running a compiled pattern at one node (no promises: use
+// match.hpp).
 //
-// Matching is one overload set over the pattern's node types, in continuation-passing style:
-// each overload matches its node and calls the continuation with where the match goes next;
-// a false return backtracks, and whoever changed state restores it before returning false.
-// Search is bounded by the pattern: an intermediate's users must all be inside the match, so
-// a node with more users than the pattern has nodes left is rejected before any of them is
-// tried. Explanations are compiled in only when Explain is true.
+// One engine per graph type runs every pattern's program (program.hpp): an interpreter in
+// continuation-passing style with explicit frames. Search is bounded by the pattern: an
+// intermediate's users must all be inside the match, so a node with more users than the pattern
+// has nodes left is rejected before any of them is tried. Explanations are compiled in only
+// when Explain is true.
 #pragma once
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
-#include <tuple>
-#include <type_traits>
-#include <utility>
 #include <vector>
 
-#include "sgmatch/analysis/anchors.hpp"
-#include "sgmatch/analysis/captures.hpp"
-#include "sgmatch/analysis/node_count.hpp"
-#include "sgmatch/analysis/notation.hpp"
-#include "sgmatch/analysis/typelist.hpp"
 #include "sgmatch/detail/config.hpp"
-#include "sgmatch/detail/type_name.hpp"
 #include "sgmatch/graph/adapter.hpp"
-#include "sgmatch/match/node_view.hpp"
-#include "sgmatch/pattern/ast.hpp"
-#include "sgmatch/pattern/tag.hpp"
+#include "sgmatch/graph/types.hpp"
+#include "sgmatch/match/program.hpp"
 
 SGMATCH_BEGIN_NAMESPACE
 namespace detail {
 
-// Most capture entries one match can record.
-template <class P, class = void>
-struct cap_fills {
-    static constexpr std::size_t value = 0;
-};
-template <class P>
-struct cap_fills<P, std::void_t<pat::detail::unwrap_t<P>>> : cap_fills<pat::detail::unwrap_t<P>> {};
-template <class T, class... Os>
-struct cap_fills<pat::op<T, Os...>> {
-    static constexpr std::size_t value = (std::size_t{0} + ... + cap_fills<Os>::value);
-};
-template <class... Ps>
-struct cap_fills<pat::chain<Ps...>> {
-    static constexpr std::size_t value = (std::size_t{0} + ... + cap_fills<Ps>::value);
-};
-template <class... Ps>
-struct cap_fills<pat::alt<Ps...>> {
-    static constexpr std::size_t value = max_of(0, cap_fills<Ps>::value...);
-};
-template <class P>
-struct cap_fills<pat::opt<P>> : cap_fills<P> {};
-template <std::size_t Lo, std::size_t Hi, class P>
-struct cap_fills<pat::rep<Lo, Hi, P>> {
-    static constexpr std::size_t value = Hi * cap_fills<P>::value;
-};
-template <class T, class P>
-struct cap_fills<pat::cap<T, P>> {
-    static constexpr std::size_t value = 1 + cap_fills<P>::value;
-};
-
-template <class P>
-struct is_leaf : std::false_type {};
-template <>
-struct is_leaf<pat::graph_input> : std::true_type {};
-template <>
-struct is_leaf<pat::constant> : std::true_type {};
-template <class P, class F>
-struct is_leaf<pat::filter<P, F>> : is_leaf<P> {};
-template <class T, class P>
-struct is_leaf<pat::cap<T, P>> : is_leaf<P> {};
-template <class T, class P>
-struct is_leaf<pat::named<T, P>> : is_leaf<P> {};
-
-// std::next_permutation, without <algorithm>'s include cost.
-template <std::size_t M>
-bool next_permutation(std::array<std::uint32_t, M>& a) {
-    if (M < 2) return false;
-    std::size_t i = M - 1;
+// std::next_permutation over a[0, m), without <algorithm>'s include cost.
+inline bool next_permutation(std::uint32_t* a, std::size_t m) {
+    if (m < 2) return false;
+    std::size_t i = m - 1;
     while (i > 0 && a[i - 1] >= a[i]) --i;
     if (i == 0) return false;
-    std::size_t j = M - 1;
+    std::size_t j = m - 1;
     while (a[j] <= a[i - 1]) --j;
     const std::uint32_t t = a[i - 1];
     a[i - 1] = a[j];
     a[j] = t;
-    for (std::size_t l = i, r = M - 1; l < r; ++l, --r) {
+    for (std::size_t l = i, r = m - 1; l < r; ++l, --r) {
         const std::uint32_t u = a[l];
         a[l] = a[r];
         a[r] = u;
     }
     return true;
 }
-
-// Op ids of each tag a pattern names, resolved once per graph.
-template <class TagList>
-struct op_table;
-template <class... Ts>
-struct op_table<tlist<Ts...>> {
-    static constexpr std::size_t tag_count = sizeof...(Ts);
-    static constexpr std::size_t width = max_of(1, op_tag_traits<Ts>::alias_count...);
-    static constexpr std::uint32_t none = 0xffffffffu;  // never a real op id (ids are < op_count)
-    struct ids {
-        std::array<std::uint32_t, width> id = filled();
-        std::uint32_t n = 0;
-        // Compares against every slot (unused ones hold `none`): no loop on n in the hot path.
-        bool has(std::uint32_t o) const { return has_impl(o, std::make_index_sequence<width>{}); }
-        template <std::size_t... I>
-        bool has_impl(std::uint32_t o, std::index_sequence<I...>) const {
-            return ((id[I] == o) + ...) != 0;  // no short-circuit branches; an int sum keeps clang quiet
-        }
-        static constexpr std::array<std::uint32_t, width> filled() {
-            std::array<std::uint32_t, width> a{};
-            for (auto& x : a) x = none;
-            return a;
-        }
-    };
-    std::array<ids, tag_count == 0 ? 1 : tag_count> by_tag{};
-
-    template <class G>
-    explicit op_table(const G& g) {
-        std::size_t t = 0;
-        (fill<Ts>(g, by_tag[t++]), ...);
-    }
-    op_table() = default;
-
-    template <class Tag, class G>
-    static void fill(const G& g, ids& out) {
-        for (std::size_t a = 0; a < op_tag_traits<Tag>::alias_count; ++a) {
-            auto o = graph_traits<G>::find_op(g, op_tag_traits<Tag>::alias(a));
-            if (o && !out.has(*o)) out.id[out.n++] = *o;
-        }
-    }
-    template <class Tag>
-    const ids& of() const {
-        return by_tag[index_of<Tag, tlist<Ts...>>::value];
-    }
-};
 
 /// Where the next element of a chain is matched: at node n, or at a user of output `port` of
 /// n (on input `slot`, or any slot when slot < 0).
@@ -164,89 +64,84 @@ struct explain_state {
     std::vector<std::string> matched;
 };
 
-// Patterns the straight-line path handles: chains of op elements whose operands are all plain
-// any(), with captures, predicates and names allowed.
-template <class E>
-struct fast_elem : std::false_type {};
-template <class T, class... Os>
-struct fast_elem<pat::op<T, Os...>> : std::bool_constant<(std::is_same_v<Os, pat::any> && ...)> {};
-template <class P, class F>
-struct fast_elem<pat::filter<P, F>> : fast_elem<P> {};
-template <class Tag, class P>
-struct fast_elem<pat::cap<Tag, P>> : fast_elem<P> {};
-template <class Tag, class P>
-struct fast_elem<pat::named<Tag, P>> : fast_elem<P> {};
-template <class P>
-struct fast_pattern : fast_elem<P> {};
-template <class... Ps>
-struct fast_pattern<pat::chain<Ps...>> : std::bool_constant<(fast_elem<Ps>::value && ...)> {};
-
 enum class fast_result { matched, failed, fallback };
 
-template <class P>
-struct is_chain : std::false_type {};
-template <class... Ps>
-struct is_chain<pat::chain<Ps...>> : std::true_type {};
 
-template <class G, class P, bool Explain>
+/// Runs compiled patterns (program.hpp) on a graph of type G: one engine per graph type, not
+/// per pattern. Continuation-passing with explicit frames: each element matches its node and
+/// resumes the frame that says what comes next; a false return backtracks, and whoever changed
+/// state restores it before returning false.
+template <class G, bool Explain>
 class engine {
 public:
     using traits = graph_traits<G>;
     using N = typename traits::node_type;
     using from = from_t<N>;
-    using table = op_table<tags_t<P>>;
-    using names = capture_names_t<P>;
-    static constexpr std::size_t max_n = max_nodes_v<P> == 0 ? 1 : max_nodes_v<P>;
-    static constexpr std::size_t max_log = cap_fills<P>::value == 0 ? 1 : cap_fills<P>::value;
 
-    engine(const G& g, const table& ops, const std::uint8_t* taken, explain_state* ex)
-        : g_(g), ops_(ops), taken_(taken), ex_(ex) {}
-
-    /// Match p with its first node at n. On success the state holds the match.
-    bool run(const P& p, N n) {
-        count_ = 0;
-        log_n_ = 0;  // esc_depth_ is balanced by every path
-        return elem(p, from{n, false, 0, -1}, [&](const from& f) { return finish(f); });
+    engine(const G& g, const program<G>& prog, const std::uint8_t* taken, explain_state* ex)
+        : g_(g), prog_(prog), taken_(taken), ex_(ex), nodes_(prog.max_nodes), flags_(prog.max_nodes),
+          log_(prog.max_log) {
+        if (prog.fast) {
+            const instr* root = prog.root();
+            const bool chain = root->kind == ik::chain;
+            for (std::size_t i = 0, m = chain ? root->n : 1; i < m; ++i) {
+                const instr* e = chain ? prog.kid(root, i) : root;
+                fast_step s{e, e->kind == ik::op && e->b == 1, e->b > 0 ? prog.ids[e->a] : 0, e->n};
+                steps_.push_back(s);
+            }
+        }
     }
 
-    /// The straight-line path for fast_pattern<P> on a checked graph (scans only). It follows
-    /// single uses; where a node has several users it gives up (fallback) and the caller runs
-    /// the general engine, so both give the same result. Without choices along the way, a
-    /// failure here is a failure there too.
-    fast_result run_fast(const P& p, N n) {
-        static_assert(fast_pattern<P>::value, "sgmatch: internal: run_fast on a pattern it cannot handle");
+    /// Match the program with its first node at n. On success the state holds the match.
+    bool run(N n) {
         count_ = 0;
+        log_n_ = 0;  // esc_depth_ is balanced by every path
+        const cont done{cont::finish};
+        return elem(prog_.root(), from{n, false, 0, -1}, &done);
+    }
+
+    /// The straight-line path for programs marked fast, on a checked graph (scans only). It
+    /// follows single uses; where a node has several users it gives up (fallback) and the
+    /// caller runs the general path, so both give the same result. Without choices along the
+    /// way, a failure here is a failure there too.
+    fast_result run_fast(N n) {
         log_n_ = 0;
+        const G& g = g_;
+        const fast_step* st = steps_.data();
+        const fast_step* const end = st + steps_.size();
+        N* const out = nodes_.data();
+        std::size_t count = 0;  // a local: the stores to out[] need not reload it
         N cur = n;
-        fast_result r = fast_result::matched;
-        bool chained = false;
-        auto step = [&](const auto& e) {  // returns true to stop
-            if (chained) {
-                const std::size_t uc = traits::user_count(g_, cur);
-                if (uc != 1) {
-                    r = uc == 0 ? fast_result::failed : fast_result::fallback;
-                    return true;
+        for (bool chained = false;; chained = true) {
+            const fast_step& s = *st;
+            if (s.simple) {  // one op id, no predicate or capture: the common case, kept tight
+                if (traits::kind(g, cur) != node_kind::op || traits::op(g, cur) != s.id || taken(cur) ||
+                    (s.inputs != 0 && traits::input_count(g, cur) != s.inputs + (chained ? 1u : 0u))) {
+                    count_ = count;
+                    return fast_result::failed;
                 }
-                const auto u = traits::user(g_, cur, 0);
-                if (u.port != 0 || adapter<G>::has_graph_output(g_, cur)) {
-                    r = fast_result::failed;  // not on output 0, or an internal graph output
-                    return true;
-                }
-                cur = u.user;
+                out[count++] = cur;
+            } else {
+                count_ = count;
+                if (!fast_check(s.e, cur, chained)) return fast_result::failed;
+                count = count_;
             }
-            if (!fast_check(e, cur, chained)) {
-                r = fast_result::failed;
-                return true;
+            if (++st == end) break;
+            const std::size_t uc = traits::user_count(g, cur);
+            if (uc != 1) {
+                count_ = count;
+                return uc == 0 ? fast_result::failed : fast_result::fallback;
             }
-            chained = true;
-            return false;
-        };
-        if constexpr (is_chain<P>::value)
-            p.items.any_of(step);
-        else
-            step(p);
+            const auto u = traits::user(g, cur, 0);
+            if (u.port != 0 || adapter<G>::has_graph_output(g, cur)) {
+                count_ = count;
+                return fast_result::failed;  // not on output 0, or an internal graph output
+            }
+            cur = u.user;
+        }
+        count_ = count;
         output_ = cur;
-        return r;
+        return fast_result::matched;
     }
 
     // State of a successful match.
@@ -257,6 +152,28 @@ public:
     N output() const { return output_; }
 
 private:
+    // What to do after an element matched. Frames live on the C++ stack of the element that
+    // made them; `next` is the continuation to resume after this one.
+    struct cont {
+        enum kind_t : std::uint8_t { finish, seq, rep, filter, filter_val, cap, cap_val, esc_exit, out_port, operand };
+        kind_t kind;
+        const instr* e = nullptr;
+        const cont* next = nullptr;
+        std::uint32_t i = 0;     // seq: next item; rep: iterations so far; operand: next operand
+        std::size_t saved = 0;   // rep / filter / cap: count_ when the element started
+        value_ref<N> v{};        // filter_val / cap_val: the value; operand: v.node is the op node
+        const std::uint32_t* slots = nullptr;  // operand: input slot per operand
+        const std::uint32_t* perm = nullptr;   // operand: operand order
+    };
+
+    // One element of a fast program. simple: a bare op with one op id (`id`).
+    struct fast_step {
+        const instr* e;
+        bool simple;
+        std::uint32_t id;
+        std::uint32_t inputs;  // operand count (0: any number of inputs)
+    };
+
     // ----- state helpers -----
     bool contains(N n) const {
         for (std::size_t i = 0; i < count_; ++i)
@@ -301,13 +218,18 @@ private:
         }
     }
 
-    template <class... Ts>
-    bool op_is(pat::tags<Ts...>, std::uint32_t o) const {
-        return (ops_.template of<Ts>().has(o) || ...);
+    bool pred(const instr* e, N n) const {
+        const pred_slot<G>& p = prog_.preds[e->a];
+        return p.test(p.obj, g_, n);
     }
-    template <class... Ts>
-    bool commutative(pat::tags<Ts...>, std::uint32_t o) const {
-        return ((ops_.template of<Ts>().has(o) && op_tag_traits<Ts>::commutative) || ...);
+    void fail_pred(const instr* e, N n) {
+        if constexpr (Explain) {
+            const pred_slot<G>& p = prog_.preds[e->a];
+            fail([&] { return "node " + nm(n) + " fails the predicate {" + p.describe(p.obj) + "}"; });
+        } else {
+            (void)e;
+            (void)n;
+        }
     }
 
     // The producer of input `slot` of n, checked against the adapter's own counts.
@@ -324,41 +246,85 @@ private:
     }
 
     // ----- the straight-line path's element checks -----
-    template <class T, class... Os>
-    bool fast_check(const pat::op<T, Os...>&, N n, bool chained) {
-        if (traits::kind(g_, n) != node_kind::op || !op_is(T{}, traits::op(g_, n)) || taken(n)) return false;
-        if constexpr (sizeof...(Os) > 0)
-            if (traits::input_count(g_, n) != sizeof...(Os) + (chained ? 1 : 0)) return false;
-        push(n);
-        return true;
-    }
-    template <class P2, class F>
-    bool fast_check(const pat::filter<P2, F>& w, N n, bool chained) {
-        return fast_check(w.p, n, chained) && w.pred(node_view<G>(g_, n));
-    }
-    template <class T, class P2>
-    bool fast_check(const pat::cap<T, P2>& c, N n, bool chained) {
-        if (!fast_check(c.p, n, chained)) return false;
-        push_capture<T>(n, 0);
-        return true;
-    }
-    template <class T, class P2>
-    bool fast_check(const pat::named<T, P2>& e, N n, bool chained) {
-        return fast_check(e.p, n, chained);
+    bool fast_check(const instr* e, N n, bool chained) {
+        switch (e->kind) {
+        case ik::op:
+            if (traits::kind(g_, n) != node_kind::op || !prog_.op_is(e, traits::op(g_, n)) || taken(n)) return false;
+            if (e->n > 0 && traits::input_count(g_, n) != e->n + (chained ? 1u : 0u)) return false;
+            push(n);
+            return true;
+        case ik::filter:
+            return fast_check(prog_.kid(e, 0), n, chained) && pred(e, n);
+        case ik::cap:
+            if (!fast_check(prog_.kid(e, 0), n, chained)) return false;
+            log_[log_n_++] = cap_entry<N>{e->a, n, 0};
+            return true;
+        default:
+            return false;  // not emitted for fast programs
+        }
     }
 
-    // ----- op nodes (both positions) -----
-    template <class T, class... Os, class K>
-    bool op_at(const pat::op<T, Os...>& e, N n, std::int32_t in_slot, K&& k) {
+    // ----- resuming a continuation -----
+    bool resume(const cont* k, const from& f) {
+        switch (k->kind) {
+        case cont::finish:
+            return finish(f);
+        case cont::seq:
+            return seq(k->e, k->i, f, k->next);
+        case cont::rep:
+            return count_ > k->saved && rep_step(k->e, k->i + 1, f, k->next);  // no empty iterations
+        case cont::filter:
+            if ((count_ > k->saved || k->e->leaf) && !pred(k->e, f.n)) {
+                fail_pred(k->e, f.n);
+                return false;
+            }
+            return resume(k->next, f);
+        case cont::filter_val:
+            if (!pred(k->e, k->v.node)) {
+                fail_pred(k->e, k->v.node);
+                return false;
+            }
+            return resume(k->next, f);
+        case cont::cap:
+            if (count_ == k->saved && !k->e->leaf) return resume(k->next, f);
+            return record(k->e->a, f.n, 0, k->next, f);
+        case cont::cap_val:
+            return record(k->e->a, k->v.node, k->v.port, k->next, f);
+        case cont::esc_exit: {
+            --esc_depth_;
+            const bool r = resume(k->next, f);
+            ++esc_depth_;
+            return r;
+        }
+        case cont::out_port: {
+            from f3 = f;
+            f3.port = k->e->a;
+            return resume(k->next, f3);
+        }
+        case cont::operand:
+            return operand_seq(k->e, k->v.node, k->slots, k->perm, k->i, k->next);
+        }
+        return false;
+    }
+
+    bool record(std::uint32_t cap, N n, std::uint32_t port, const cont* k, const from& f) {
+        log_[log_n_++] = cap_entry<N>{cap, n, port};
+        if (resume(k, f)) return true;
+        --log_n_;
+        return false;
+    }
+
+    // ----- op nodes (both positions); k is resumed at after(n) -----
+    bool op_at(const instr* e, N n, std::int32_t in_slot, const cont* k) {
         if (traits::kind(g_, n) != node_kind::op) {
-            if constexpr (Explain) fail([&] { return "node " + nm(n) + " is a graph input or constant, expected " + tag_names(T{}); });
+            if constexpr (Explain) fail([&] { return "node " + nm(n) + " is a graph input or constant, expected " + prog_.tag_names(e); });
             return false;
         }
         const std::uint32_t o = traits::op(g_, n);
-        if (!op_is(T{}, o)) {
+        if (!prog_.op_is(e, o)) {
             if constexpr (Explain) fail([&] {
                 return "node " + nm(n) + " is " + std::string(traits::op_name(g_, n)) + ", expected " +
-                       tag_names(T{});
+                       prog_.tag_names(e);
             });
             return false;
         }
@@ -374,20 +340,15 @@ private:
         }
         const std::size_t saved = count_;
         push(n);
-        bool ok;
-        if constexpr (sizeof...(Os) == 0)
-            ok = k();
-        else
-            ok = operands(e, n, o, in_slot, k);
+        const bool ok = e->n == 0 ? resume(k, after(n)) : operands(e, n, o, in_slot, k);
         if (!ok) count_ = saved;
         return ok;
     }
 
-    template <class T, class... Os, class K>
-    bool operands(const pat::op<T, Os...>& e, N n, std::uint32_t o, std::int32_t in_slot, K& k) {
-        constexpr std::size_t M = sizeof...(Os);
+    bool operands(const instr* e, N n, std::uint32_t o, std::int32_t in_slot, const cont* k) {
+        const std::size_t m = e->n;
         const std::size_t have = traits::input_count(g_, n);
-        const std::size_t need = M + (in_slot >= 0 ? 1 : 0);
+        const std::size_t need = m + (in_slot >= 0 ? 1 : 0);
         if (have != need) {
             if constexpr (Explain) fail([&] {
                 return "node " + nm(n) + " has " + std::to_string(have) + " input(s), the pattern expects " +
@@ -395,28 +356,29 @@ private:
             });
             return false;
         }
-        std::array<std::uint32_t, M> slots{};
+        std::uint32_t slots[max_operands];
         for (std::size_t s = 0, j = 0; s < have; ++s)
             if (static_cast<std::int32_t>(s) != in_slot) slots[j++] = static_cast<std::uint32_t>(s);
-        std::array<std::uint32_t, M> perm{};
-        for (std::size_t i = 0; i < M; ++i) perm[i] = static_cast<std::uint32_t>(i);
-        const bool comm = M > 1 && commutative(T{}, o);
+        std::uint32_t perm[max_operands];
+        for (std::size_t i = 0; i < m; ++i) perm[i] = static_cast<std::uint32_t>(i);
+        const bool comm = m > 1 && prog_.commutative(e, o);
         do {
-            if (operand_seq<0>(e.operands, n, slots, perm, k)) return true;
-        } while (comm && next_permutation(perm));
+            if (operand_seq(e, n, slots, perm, 0, k)) return true;
+        } while (comm && next_permutation(perm, m));
         return false;
     }
 
-    template <std::size_t I, class Tup, std::size_t M, class K>
-    bool operand_seq(const Tup& ops, N n, const std::array<std::uint32_t, M>& slots,
-                     const std::array<std::uint32_t, M>& perm, K& k) {
-        if constexpr (I == M) {
-            return k();
-        } else {
-            const std::uint32_t slot = slots[perm[I]];
-            return val(std::get<I>(ops), input_of(n, slot), 0,
-                       [&] { return operand_seq<I + 1>(ops, n, slots, perm, k); });
-        }
+    bool operand_seq(const instr* e, N n, const std::uint32_t* slots, const std::uint32_t* perm, std::uint32_t i,
+                     const cont* k) {
+        if (i == e->n) return resume(k, after(n));
+        cont c{cont::operand};
+        c.e = e;
+        c.next = k;
+        c.i = i + 1;
+        c.v.node = n;
+        c.slots = slots;
+        c.perm = perm;
+        return val(prog_.kid(e, i), input_of(n, slots[perm[i]]), 0, &c);
     }
 
     // ----- chain position -----
@@ -428,14 +390,15 @@ private:
         const N t = f.n;
         const std::size_t uc = traits::user_count(g_, t);
         if (uc == 1) mark_closed(t);
-        if (uc > max_n - count_ && traits::kind(g_, t) == node_kind::op && !may_escape(t) &&
-            distinct_users_exceed(t, uc, max_n - count_)) {
+        const std::size_t room = prog_.max_nodes - count_;
+        if (uc > room && traits::kind(g_, t) == node_kind::op && !may_escape(t) &&
+            distinct_users_exceed(t, uc, room)) {
             if constexpr (Explain) fail([&] {
                 std::string users;
                 for (std::size_t i = 0; i < uc; ++i)
                     users += (i ? ", " : "") + nm(traits::user(g_, t, i).user);
                 return "node " + nm(t) + ": its output is used by " + std::to_string(uc) + " nodes (" + users +
-                       ") but the rest of the pattern has room for " + std::to_string(max_n - count_) +
+                       ") but the rest of the pattern has room for " + std::to_string(room) +
                        "; an intermediate's users must all be inside the match";
             });
             return false;
@@ -461,6 +424,8 @@ private:
                 return s + (users.empty() ? " (it has no users)" : " (users: " + users + ")");
             },
             /*prefer=*/true);
+        else
+            (void)describe;
         return false;
     }
 
@@ -482,16 +447,7 @@ private:
         return false;
     }
 
-    template <class T, class... Os, class K>
-    bool elem(const pat::op<T, Os...>& e, const from& f, K&& k) {
-        if (!f.after) return op_at(e, f.n, -1, [&] { return k(after(f.n)); });
-        return for_users(
-            f, [&](N u, std::int32_t slot) { return op_at(e, u, slot, [&] { return k(after(u)); }); },
-            [&] { return tag_names(T{}); });
-    }
-
-    template <class K>
-    bool any_at(N n, K& k) {
+    bool any_at(N n, const cont* k) {
         if (traits::kind(g_, n) != node_kind::op) {
             if constexpr (Explain) fail([&] { return "node " + nm(n) + " is not an op node"; });
             return false;
@@ -502,18 +458,12 @@ private:
         }
         const std::size_t saved = count_;
         push(n);
-        if (k(after(n))) return true;
+        if (resume(k, after(n))) return true;
         count_ = saved;
         return false;
     }
-    template <class K>
-    bool elem(const pat::any&, const from& f, K&& k) {
-        if (!f.after) return any_at(f.n, k);
-        return for_users(f, [&](N u, std::int32_t) { return any_at(u, k); }, [] { return std::string("an op node"); });
-    }
 
-    template <class K>
-    bool leaf_at(const from& f, node_kind want, K& k) {
+    bool leaf_at(const from& f, node_kind want, const cont* k) {
         if (f.after) {
             if constexpr (Explain) fail([&] { return "a graph input or constant cannot follow node " + nm(f.n); });
             return false;
@@ -525,229 +475,163 @@ private:
             });
             return false;
         }
-        return k(after(f.n));
+        return resume(k, after(f.n));
     }
-    template <class K>
-    bool elem(const pat::graph_input&, const from& f, K&& k) {
-        return leaf_at(f, node_kind::input, k);
+
+    bool seq(const instr* e, std::uint32_t i, const from& f, const cont* k) {
+        if (i == e->n) return resume(k, f);
+        cont c{cont::seq};
+        c.e = e;
+        c.next = k;
+        c.i = i + 1;
+        return elem(prog_.kid(e, i), f, &c);
     }
-    template <class K>
-    bool elem(const pat::constant&, const from& f, K&& k) {
-        return leaf_at(f, node_kind::constant, k);
+
+    bool rep_step(const instr* e, std::uint32_t i, const from& at, const cont* k) {
+        if (i < e->b) {
+            cont c{cont::rep};
+            c.e = e;
+            c.next = k;
+            c.i = i;
+            c.saved = count_;
+            if (elem(prog_.kid(e, 0), at, &c)) return true;
+        }
+        return i >= e->a && resume(k, at);
     }
-    template <class T, class K>
-    bool elem(const pat::ref<T>&, const from&, K&&) {
-        static_assert(sizeof(T*) == 0,
-                      "sgmatch: ref<Name>() can only be an operand, as in op<Mul>(ref<Name>())");
+
+    bool elem(const instr* e, const from& f, const cont* k) {
+        switch (e->kind) {
+        case ik::op:
+            if (!f.after) return op_at(e, f.n, -1, k);
+            return for_users(
+                f, [&](N u, std::int32_t slot) { return op_at(e, u, slot, k); },
+                [&] { return prog_.tag_names(e); });
+        case ik::any:
+            if (!f.after) return any_at(f.n, k);
+            return for_users(f, [&](N u, std::int32_t) { return any_at(u, k); },
+                             [] { return std::string("an op node"); });
+        case ik::input:
+            return leaf_at(f, node_kind::input, k);
+        case ik::constant:
+            return leaf_at(f, node_kind::constant, k);
+        case ik::chain:
+            return seq(e, 0, f, k);
+        case ik::alt:
+            for (std::uint32_t i = 0; i < e->n; ++i)
+                if (elem(prog_.kid(e, i), f, k)) return true;
+            return false;
+        case ik::opt:
+            return elem(prog_.kid(e, 0), f, k) || resume(k, f);
+        case ik::rep:
+            return rep_step(e, 0, f, k);
+        case ik::filter: {
+            cont c{cont::filter};
+            c.e = e;
+            c.next = k;
+            c.saved = count_;
+            return elem(prog_.kid(e, 0), f, &c);
+        }
+        case ik::cap: {
+            cont c{cont::cap};
+            c.e = e;
+            c.next = k;
+            c.saved = count_;
+            return elem(prog_.kid(e, 0), f, &c);
+        }
+        case ik::esc:
+            return escaping(e, k, [&](const cont* c) { return elem(prog_.kid(e, 0), f, c); });
+        case ik::in_port: {
+            from f1 = f;
+            if (f.after) f1.slot = static_cast<std::int32_t>(e->a);
+            return elem(prog_.kid(e, 0), f1, k);
+        }
+        case ik::out_port: {
+            cont c{cont::out_port};
+            c.e = e;
+            c.next = k;
+            return elem(prog_.kid(e, 0), f, &c);
+        }
+        case ik::ref:      // rejected at compile time in chain position
+        case ik::invalid:
+            return false;
+        }
         return false;
     }
-    template <class K>
-    bool elem(const pat::invalid&, const from&, K&&) {
-        return false;
-    }
 
-    template <class... Ps, class K>
-    bool elem(const pat::chain<Ps...>& c, const from& f, K&& k) {
-        return seq(c.items, leaves_of(tlist<Ps...>{}, std::index_sequence_for<Ps...>{}), f, k);
-    }
-    // The leaves of a chain as a type list, so that each step names its own element directly.
-    template <class... Ps, std::size_t... I>
-    static tlist<pat::detail::leaf<I, Ps>...> leaves_of(tlist<Ps...>, std::index_sequence<I...>) {
-        return {};
-    }
-    template <class Pack, class K>
-    bool seq(const Pack&, tlist<>, const from& f, K& k) {
-        return k(f);
-    }
-    template <class Pack, std::size_t I, class E, class... Rest, class K>
-    bool seq(const Pack& items, tlist<pat::detail::leaf<I, E>, Rest...>, const from& f, K& k) {
-        return elem(static_cast<const pat::detail::leaf<I, E>&>(items).value, f,
-                    [&](const from& f2) { return seq(items, tlist<Rest...>{}, f2, k); });
-    }
-
-    template <class... Ps, class K>
-    bool elem(const pat::alt<Ps...>& a, const from& f, K&& k) {
-        return a.items.any_of([&](const auto& e) { return elem(e, f, k); });
-    }
-
-    template <class P2, class K>
-    bool elem(const pat::opt<P2>& o, const from& f, K&& k) {
-        return elem(o.p, f, k) || k(f);
-    }
-
-    template <std::size_t Lo, std::size_t Hi, class P2, class K>
-    bool elem(const pat::rep<Lo, Hi, P2>& r, const from& f, K&& k) {
-        auto step = [&](auto& self, std::size_t i, const from& at) -> bool {
-            if (i < Hi) {
-                const std::size_t start = count_;
-                if (elem(r.p, at, [&](const from& f2) {
-                        return count_ > start && self(self, i + 1, f2);  // no empty iterations
-                    }))
-                    return true;
-            }
-            if constexpr (Lo == 0)
-                return k(at);
-            else
-                return i >= Lo && k(at);
-        };
-        return step(step, 0, f);
-    }
-
-    template <class P2, class F, class K>
-    bool elem(const pat::filter<P2, F>& w, const from& f, K&& k) {
-        const std::size_t saved = count_;
-        return elem(w.p, f, [&](const from& f2) {
-            if ((count_ > saved || is_leaf<P2>::value) && !w.pred(node_view<G>(g_, f2.n))) {
-                if constexpr (Explain) fail([&] { return "node " + nm(f2.n) + " fails the predicate {" + describe_pred(w.pred) + "}"; });
-                return false;
-            }
-            return k(f2);
-        });
-    }
-
-    template <class T, class P2, class K>
-    bool elem(const pat::cap<T, P2>& c, const from& f, K&& k) {
-        const std::size_t saved = count_;
-        return elem(c.p, f, [&](const from& f2) {
-            if (count_ == saved && !is_leaf<P2>::value) return k(f2);
-            return record<T>(f2.n, 0, [&] { return k(f2); });
-        });
-    }
-
-    template <class P2, class K>
-    bool elem(const pat::esc<P2>& e, const from& f, K&& k) {
+    template <class F>
+    bool escaping(const instr* e, const cont* k, F&& inner) {
+        cont c{cont::esc_exit};
+        c.e = e;
+        c.next = k;
         ++esc_depth_;
-        const bool ok = elem(e.p, f, [&](const from& f2) {
-            --esc_depth_;
-            const bool r = k(f2);
-            ++esc_depth_;
-            return r;
-        });
+        const bool ok = inner(&c);
         --esc_depth_;
         return ok;
     }
 
-    template <std::size_t I, class P2, class K>
-    bool elem(const pat::in_port<I, P2>& e, const from& f, K&& k) {
-        from f1 = f;
-        if (f.after) f1.slot = static_cast<std::int32_t>(I);
-        return elem(e.p, f1, k);
-    }
-
-    template <std::size_t I, class P2, class K>
-    bool elem(const pat::out_port<I, P2>& e, const from& f, K&& k) {
-        return elem(e.p, f, [&](const from& f2) {
-            from f3 = f2;
-            f3.port = static_cast<std::uint32_t>(I);
-            return k(f3);
-        });
-    }
-
-    template <class T, class P2, class K>
-    bool elem(const pat::named<T, P2>& e, const from& f, K&& k) {
-        return elem(e.p, f, k);
-    }
-
-    // ----- operand position: p describes the value v -----
-    template <class T, class... Os, class K>
-    bool val(const pat::op<T, Os...>& e, value_ref<N> v, std::uint32_t want, K&& k) {
-        if (v.port != want) {
-            if constexpr (Explain) fail([&] {
-                return "node " + nm(v.node) + ": output " + std::to_string(v.port) +
-                       " is used where output " + std::to_string(want) + " was expected";
-            });
-            return false;
-        }
-        return op_at(e, v.node, -1, k);
-    }
-    template <class K>
-    bool val(const pat::any&, value_ref<N>, std::uint32_t, K&& k) {
-        return k();
-    }
-    template <class K>
-    bool val(const pat::graph_input&, value_ref<N> v, std::uint32_t, K&& k) {
-        if (traits::kind(g_, v.node) != node_kind::input) {
-            if constexpr (Explain) fail([&] { return "node " + nm(v.node) + " is not a graph input"; });
-            return false;
-        }
-        return k();
-    }
-    template <class K>
-    bool val(const pat::constant&, value_ref<N> v, std::uint32_t, K&& k) {
-        if (traits::kind(g_, v.node) != node_kind::constant) {
-            if constexpr (Explain) fail([&] { return "node " + nm(v.node) + " is not a constant"; });
-            return false;
-        }
-        return k();
-    }
-    template <class T, class K>
-    bool val(const pat::ref<T>&, value_ref<N> v, std::uint32_t, K&& k) {
-        constexpr auto idx = static_cast<std::uint32_t>(index_of<T, names>::value);
-        for (std::size_t i = log_n_; i-- > 0;) {
-            if (log_[i].cap != idx) continue;
-            if (log_[i].node == v.node && log_[i].port == v.port) return k();
-            if constexpr (Explain) fail([&] {
-                return "node " + nm(v.node) + " is not " + type_name<T>() + " (captured as " +
-                       nm(log_[i].node) + ")";
-            });
-            return false;
-        }
-        if constexpr (Explain) fail([&] { return type_name<T>() + " is not captured before its ref<>"; });
-        return false;
-    }
-    template <class K>
-    bool val(const pat::invalid&, value_ref<N>, std::uint32_t, K&&) {
-        return false;
-    }
-    template <class... Ps, class K>
-    bool val(const pat::alt<Ps...>& a, value_ref<N> v, std::uint32_t want, K&& k) {
-        return a.items.any_of([&](const auto& e) { return val(e, v, want, k); });
-    }
-    template <class P2, class F, class K>
-    bool val(const pat::filter<P2, F>& w, value_ref<N> v, std::uint32_t want, K&& k) {
-        return val(w.p, v, want, [&] {
-            if (!w.pred(node_view<G>(g_, v.node))) {
-                if constexpr (Explain) fail([&] { return "node " + nm(v.node) + " fails the predicate {" + describe_pred(w.pred) + "}"; });
+    // ----- operand position: e describes the value v -----
+    bool val(const instr* e, value_ref<N> v, std::uint32_t want, const cont* k) {
+        switch (e->kind) {
+        case ik::op:
+            if (v.port != want) {
+                if constexpr (Explain) fail([&] {
+                    return "node " + nm(v.node) + ": output " + std::to_string(v.port) +
+                           " is used where output " + std::to_string(want) + " was expected";
+                });
                 return false;
             }
-            return k();
-        });
-    }
-    template <class T, class P2, class K>
-    bool val(const pat::cap<T, P2>& c, value_ref<N> v, std::uint32_t want, K&& k) {
-        return val(c.p, v, want, [&] { return record<T>(v.node, v.port, k); });
-    }
-    template <class P2, class K>
-    bool val(const pat::esc<P2>& e, value_ref<N> v, std::uint32_t want, K&& k) {
-        ++esc_depth_;
-        const bool ok = val(e.p, v, want, [&] {
-            --esc_depth_;
-            const bool r = k();
-            ++esc_depth_;
-            return r;
-        });
-        --esc_depth_;
-        return ok;
-    }
-    template <std::size_t I, class P2, class K>
-    bool val(const pat::out_port<I, P2>& e, value_ref<N> v, std::uint32_t, K&& k) {
-        return val(e.p, v, static_cast<std::uint32_t>(I), k);
-    }
-    template <class T, class P2, class K>
-    bool val(const pat::named<T, P2>& e, value_ref<N> v, std::uint32_t want, K&& k) {
-        return val(e.p, v, want, k);
-    }
-
-    template <class T>
-    void push_capture(N n, std::uint32_t port) {
-        log_[log_n_++] = cap_entry<N>{static_cast<std::uint32_t>(index_of<T, names>::value), n, port};
-    }
-    template <class T, class K>
-    bool record(N n, std::uint32_t port, K&& k) {
-        push_capture<T>(n, port);
-        if (k()) return true;
-        --log_n_;
-        return false;
+            return op_at(e, v.node, -1, k);
+        case ik::any:
+            return resume(k, after(v.node));
+        case ik::input:
+            if (traits::kind(g_, v.node) != node_kind::input) {
+                if constexpr (Explain) fail([&] { return "node " + nm(v.node) + " is not a graph input"; });
+                return false;
+            }
+            return resume(k, after(v.node));
+        case ik::constant:
+            if (traits::kind(g_, v.node) != node_kind::constant) {
+                if constexpr (Explain) fail([&] { return "node " + nm(v.node) + " is not a constant"; });
+                return false;
+            }
+            return resume(k, after(v.node));
+        case ik::ref:
+            for (std::size_t i = log_n_; i-- > 0;) {
+                if (log_[i].cap != e->a) continue;
+                if (log_[i].node == v.node && log_[i].port == v.port) return resume(k, after(v.node));
+                if constexpr (Explain) fail([&] {
+                    return "node " + nm(v.node) + " is not " + prog_.ref_names[e->a]() + " (captured as " +
+                           nm(log_[i].node) + ")";
+                });
+                return false;
+            }
+            if constexpr (Explain) fail([&] { return prog_.ref_names[e->a]() + " is not captured before its ref<>"; });
+            return false;
+        case ik::alt:
+            for (std::uint32_t i = 0; i < e->n; ++i)
+                if (val(prog_.kid(e, i), v, want, k)) return true;
+            return false;
+        case ik::filter: {
+            cont c{cont::filter_val};
+            c.e = e;
+            c.next = k;
+            c.v = v;
+            return val(prog_.kid(e, 0), v, want, &c);
+        }
+        case ik::cap: {
+            cont c{cont::cap_val};
+            c.e = e;
+            c.next = k;
+            c.v = v;
+            return val(prog_.kid(e, 0), v, want, &c);
+        }
+        case ik::esc:
+            return escaping(e, k, [&](const cont* c) { return val(prog_.kid(e, 0), v, want, c); });
+        case ik::out_port:
+            return val(prog_.kid(e, 0), v, e->a, k);
+        default:  // not value patterns: rejected by op<T>(operands...)
+            return false;
+        }
     }
 
     // ----- the end of a candidate match: the closure rule -----
@@ -784,17 +668,18 @@ private:
     }
 
     const G& g_;
-    const table& ops_;
+    const program<G>& prog_;
     const std::uint8_t* taken_;
     explain_state* ex_;
-    std::array<N, max_n> nodes_;  // valid below count_
+    std::vector<N> nodes_;  // valid below count_
     static constexpr std::uint8_t escaping_flag = 1, closed_flag = 2;
-    std::array<std::uint8_t, max_n> flags_;
+    std::vector<std::uint8_t> flags_;
     std::size_t count_ = 0;
-    std::array<cap_entry<N>, max_log> log_;  // valid below log_n_
+    std::vector<cap_entry<N>> log_;  // valid below log_n_
     std::size_t log_n_ = 0;
     int esc_depth_ = 0;
     N output_{};
+    std::vector<fast_step> steps_;
 };
 
 }  // namespace detail

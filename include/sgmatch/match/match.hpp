@@ -14,6 +14,7 @@
 // and repeat are greedy and backtrack.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -23,6 +24,7 @@
 #include <vector>
 
 #include "sgmatch/analysis/captures.hpp"
+#include "sgmatch/analysis/node_count.hpp"
 #include "sgmatch/analysis/notation.hpp"
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/graph/adapter.hpp"
@@ -33,11 +35,14 @@ SGMATCH_BEGIN_NAMESPACE
 
 template <class G>
 class op_index;
+template <class G, class P>
+class match_list;
 
 /// The result of matching P on a graph of type G. Converts to true only on success.
 template <class G, class P>
 class match_result {
-    using eng = detail::engine<G, P, false>;
+    static constexpr std::size_t max_n = max_nodes_v<P> == 0 ? 1 : max_nodes_v<P>;
+    static constexpr std::size_t max_log = detail::cap_fills<P>::value == 0 ? 1 : detail::cap_fills<P>::value;
 
 public:
     using node_type = typename graph_traits<G>::node_type;
@@ -114,13 +119,20 @@ private:
     template <class G2, class P2, class F>
     friend std::size_t for_each_match(const op_index<G2>&, const P2&, F&&, std::vector<std::uint8_t>&);
 
-    explicit match_result(const eng& e) : count_(e.count()), log_n_(e.log_size()), output_(e.output()) {
-        for (std::size_t i = 0; i < count_; ++i) nodes_[i] = e.nodes()[i];
-        for (std::size_t i = 0; i < log_n_; ++i) log_[i] = e.log()[i];
+    template <class, class>
+    friend class match_list;
+
+    explicit match_result(const detail::engine<G, false>& e)
+        : match_result(e.nodes(), e.count(), e.log(), e.log_size(), e.output()) {}
+    match_result(const node_type* nodes, std::size_t n, const detail::cap_entry<node_type>* log, std::size_t log_n,
+                 node_type output)
+        : count_(n), log_n_(log_n), output_(output) {
+        for (std::size_t i = 0; i < count_; ++i) nodes_[i] = nodes[i];
+        for (std::size_t i = 0; i < log_n_; ++i) log_[i] = log[i];
     }
 
-    std::array<node_type, eng::max_n> nodes_;  // valid below count_
-    std::array<detail::cap_entry<node_type>, eng::max_log> log_;  // valid below log_n_
+    std::array<node_type, max_n> nodes_;  // valid below count_
+    std::array<detail::cap_entry<node_type>, max_log> log_;  // valid below log_n_
     std::size_t count_ = 0;
     std::size_t log_n_ = 0;
     node_type output_{};
@@ -133,13 +145,16 @@ public:
     using node_type = typename graph_traits<G>::node_type;
     using result = match_result<G, P>;
 
-    matcher(const G& g, const P& p) : g_(&g), p_(p), ops_(g) {}
+    matcher(const G& g, const P& p) : g_(&g), p_(p) { detail::compile(g, p_, prog_); }
+    // The program points into p_: no copies.
+    matcher(const matcher&) = delete;
+    matcher& operator=(const matcher&) = delete;
 
     /// Match with the pattern's first node at n. `taken`, when given, is indexed by
     /// graph_traits<G>::index and marks nodes that may not be used.
     result at(node_type n, const std::uint8_t* taken = nullptr) const {
-        detail::engine<G, P, false> e(*g_, ops_, taken, nullptr);
-        if (e.run(p_, n)) return result(e);
+        detail::engine<G, false> e(*g_, prog_, taken, nullptr);
+        if (e.run(n)) return result(e);
         return result();
     }
 
@@ -147,11 +162,11 @@ public:
     std::string explain(node_type n, const std::uint8_t* taken = nullptr) const {
         using traits = graph_traits<G>;
         detail::explain_state ex;
-        detail::engine<G, P, true> e(*g_, ops_, taken, &ex);
+        detail::engine<G, true> e(*g_, prog_, taken, &ex);
         const std::string head = "pattern " + notation(p_) + " at node '" +
                                  std::string(traits::name(*g_, n)) + "' (" +
                                  std::string(traits::op_name(*g_, n)) + "): ";
-        if (e.run(p_, n)) {
+        if (e.run(n)) {
             std::string s = head + "matched " + std::to_string(e.count()) + " node(s):";
             for (std::size_t i = 0; i < e.count(); ++i)
                 s += " " + std::string(traits::name(*g_, e.nodes()[i]));
@@ -167,12 +182,12 @@ public:
 
     const G& graph() const { return *g_; }
     const P& pattern() const { return p_; }
-    const detail::op_table<tags_t<P>>& op_ids() const { return ops_; }
+    const detail::program<G>& program() const { return prog_; }
 
 private:
     const G* g_;
     P p_;
-    detail::op_table<tags_t<P>> ops_;
+    detail::program<G> prog_;
 };
 
 namespace detail {

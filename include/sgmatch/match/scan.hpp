@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <utility>
 #include <vector>
@@ -127,33 +128,61 @@ private:
     std::vector<node_type> by_op_;
 };
 
-namespace detail {
-
-template <class P, class Tags>
-struct anchor_ids;
-template <class P, class... Ts>
-struct anchor_ids<P, tlist<Ts...>> {
-    template <class Table>
-    static std::vector<std::uint32_t> get(const Table& t) {
-        std::vector<std::uint32_t> out;
-        auto add = [&](const auto& ids) {
-            for (std::uint32_t i = 0; i < ids.n; ++i) {
-                bool seen = false;
-                for (auto o : out) seen = seen || o == ids.id[i];
-                if (!seen) out.push_back(ids.id[i]);
-            }
-        };
-        (add(t.template of<Ts>()), ...);
-        return out;
-    }
-};
-
-}  // namespace detail
-
 /// Nodes already taken by a match, indexed by graph_traits<G>::index. A scan skips taken nodes
 /// and marks the nodes of each match it accepts, so one mask shared by several scans keeps
 /// their matches disjoint (and lets a caller reuse the buffer).
 using taken_mask = std::vector<std::uint8_t>;
+
+namespace detail {
+
+/// The scan itself, shared by every pattern on graphs of type G: calls on_match(obj, engine)
+/// for each accepted match, after marking its nodes taken. allow_fast = false keeps to the
+/// general path (benchmarks measure it that way).
+template <class G>
+std::size_t scan(const op_index<G>& index, const program<G>& prog, taken_mask& taken, const void* obj,
+                 void (*on_match)(const void*, const engine<G, false>&), bool allow_fast = true) {
+    using traits = graph_traits<G>;
+    using N = typename traits::node_type;
+    const G& g = index.graph();
+    if (taken.size() < traits::index_bound(g)) taken.resize(traits::index_bound(g), 0);
+    std::size_t found = 0;
+    engine<G, false> e(g, prog, taken.data(), nullptr);  // reused
+    auto matches_at = [&](const N& n) {
+        if (prog.fast && allow_fast) {  // the graph was checked by op_index
+            const auto r = e.run_fast(n);
+            if (r != fast_result::fallback) return r == fast_result::matched;
+        }
+        return e.run(n);
+    };
+    auto attempt = [&](const N& n) {
+        if (taken[traits::index(g, n)] || !matches_at(n)) return;
+        for (std::size_t i = 0; i < e.count(); ++i) taken[traits::index(g, e.nodes()[i])] = 1;
+        ++found;
+        on_match(obj, e);
+    };
+    if (prog.wildcard) {
+        for (const N& n : index.order()) attempt(n);
+    } else if (prog.anchor_ids.size() == 1) {
+        auto [b, end] = index.nodes_with_op(prog.anchor_ids[0]);
+        for (auto it = b; it != end; ++it) attempt(*it);
+    } else if (!prog.anchor_ids.empty()) {
+        // Merge the per-op lists (each in topological order) by position.
+        std::vector<std::pair<const N*, const N*>> lists;
+        for (auto o : prog.anchor_ids) lists.push_back(index.nodes_with_op(o));
+        for (;;) {
+            std::size_t best = lists.size();
+            for (std::size_t i = 0; i < lists.size(); ++i)
+                if (lists[i].first != lists[i].second &&
+                    (best == lists.size() || index.position(*lists[i].first) < index.position(*lists[best].first)))
+                    best = i;
+            if (best == lists.size()) break;
+            attempt(*lists[best].first++);
+        }
+    }
+    return found;
+}
+
+}  // namespace detail
 
 /// Call f(result) for each match of p that uses no taken node, in topological order of the
 /// anchors; accepted matches are marked in `taken` (resized to the graph's index bound if
@@ -163,51 +192,11 @@ std::size_t for_each_match(const op_index<G>& index, const P& p, F&& f, taken_ma
     if constexpr (!detail::check_entry<G, P>()) {
         return 0;
     } else {
-        using traits = graph_traits<G>;
-        using N = typename traits::node_type;
-        const G& g = index.graph();
-        const matcher<G, P> m(g, p);
-        if (taken.size() < traits::index_bound(g)) taken.resize(traits::index_bound(g), 0);
-        std::size_t found = 0;
-        detail::engine<G, P, false> e(g, m.op_ids(), taken.data(), nullptr);  // reused
-        auto matches_at = [&](const N& n) {
-            if constexpr (detail::fast_pattern<P>::value) {  // the graph was checked by op_index
-                const auto r = e.run_fast(m.pattern(), n);
-                if (r != detail::fast_result::fallback) return r == detail::fast_result::matched;
-            }
-            return e.run(m.pattern(), n);
-        };
-        auto attempt = [&](const N& n) {
-            if (taken[traits::index(g, n)] || !matches_at(n)) return;
-            const match_result<G, P> r(e);
-            for (const N& x : r) taken[traits::index(g, x)] = 1;
-            ++found;
-            f(r);
-        };
-        if constexpr (anchor_is_wildcard_v<P>) {
-            for (const N& n : index.order()) attempt(n);
-        } else {
-            const auto ids = detail::anchor_ids<P, anchor_tags_t<P>>::get(m.op_ids());
-            if (ids.size() == 1) {
-                auto [b, e] = index.nodes_with_op(ids[0]);
-                for (auto it = b; it != e; ++it) attempt(*it);
-            } else if (!ids.empty()) {
-                // Merge the per-op lists (each in topological order) by position.
-                std::vector<std::pair<const N*, const N*>> lists;
-                for (auto o : ids) lists.push_back(index.nodes_with_op(o));
-                for (;;) {
-                    std::size_t best = lists.size();
-                    for (std::size_t i = 0; i < lists.size(); ++i)
-                        if (lists[i].first != lists[i].second &&
-                            (best == lists.size() ||
-                             index.position(*lists[i].first) < index.position(*lists[best].first)))
-                            best = i;
-                    if (best == lists.size()) break;
-                    attempt(*lists[best].first++);
-                }
-            }
-        }
-        return found;
+        const matcher<G, P> m(index.graph(), p);
+        using fn = std::remove_reference_t<F>;
+        return detail::scan(index, m.program(), taken, &f, +[](const void* obj, const detail::engine<G, false>& e) {
+            (*static_cast<fn*>(const_cast<void*>(obj)))(match_result<G, P>(e));
+        });
     }
 }
 
@@ -219,12 +208,92 @@ std::size_t for_each_match(const op_index<G>& index, const P& p, F&& f) {
     return for_each_match(index, p, f, taken);
 }
 
+namespace detail {
+
+// The storage of a match_list: depends on the node type only, so that lists of many patterns
+// share one set of vector instantiations.
+template <class N>
+struct match_store {
+    struct span {
+        std::uint32_t node_at, node_n, log_at, log_n;
+        N output;
+    };
+    template <class G>
+    void add(const engine<G, false>& e) {
+        spans.push_back(span{static_cast<std::uint32_t>(nodes.size()), static_cast<std::uint32_t>(e.count()),
+                             static_cast<std::uint32_t>(log.size()), static_cast<std::uint32_t>(e.log_size()),
+                             e.output()});
+        nodes.insert(nodes.end(), e.nodes(), e.nodes() + e.count());
+        log.insert(log.end(), e.log(), e.log() + e.log_size());
+    }
+    std::vector<N> nodes;
+    std::vector<cap_entry<N>> log;
+    std::vector<span> spans;
+};
+
+}  // namespace detail
+
+/// The matches of one scan, stored compactly (all nodes in one array, all captures in another)
+/// and handed out as match_result values: `list[i]`, `front()`, range-for.
+template <class G, class P>
+class match_list {
+public:
+    using node_type = typename graph_traits<G>::node_type;
+    using value_type = match_result<G, P>;
+
+    std::size_t size() const { return store_.spans.size(); }
+    bool empty() const { return store_.spans.empty(); }
+    value_type operator[](std::size_t i) const {
+        const auto& s = store_.spans[i];
+        return value_type(store_.nodes.data() + s.node_at, s.node_n, store_.log.data() + s.log_at, s.log_n,
+                          s.output);
+    }
+    value_type front() const { return (*this)[0]; }
+    value_type back() const { return (*this)[size() - 1]; }
+
+    class iterator {
+    public:
+        using value_type = match_result<G, P>;
+        using reference = value_type;
+        using difference_type = std::ptrdiff_t;
+        using iterator_category = std::input_iterator_tag;
+        iterator(const match_list* l, std::size_t i) : l_(l), i_(i) {}
+        value_type operator*() const { return (*l_)[i_]; }
+        iterator& operator++() {
+            ++i_;
+            return *this;
+        }
+        bool operator==(const iterator& o) const { return i_ == o.i_; }
+        bool operator!=(const iterator& o) const { return i_ != o.i_; }
+
+    private:
+        const match_list* l_;
+        std::size_t i_;
+    };
+    iterator begin() const { return iterator(this, 0); }
+    iterator end() const { return iterator(this, size()); }
+
+private:
+    template <class G2, class P2>
+    friend auto find_all(const op_index<G2>&, const P2&);
+
+    detail::match_store<node_type> store_;
+};
+
 /// Every non-overlapping match of p, in topological order of the anchors.
 template <class G, class P>
 auto find_all(const op_index<G>& index, const P& p) {
-    std::vector<match_result<G, P>> out;
-    for_each_match(index, p, [&](const match_result<G, P>& r) { out.push_back(r); });
-    return out;
+    if constexpr (!detail::check_entry<G, P>()) {
+        return 0;
+    } else {
+        match_list<G, P> out;
+        const matcher<G, P> m(index.graph(), p);
+        taken_mask taken;
+        detail::scan(index, m.program(), taken, &out.store_, +[](const void* obj, const detail::engine<G, false>& e) {
+            static_cast<detail::match_store<typename graph_traits<G>::node_type>*>(const_cast<void*>(obj))->add(e);
+        });
+        return out;
+    }
 }
 
 /// Same, indexing (and checking) the graph first.

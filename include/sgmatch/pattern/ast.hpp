@@ -13,6 +13,11 @@
 #include "sgmatch/detail/config.hpp"
 
 SGMATCH_BEGIN_NAMESPACE
+namespace detail {
+// Most operands one op element may have (each is a separate input of the node).
+constexpr std::size_t max_operands = 16;
+}  // namespace detail
+
 namespace pat {
 
 namespace detail {

@@ -105,6 +105,8 @@ constexpr auto op(Operands... operands) {
         }();
         static_assert(arity < 0 || static_cast<int>(sizeof...(Operands)) <= arity,
                       "sgmatch::op<T...>(operands...): more operands than the tag's arity");
+        static_assert(sizeof...(Operands) <= detail::max_operands,
+                      "sgmatch::op<T...>(operands...): at most 16 operands");
         return pat::op<pat::tags<Tags...>, Operands...>(std::tuple<Operands...>(operands...));
     } else {
         return pat::invalid{};
