@@ -63,6 +63,7 @@ tally run_general(const op_index<graph>& idx, const P& p) {
         idx, m.program(), scan_mask, &t,
         +[](const void* obj, const sgmatch::detail::engine<graph, false>& e) {
             static_cast<tally*>(const_cast<void*>(obj))->add(e.nodes(), e.nodes() + e.count());
+            return true;
         },
         /*allow_fast=*/false);
     return t;

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <iterator>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -136,11 +137,11 @@ using taken_mask = std::vector<std::uint8_t>;
 namespace detail {
 
 /// The scan itself, shared by every pattern on graphs of type G: calls on_match(obj, engine)
-/// for each accepted match, after marking its nodes taken. allow_fast = false keeps to the
-/// general path (benchmarks measure it that way).
+/// for each match; when it returns true the match is accepted and its nodes marked taken.
+/// allow_fast = false keeps to the general path (benchmarks measure it that way).
 template <class G>
 std::size_t scan(const op_index<G>& index, const program<G>& prog, taken_mask& taken, const void* obj,
-                 void (*on_match)(const void*, const engine<G, false>&), bool allow_fast = true) {
+                 bool (*on_match)(const void*, const engine<G, false>&), bool allow_fast = true) {
     using traits = graph_traits<G>;
     using N = typename traits::node_type;
     const G& g = index.graph();
@@ -155,10 +156,9 @@ std::size_t scan(const op_index<G>& index, const program<G>& prog, taken_mask& t
         return e.run(n);
     };
     auto attempt = [&](const N& n) {
-        if (taken[traits::index(g, n)] || !matches_at(n)) return;
+        if (taken[traits::index(g, n)] || !matches_at(n) || !on_match(obj, e)) return;
         for (std::size_t i = 0; i < e.count(); ++i) taken[traits::index(g, e.nodes()[i])] = 1;
         ++found;
-        on_match(obj, e);
     };
     if (prog.wildcard) {
         for (const N& n : index.order()) attempt(n);
@@ -196,6 +196,7 @@ std::size_t for_each_match(const op_index<G>& index, const P& p, F&& f, taken_ma
         using fn = std::remove_reference_t<F>;
         return detail::scan(index, m.program(), taken, &f, +[](const void* obj, const detail::engine<G, false>& e) {
             (*static_cast<fn*>(const_cast<void*>(obj)))(match_result<G, P>(e));
+            return true;
         });
     }
 }
@@ -274,26 +275,49 @@ public:
     iterator end() const { return iterator(this, size()); }
 
 private:
-    template <class G2, class P2>
-    friend auto find_all(const op_index<G2>&, const P2&);
+    template <class G2, class P2, class A2>
+    friend auto find_all(const op_index<G2>&, const P2&, taken_mask&, A2&&);
 
     detail::match_store<node_type> store_;
 };
 
-/// Every non-overlapping match of p, in topological order of the anchors.
-template <class G, class P>
-auto find_all(const op_index<G>& index, const P& p) {
+namespace detail {
+struct accept_all {
+    template <class N>
+    bool operator()(const N*, std::size_t) const { return true; }
+};
+}  // namespace detail
+
+/// Every non-overlapping match of p, in topological order of the anchors, that uses no node
+/// marked in `taken` and for which accept(nodes, count) holds; accepted matches are marked.
+template <class G, class P, class Accept = detail::accept_all>
+auto find_all(const op_index<G>& index, const P& p, taken_mask& taken, Accept&& accept = {}) {
     if constexpr (!detail::check_entry<G, P>()) {
         return 0;
     } else {
+        using N = typename graph_traits<G>::node_type;
+        using A = std::remove_reference_t<Accept>;
         match_list<G, P> out;
         const matcher<G, P> m(index.graph(), p);
-        taken_mask taken;
-        detail::scan(index, m.program(), taken, &out.store_, +[](const void* obj, const detail::engine<G, false>& e) {
-            static_cast<detail::match_store<typename graph_traits<G>::node_type>*>(const_cast<void*>(obj))->add(e);
+        struct ctx {
+            detail::match_store<N>* store;
+            A* accept;
+        } c{&out.store_, &accept};
+        detail::scan(index, m.program(), taken, &c, +[](const void* obj, const detail::engine<G, false>& e) {
+            const ctx& x = *static_cast<const ctx*>(obj);
+            if (!(*x.accept)(e.nodes(), e.count())) return false;
+            x.store->add(e);
+            return true;
         });
         return out;
     }
+}
+
+/// Every non-overlapping match of p, in topological order of the anchors.
+template <class G, class P>
+auto find_all(const op_index<G>& index, const P& p) {
+    taken_mask taken;
+    return find_all(index, p, taken);
 }
 
 /// Same, indexing (and checking) the graph first.

@@ -1,0 +1,320 @@
+// sgmatch/partition/partition.hpp - apply properties to a graph: match, check, rewrite.
+//
+//   sgmatch::register_property<my_graph>("my_backend", sgmatch::make_property<my_graph>(...));
+//   ...
+//   sgmatch::apply_backend(g, "my_backend");   // or, in the executor: sgmatch::apply_backend_from_env(g)
+//
+// Rules (docs/design.md, "Partitioning"): properties run in registration order, each over the
+// whole graph. Within one property, candidates are tried in topological order of their anchor;
+// the matcher's (greedy, longest-first) match at an anchor is kept if it is legal, and its nodes
+// are then not available to later candidates. All matches of a property are found on the graph
+// as it stands before the property's first rewrite; each rewrite is then one atomic write: its
+// node factory runs first, and the adapter's replace either completes or changes nothing. If a
+// factory or a replace throws, the exception propagates with every earlier rewrite in place and
+// the graph valid.
+#pragma once
+
+#include <any>
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "sgmatch/detail/config.hpp"
+#include "sgmatch/graph/adapter.hpp"
+#include "sgmatch/graph/replacement.hpp"
+#include "sgmatch/graph/types.hpp"
+#include "sgmatch/match/scan.hpp"
+#include "sgmatch/partition/property.hpp"
+
+SGMATCH_BEGIN_NAMESPACE
+
+/// What one property did in one pass.
+struct property_report {
+    std::string property;
+    bool skipped = false;            // disabled, or inference_only on a graph that needs gradients
+    std::string skip_reason;
+    std::size_t candidates = 0;      // matches the pattern found (before the checks below)
+    std::size_t accepted = 0;        // rewritten into a fused node
+    std::size_t rejected_size = 0;   // outside [min_size, max_size]
+    std::size_t rejected_escaping = 0;  // an intermediate is used outside the match
+};
+
+/// Raised for an unknown backend name; the message lists the registered ones.
+struct backend_error : std::invalid_argument {
+    using std::invalid_argument::invalid_argument;
+};
+
+namespace detail {
+
+// Whether value (n, port) is used by a node outside `nodes` or is a graph output.
+template <class G, class N>
+bool used_outside(const G& g, const N* nodes, std::size_t count, N n, std::uint32_t port) {
+    using traits = graph_traits<G>;
+    if (adapter<G>::is_graph_output(g, n, port)) return true;
+    const std::size_t uc = traits::user_count(g, n);
+    for (std::size_t i = 0; i < uc; ++i) {
+        const auto u = traits::user(g, n, i);
+        if (u.port != port) continue;
+        bool inside = false;
+        for (std::size_t j = 0; j < count && !inside; ++j) inside = nodes[j] == u.user;
+        if (!inside) return true;
+    }
+    return false;
+}
+
+// The boundary of a node set, read from the graph as it is now.
+template <class G>
+subgraph<G> boundary(const G& g, const typename graph_traits<G>::node_type* nodes, std::size_t count) {
+    using traits = graph_traits<G>;
+    subgraph<G> s;
+    s.nodes.assign(nodes, nodes + count);
+    auto inside = [&](const typename traits::node_type& n) {
+        for (std::size_t j = 0; j < count; ++j)
+            if (nodes[j] == n) return true;
+        return false;
+    };
+    for (std::size_t i = 0; i < count; ++i) {
+        const std::size_t ic = traits::input_count(g, nodes[i]);
+        for (std::size_t k = 0; k < ic; ++k) {
+            const auto v = traits::input(g, nodes[i], k);
+            if (inside(v.node)) continue;
+            bool seen = false;
+            for (const auto& w : s.inputs) seen = seen || w == v;
+            if (!seen) s.inputs.push_back(v);
+        }
+    }
+    for (std::size_t i = 0; i < count; ++i) {
+        const auto outs = static_cast<std::uint32_t>(traits::output_count(g, nodes[i]));
+        for (std::uint32_t p = 0; p < outs; ++p)
+            if (used_outside(g, nodes, count, nodes[i], p)) s.outputs.push_back(value_ref<typename traits::node_type>{nodes[i], p});
+    }
+    return s;
+}
+
+}  // namespace detail
+
+namespace detail {
+template <class G>
+property_report apply_writable(G& g, const property<G>& prop);
+}  // namespace detail
+
+/// Apply one property to g (see the rules at the top of this header). Returns what it did.
+template <class G>
+property_report apply_property(G& g, const property<G>& prop) {
+    static_assert(is_writable_graph_v<G>,
+                  "sgmatch::apply_property(g, prop): graph_traits<G> must define the write side, "
+                  "static replace(G&, const sgmatch::replacement<node_type>&)");
+    if constexpr (!is_writable_graph_v<G>) {
+        (void)g;
+        (void)prop;
+        return property_report{};
+    } else {
+        return detail::apply_writable(g, prop);
+    }
+}
+
+namespace detail {
+
+template <class G>
+property_report apply_writable(G& g, const property<G>& prop) {
+    using traits = graph_traits<G>;
+    using N = typename traits::node_type;
+    property_report rep;
+    rep.property = prop.name();
+    if (prop.disabled()) {
+        rep.skipped = true;
+        rep.skip_reason = "disabled";
+        return rep;
+    }
+    if (prop.is_inference_only() && traits::needs_gradients(g)) {
+        rep.skipped = true;
+        rep.skip_reason = "inference_only, and the graph needs gradients";
+        return rep;
+    }
+    const G& cg = g;
+    const op_index<G> index(cg);  // checks the graph: a malformed one raises graph_error here
+    taken_mask taken;
+    auto accept = [&](const N* nodes, std::size_t count) {
+        ++rep.candidates;
+        if (count < prop.min_nodes() || count > prop.max_nodes()) {
+            ++rep.rejected_size;
+            return false;
+        }
+        // Without escaping edges only the last node's values leave the match, which makes the
+        // match convex and keeps the rewritten graph acyclic (docs/design.md). A pattern that
+        // marks edges .escaping() can match more; rewriting those needs a convexity check the
+        // partitioner does not have yet, so they are declined.
+        std::size_t leaving = 0;
+        for (std::size_t i = 0; i < count; ++i) {
+            const auto outs = static_cast<std::uint32_t>(traits::output_count(cg, nodes[i]));
+            bool any = false;
+            for (std::uint32_t p = 0; p < outs && !any; ++p) any = detail::used_outside(cg, nodes, count, nodes[i], p);
+            leaving += any ? 1 : 0;
+        }
+        if (leaving > 1) {
+            ++rep.rejected_escaping;
+            return false;
+        }
+        return true;
+    };
+    std::size_t id = 0;
+    const std::string op = prop.fused_op_name();
+    prop.scan(index, taken, accept, [&](const N* nodes, std::size_t count, const typename property<G>::factory_fn& make) {
+        subgraph<G> s = detail::boundary(cg, nodes, count);
+        s.id = id;
+        s.property = prop.name();
+        replacement<N> r;
+        r.payload = make(s);  // before any write: a throwing factory changes nothing
+        r.nodes = s.nodes;
+        r.inputs = s.inputs;
+        r.outputs = s.outputs;
+        r.name = prop.name() + "_" + std::to_string(id);
+        r.op_name = op;
+        traits::replace(g, r);  // all or nothing (the adapter's promise)
+        ++id;
+        ++rep.accepted;
+    });
+    return rep;
+}
+
+}  // namespace detail
+
+/// A named, ordered list of properties.
+template <class G>
+class backend {
+public:
+    explicit backend(std::string name) : name_(std::move(name)) {}
+    const std::string& name() const { return name_; }
+    backend& add(property<G> p) {
+        props_.push_back(std::move(p));
+        return *this;
+    }
+    const std::vector<property<G>>& properties() const { return props_; }
+    std::vector<property<G>>& properties() { return props_; }
+
+private:
+    std::string name_;
+    std::vector<property<G>> props_;
+};
+
+/// The backends registered for graphs of type G (one registry per graph type).
+template <class G>
+class backend_registry {
+public:
+    static backend_registry& instance() {
+        static backend_registry r;
+        return r;
+    }
+    /// The backend called name, created empty on first use.
+    backend<G>& get_or_add(const std::string& name) {
+        for (auto& b : backends_)
+            if (b->name() == name) return *b;
+        backends_.push_back(std::make_unique<backend<G>>(name));
+        return *backends_.back();
+    }
+    const backend<G>* find(std::string_view name) const {
+        for (auto& b : backends_)
+            if (b->name() == name) return b.get();
+        return nullptr;
+    }
+    std::vector<std::string> names() const {
+        std::vector<std::string> out;
+        for (auto& b : backends_) out.push_back(b->name());
+        return out;
+    }
+
+private:
+    std::vector<std::unique_ptr<backend<G>>> backends_;
+};
+
+/// Add p to the end of backend `name` (created if new). Returns true, so that a .cpp can
+/// register at static-initialization time: `static const bool r = register_property<G>(...);`.
+template <class G>
+bool register_property(const std::string& backend_name, property<G> p) {
+    backend_registry<G>::instance().get_or_add(backend_name).add(std::move(p));
+    return true;
+}
+
+struct apply_options {
+    std::vector<std::string> disable;  // property names to skip (added to SGMATCH_DISABLE's)
+    bool verbose = false;              // also switched on by SGMATCH_VERBOSE=1
+};
+
+namespace detail {
+
+inline std::vector<std::string> split_list(const char* s) {
+    std::vector<std::string> out;
+    if (s == nullptr) return out;
+    std::string cur;
+    for (const char* c = s;; ++c) {
+        if (*c == ',' || *c == '\0') {
+            if (!cur.empty()) out.push_back(cur);
+            cur.clear();
+            if (*c == '\0') break;
+        } else if (*c != ' ') {
+            cur += *c;
+        }
+    }
+    return out;
+}
+
+}  // namespace detail
+
+/// Run every property of backend `name` over g, in registration order. SGMATCH_DISABLE=a,b
+/// skips properties a and b; SGMATCH_VERBOSE=1 prints each pass and its counts to stderr.
+/// An unknown name raises backend_error listing the registered backends.
+template <class G>
+std::vector<property_report> apply_backend(G& g, std::string_view name, const apply_options& opt = {}) {
+    const backend<G>* b = backend_registry<G>::instance().find(name);
+    if (b == nullptr) {
+        std::string known;
+        for (auto& n : backend_registry<G>::instance().names()) known += (known.empty() ? "" : ", ") + n;
+        throw backend_error("sgmatch::apply_backend: no backend named '" + std::string(name) +
+                            "'; registered: " + (known.empty() ? std::string("(none)") : known));
+    }
+    std::vector<std::string> off = detail::split_list(std::getenv("SGMATCH_DISABLE"));
+    off.insert(off.end(), opt.disable.begin(), opt.disable.end());
+    const char* v = std::getenv("SGMATCH_VERBOSE");
+    const bool verbose = opt.verbose || (v != nullptr && std::string_view(v) == "1");
+    std::vector<property_report> reports;
+    for (const property<G>& p : b->properties()) {
+        bool disabled = false;
+        for (auto& o : off) disabled = disabled || o == p.name();
+        if (verbose) std::fprintf(stderr, "start to execute subgraph pass %s\n", p.name().c_str());
+        property_report r;
+        if (disabled) {
+            r.property = p.name();
+            r.skipped = true;
+            r.skip_reason = "disabled by SGMATCH_DISABLE";
+        } else {
+            r = apply_property(g, p);
+        }
+        if (verbose) {
+            if (r.skipped)
+                std::fprintf(stderr, "  %s: skipped (%s)\n", r.property.c_str(), r.skip_reason.c_str());
+            else
+                std::fprintf(stderr, "  %s: %zu candidates, %zu fused, rejected: %zu by size, %zu escaping\n",
+                             r.property.c_str(), r.candidates, r.accepted, r.rejected_size, r.rejected_escaping);
+        }
+        reports.push_back(std::move(r));
+    }
+    return reports;
+}
+
+/// The one-line hook for a framework's executor: applies the backend named by SGMATCH_BACKEND,
+/// if set (nothing otherwise).
+template <class G>
+std::vector<property_report> apply_backend_from_env(G& g) {
+    const char* name = std::getenv("SGMATCH_BACKEND");
+    if (name == nullptr || *name == '\0') return {};
+    return apply_backend(g, name);
+}
+
+SGMATCH_END_NAMESPACE

@@ -1,0 +1,311 @@
+// Partitioning: properties, backends, legality, transactional rewrites.
+#include <doctest/doctest.h>
+
+#include <any>
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sgmatch/graph/builders.hpp"
+#include "sgmatch/partition/partition.hpp"
+#include "sgmatch/sgmatch.hpp"
+
+using namespace sgmatch;
+using namespace sgmatch::ops;
+
+namespace {
+
+struct conv;
+struct bn;
+
+// What the test factories store on a fused node.
+struct fused_info {
+    std::size_t id;
+    std::vector<node_id> nodes;
+    std::size_t inputs, outputs;
+};
+
+auto recording_factory() {
+    return [](const subgraph<graph>& s) { return fused_info{s.id, s.nodes, s.inputs.size(), s.outputs.size()}; };
+}
+
+// The fused node each replaced node went into; other nodes map to themselves.
+std::map<std::uint32_t, std::uint32_t> members_of_fused(const graph& g) {
+    std::map<std::uint32_t, std::uint32_t> rep;
+    for (auto n : g.nodes())
+        if (g.payload(n).has_value())
+            for (auto m : std::any_cast<const fused_info&>(g.payload(n)).nodes) rep[m.value] = n.value;
+    return rep;
+}
+
+// No edge lost or invented at a boundary: the old graph's edges, with each replaced node read as
+// its fused node and edges inside one fused node dropped, are exactly the new graph's edges;
+// graph outputs likewise.
+void check_contraction(const graph& before, const graph& after) {
+    const op_index<graph> checked(after);  // valid: acyclic, ports in range, no dangling input
+    const auto rep = members_of_fused(after);
+    auto r = [&](node_id n) {
+        auto it = rep.find(n.value);
+        return it == rep.end() ? n.value : it->second;
+    };
+    std::set<std::pair<std::uint32_t, std::uint32_t>> want, have;
+    for (auto n : before.nodes())
+        for (std::size_t i = 0; i < before.input_count(n); ++i) {
+            const auto a = r(before.input(n, i).node), b = r(n);
+            if (a != b) want.insert({a, b});
+        }
+    for (auto n : after.nodes())
+        for (std::size_t i = 0; i < after.input_count(n); ++i) have.insert({after.input(n, i).node.value, n.value});
+    CHECK(want == have);
+    REQUIRE(before.graph_output_count() == after.graph_output_count());
+    for (std::size_t i = 0; i < before.graph_output_count(); ++i)
+        CHECK(r(before.graph_output(i).node) == after.graph_output(i).node.value);
+    // Every node is in at most one fused node, and the node count adds up.
+    std::size_t replaced = 0, fused = 0;
+    std::set<std::uint32_t> seen;
+    for (auto n : after.nodes())
+        if (after.payload(n).has_value()) {
+            ++fused;
+            for (auto m : std::any_cast<const fused_info&>(after.payload(n)).nodes) {
+                CHECK(seen.insert(m.value).second);
+                ++replaced;
+            }
+        }
+    CHECK(after.node_count() == before.node_count() - replaced + fused);
+}
+
+std::size_t count_op(const graph& g, std::string_view op) {
+    std::size_t k = 0;
+    for (auto n : g.nodes()) k += g.kind(n) == node_kind::op && g.op_name(n) == op;
+    return k;
+}
+
+}  // namespace
+
+TEST_CASE("ResNet-50: conv+bn+relu then conv+bn, rewritten in registration order") {
+    graph g = build::resnet50();
+    const graph before = g;
+    backend<graph> b("test_resnet");
+    b.add(make_property<graph>("conv_bn_relu", op<Conv>().as<conv>() >> op<BatchNorm>().as<bn>() >> op<Relu>(),
+                               [](const subgraph<graph>& s, const auto& m) {
+                                   const auto [c, n] = m.template get<conv, bn>();
+                                   CHECK(s.nodes.front() == c);
+                                   CHECK(s.nodes[1] == n);
+                                   return fused_info{s.id, s.nodes, s.inputs.size(), s.outputs.size()};
+                               }));
+    b.add(make_property<graph>("conv_bn", op<Conv>() >> op<BatchNorm>(), recording_factory()));
+    std::vector<property_report> reports;
+    for (auto& p : b.properties()) reports.push_back(apply_property(g, p));
+    CHECK(reports[0].accepted == 33);
+    CHECK(reports[1].accepted == 20);  // 16 before a residual add, 4 projections
+    CHECK(count_op(g, "Conv") == 0);
+    CHECK(count_op(g, "BatchNormalization") == 0);
+    CHECK(count_op(g, "sgmatch.conv_bn_relu") == 33);
+    check_contraction(before, g);
+    for (auto n : g.nodes())
+        if (g.payload(n).has_value()) {
+            const auto& info = std::any_cast<const fused_info&>(g.payload(n));
+            CHECK(info.outputs == 1);
+            CHECK(g.output_count(n) == 1);
+            CHECK(g.input_count(n) == info.inputs);
+            CHECK(info.inputs >= 6);  // data, weights, and the four BatchNorm parameters
+        }
+}
+
+TEST_CASE("boundary: inputs in order of first use, each value once; outputs that leave") {
+    graph g;
+    auto x = g.add_input("x");
+    auto c = g.add_op("Conv", "c", {x, x});  // the same value read twice is one input
+    auto a = g.add_op("Add", "a", {c, x});
+    auto r = g.add_op("Relu", "r", {a});
+    g.mark_output(r);
+    std::vector<value_ref<node_id>> ins, outs;
+    auto p = make_property<graph>("cr", op<Conv>() >> op<Add>(any()) >> op<Relu>(), [&](const subgraph<graph>& s) {
+        ins = s.inputs;
+        outs = s.outputs;
+        return 0;
+    });
+    const auto rep = apply_property(g, p);
+    CHECK(rep.accepted == 1);
+    REQUIRE(ins.size() == 1);
+    CHECK(ins[0].node == x);
+    REQUIRE(outs.size() == 1);
+    CHECK(outs[0].node == r);
+    REQUIRE(g.graph_output_count() == 1);
+    CHECK(g.op_name(g.graph_output(0).node) == "sgmatch.cr");
+}
+
+TEST_CASE("attributes: min/max size, disable, inference_only, fused op name, user attributes") {
+    graph g;
+    build::chain(g, {"Conv", "BatchNormalization", "Relu", "Conv", "Relu"});
+    const graph before = g;
+    constexpr auto p = op<Conv>() >> optional(op<BatchNorm>()) >> op<Relu>();
+    {
+        graph h = before;
+        auto prop = make_property<graph>("big", p, recording_factory());
+        prop.min_size(3);
+        const auto r = apply_property(h, prop);
+        CHECK(r.candidates == 2);
+        CHECK(r.accepted == 1);
+        CHECK(r.rejected_size == 1);
+        check_contraction(before, h);
+    }
+    {
+        graph h = before;
+        auto prop = make_property<graph>("small", p, recording_factory());
+        prop.max_size(2).fused_op("my.fused").set_attr("target", "cpu");
+        REQUIRE(prop.attr("target") != nullptr);
+        CHECK(*prop.attr("target") == "cpu");
+        CHECK(prop.attr("nope") == nullptr);
+        const auto r = apply_property(h, prop);
+        CHECK(r.accepted == 1);
+        CHECK(count_op(h, "my.fused") == 1);
+    }
+    {
+        graph h = before;
+        auto prop = make_property<graph>("off", p, recording_factory());
+        prop.disable();
+        const auto r = apply_property(h, prop);
+        CHECK(r.skipped);
+        CHECK(h.node_count() == before.node_count());
+    }
+    {
+        graph h = before;
+        h.set_needs_gradients(true);
+        auto prop = make_property<graph>("infer", p, recording_factory());
+        prop.inference_only();
+        CHECK(apply_property(h, prop).skipped);
+        h.set_needs_gradients(false);
+        CHECK(apply_property(h, prop).accepted == 2);
+    }
+}
+
+TEST_CASE("an escaping intermediate is declined, and the graph is left as it was") {
+    graph g;
+    auto x = g.add_input("x");
+    auto c = g.add_op("Conv", "c", {x});
+    auto b = g.add_op("BatchNormalization", "b", {c});
+    auto r = g.add_op("Relu", "r", {b});
+    auto side = g.add_op("Sigmoid", "side", {c});  // uses the conv outside the match
+    g.mark_output(r);
+    g.mark_output(side);
+    const graph before = g;
+    auto prop = make_property<graph>("esc", op<Conv>().escaping() >> op<BatchNorm>() >> op<Relu>(), recording_factory());
+    const auto rep = apply_property(g, prop);
+    CHECK(rep.candidates == 1);
+    CHECK(rep.rejected_escaping == 1);
+    CHECK(rep.accepted == 0);
+    CHECK(g.node_count() == before.node_count());
+}
+
+TEST_CASE("a throwing factory at any call leaves every earlier rewrite and a valid graph") {
+    const graph before = build::resnet50();
+    int calls_total = 0;
+    {
+        graph g = before;
+        auto prop = make_property<graph>("count", op<Conv>() >> op<BatchNorm>() >> op<Relu>(), [&](const subgraph<graph>& s) {
+            ++calls_total;
+            return fused_info{s.id, s.nodes, s.inputs.size(), s.outputs.size()};
+        });
+        apply_property(g, prop);
+    }
+    REQUIRE(calls_total == 33);
+    for (int fail_at = 1; fail_at <= calls_total; ++fail_at) {
+        graph g = before;
+        int calls = 0;
+        auto prop = make_property<graph>("flaky", op<Conv>() >> op<BatchNorm>() >> op<Relu>(), [&](const subgraph<graph>& s) {
+            if (++calls == fail_at) throw std::runtime_error("factory failed");
+            return fused_info{s.id, s.nodes, s.inputs.size(), s.outputs.size()};
+        });
+        CHECK_THROWS_WITH_AS(apply_property(g, prop), "factory failed", std::runtime_error);
+        CHECK(count_op(g, "sgmatch.flaky") == static_cast<std::size_t>(fail_at - 1));
+        check_contraction(before, g);
+    }
+}
+
+TEST_CASE("random DAGs: acyclic results, disjoint subgraphs, no lost edge, same partition on a rerun") {
+    const char* many = std::getenv("SGMATCH_PROPERTY_RUNS");
+    const int runs = many ? std::atoi(many) : 300;  // ctest sets 10000 (1000 under sanitizers)
+    std::size_t fused_total = 0;
+    for (int seed = 0; seed < runs; ++seed) {
+        const std::size_t n = 50 + static_cast<std::size_t>(seed * 7919) % 1950;
+        const graph before = build::random_dag(n, static_cast<std::uint64_t>(seed));
+        graph g1 = before, g2 = before;
+        backend<graph> b("rnd");
+        b.add(make_property<graph>("cbr", op<Conv>() >> optional(op<BatchNorm>()) >> repeat<0, 2>(op<Relu, Sigmoid>()),
+                                   recording_factory()));
+        b.add(make_property<graph>("mul_add", op<Mul>(any(), any()) >> op<Add>(any()), recording_factory()));
+        b.add(make_property<graph>("pair", op<Sigmoid, MaxPool>() >> op<Relu>(), recording_factory()));
+        for (auto& p : b.properties()) {
+            apply_property(g1, p);
+            apply_property(g2, p);
+        }
+        check_contraction(before, g1);
+        // Deterministic: the same nodes fused, in the same groups.
+        std::vector<std::vector<node_id>> a, c;
+        for (auto v : g1.nodes())
+            if (g1.payload(v).has_value()) a.push_back(std::any_cast<const fused_info&>(g1.payload(v)).nodes);
+        for (auto v : g2.nodes())
+            if (g2.payload(v).has_value()) c.push_back(std::any_cast<const fused_info&>(g2.payload(v)).nodes);
+        CHECK(a == c);
+        fused_total += a.size();
+    }
+    CHECK(fused_total > static_cast<std::size_t>(runs));  // the checks above saw real rewrites
+}
+
+TEST_CASE("a 200k-node chain partitions without deep recursion") {
+    graph g;
+    auto x = g.add_input("x");
+    for (int i = 0; i < 200000; ++i) x = g.add_op(i % 2 ? "Relu" : "Conv", std::string("n").append(std::to_string(i)), {x});
+    g.mark_output(x);
+    auto prop = make_property<graph>("cr", op<Conv>() >> op<Relu>(), [](const subgraph<graph>&) { return 0; });
+    const auto r = apply_property(g, prop);
+    CHECK(r.accepted == 100000);
+    CHECK(g.node_count() == 100001);
+    const op_index<graph> checked(g);
+    CHECK(checked.order().size() == 100001);
+}
+
+TEST_CASE("backends: registration order, lookup, SGMATCH_BACKEND / SGMATCH_DISABLE, unknown names") {
+    static const bool registered = register_property<graph>(
+        "test_env", make_property<graph>("first", op<Conv>() >> op<Relu>(), recording_factory()));
+    register_property<graph>("test_env", make_property<graph>("second", op<Conv>(), recording_factory()));
+    CHECK(registered);
+    graph base;
+    build::chain(base, {"Conv", "Relu", "Conv", "Sigmoid"});
+    {
+        graph g = base;
+        const auto reps = apply_backend(g, "test_env");
+        REQUIRE(reps.size() == 2);
+        CHECK(reps[0].property == "first");
+        CHECK(reps[0].accepted == 1);
+        CHECK(reps[1].accepted == 1);  // the second conv, alone
+    }
+    {
+        graph g = base;
+        ::unsetenv("SGMATCH_BACKEND");
+        CHECK(apply_backend_from_env(g).empty());
+        CHECK(g.node_count() == base.node_count());
+        ::setenv("SGMATCH_BACKEND", "test_env", 1);
+        ::setenv("SGMATCH_DISABLE", "first", 1);
+        const auto reps = apply_backend_from_env(g);
+        ::unsetenv("SGMATCH_BACKEND");
+        ::unsetenv("SGMATCH_DISABLE");
+        REQUIRE(reps.size() == 2);
+        CHECK(reps[0].skipped);
+        CHECK(reps[1].accepted == 2);  // both convs, since "first" was off
+    }
+    {
+        graph g = base;
+        CHECK_THROWS_WITH_AS(apply_backend(g, "nope"), doctest::Contains("registered: "), backend_error);
+        try {
+            apply_backend(g, "nope");
+        } catch (const backend_error& e) {
+            CHECK(std::string(e.what()).find("test_env") != std::string::npos);
+        }
+    }
+}
