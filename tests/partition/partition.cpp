@@ -1,9 +1,11 @@
 // Partitioning: properties, backends, legality, transactional rewrites.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <any>
 #include <cstdlib>
 #include <map>
+#include <random>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -184,7 +186,7 @@ TEST_CASE("attributes: min/max size, disable, inference_only, fused op name, use
     }
 }
 
-TEST_CASE("an escaping intermediate is declined, and the graph is left as it was") {
+TEST_CASE("an escaping intermediate becomes an extra output of the fused node") {
     graph g;
     auto x = g.add_input("x");
     auto c = g.add_op("Conv", "c", {x});
@@ -196,10 +198,42 @@ TEST_CASE("an escaping intermediate is declined, and the graph is left as it was
     const graph before = g;
     auto prop = make_property<graph>("esc", op<Conv>().escaping() >> op<BatchNorm>() >> op<Relu>(), recording_factory());
     const auto rep = apply_property(g, prop);
-    CHECK(rep.candidates == 1);
-    CHECK(rep.rejected_escaping == 1);
-    CHECK(rep.accepted == 0);
-    CHECK(g.node_count() == before.node_count());
+    CHECK(rep.accepted == 1);
+    check_contraction(before, g);
+    const node_id f = g.graph_output(0).node;
+    CHECK(g.output_count(f) == 2);  // relu's value, then the conv's
+    CHECK(g.input(side, 0).node == f);
+    CHECK(g.input(side, 0).port == 1);
+}
+
+TEST_CASE("a match that a path leaves and re-enters is declined, the graph left as it was") {
+    graph g;
+    auto x = g.add_input("x");
+    auto c = g.add_op("Conv", "c", {x});
+    auto s = g.add_op("Sigmoid", "s", {c});
+    auto a = g.add_op("Add", "a", {c, s});  // c -> s -> a: leaves {c, a} and comes back
+    g.mark_output(a);
+    const graph before = g;
+    {
+        auto prop = make_property<graph>("nc", op<Conv>().escaping() >> op<Add>(any()), recording_factory());
+        const auto rep = apply_property(g, prop);
+        CHECK(rep.candidates == 1);
+        CHECK(rep.rejected_cycle == 1);
+        CHECK(rep.accepted == 0);
+        CHECK(g.node_count() == before.node_count());
+    }
+    {
+        auto prop = make_property<graph>("mx", op<Conv>() >> op<Add>(any()), recording_factory());
+        prop.allow_escaping();  // the same through the property attribute
+        const auto rep = apply_property(g, prop);
+        CHECK(rep.rejected_cycle == 1);
+        CHECK(rep.accepted == 0);
+    }
+    {
+        auto prop = make_property<graph>("closed", op<Conv>() >> op<Add>(any()), recording_factory());
+        const auto rep = apply_property(g, prop);  // under the closure rule it does not even match
+        CHECK(rep.candidates == 0);
+    }
 }
 
 TEST_CASE("a throwing factory at any call leaves every earlier rewrite and a valid graph") {
@@ -230,7 +264,7 @@ TEST_CASE("a throwing factory at any call leaves every earlier rewrite and a val
 TEST_CASE("random DAGs: acyclic results, disjoint subgraphs, no lost edge, same partition on a rerun") {
     const char* many = std::getenv("SGMATCH_PROPERTY_RUNS");
     const int runs = many ? std::atoi(many) : 300;  // ctest sets 10000 (1000 under sanitizers)
-    std::size_t fused_total = 0;
+    std::size_t fused_total = 0, escaping_total = 0;
     for (int seed = 0; seed < runs; ++seed) {
         const std::size_t n = 50 + static_cast<std::size_t>(seed * 7919) % 1950;
         const graph before = build::random_dag(n, static_cast<std::uint64_t>(seed));
@@ -240,6 +274,9 @@ TEST_CASE("random DAGs: acyclic results, disjoint subgraphs, no lost edge, same 
                                    recording_factory()));
         b.add(make_property<graph>("mul_add", op<Mul>(any(), any()) >> op<Add>(any()), recording_factory()));
         b.add(make_property<graph>("pair", op<Sigmoid, MaxPool>() >> op<Relu>(), recording_factory()));
+        auto esc = make_property<graph>("esc", op<Add, Concat>() >> op<Mul, Add>(any()), recording_factory());
+        esc.allow_escaping();  // MXNet semantics: intermediates may be used outside
+        b.add(esc);
         for (auto& p : b.properties()) {
             apply_property(g1, p);
             apply_property(g2, p);
@@ -253,8 +290,11 @@ TEST_CASE("random DAGs: acyclic results, disjoint subgraphs, no lost edge, same 
             if (g2.payload(v).has_value()) c.push_back(std::any_cast<const fused_info&>(g2.payload(v)).nodes);
         CHECK(a == c);
         fused_total += a.size();
+        for (auto v : g1.nodes())
+            if (g1.payload(v).has_value()) escaping_total += g1.output_count(v) > 1;
     }
     CHECK(fused_total > static_cast<std::size_t>(runs));  // the checks above saw real rewrites
+    CHECK(escaping_total > static_cast<std::size_t>(runs) / 10);  // and fused nodes with extra outputs
 }
 
 TEST_CASE("a 200k-node chain partitions without deep recursion") {
@@ -308,4 +348,70 @@ TEST_CASE("backends: registration order, lookup, SGMATCH_BACKEND / SGMATCH_DISAB
             CHECK(std::string(e.what()).find("test_env") != std::string::npos);
         }
     }
+}
+
+namespace {
+
+// Brute force: contract every set in `sets` and check the quotient for a cycle (Kahn).
+bool quotient_acyclic(const graph& g, const std::vector<std::vector<node_id>>& sets) {
+    std::map<std::uint32_t, std::uint32_t> vert;  // node -> vertex key
+    for (auto n : g.nodes()) vert[n.value] = n.value;
+    for (std::size_t i = 0; i < sets.size(); ++i)
+        for (auto n : sets[i]) vert[n.value] = 1000000u + static_cast<std::uint32_t>(i);
+    std::map<std::uint32_t, std::set<std::uint32_t>> out;
+    std::map<std::uint32_t, int> indeg;
+    for (auto& [n, v] : vert) indeg[v] += 0;
+    for (auto n : g.nodes())
+        for (auto& u : g.users(n)) {
+            const auto a = vert[n.value], b = vert[u.user.value];
+            if (a != b && out[a].insert(b).second) ++indeg[b];
+        }
+    std::vector<std::uint32_t> ready;
+    for (auto& [v, d] : indeg)
+        if (d == 0) ready.push_back(v);
+    std::size_t done = 0;
+    while (!ready.empty()) {
+        const auto v = ready.back();
+        ready.pop_back();
+        ++done;
+        for (auto w : out[v])
+            if (--indeg[w] == 0) ready.push_back(w);
+    }
+    return done == indeg.size();
+}
+
+}  // namespace
+
+TEST_CASE("the convexity check agrees with brute force on small and medium random DAGs") {
+    std::size_t accepted = 0, rejected = 0;
+    for (std::uint64_t seed = 0; seed < 1200; ++seed) {
+        const bool renumber = seed % 2 == 1;  // odd seeds: renumber after every accepted set
+        const std::size_t n = seed < 800 ? 4 + seed % 9 : 60 + seed % 140;  // up to 12 nodes, then larger
+        const graph g = build::random_dag(n, seed);
+        const op_index<graph> idx(g);
+        sgmatch::detail::quotient_checker<graph> q(idx, renumber);
+        std::mt19937_64 rng(seed * 7 + 1);
+        std::vector<node_id> free_nodes(idx.order().begin(), idx.order().end());
+        std::vector<std::vector<node_id>> sets;
+        for (int attempt = 0; attempt < 12 && free_nodes.size() >= 2; ++attempt) {
+            // A random set: a free node and some free nodes near it in the order (connected or not).
+            std::shuffle(free_nodes.begin(), free_nodes.end(), rng);
+            const std::size_t k = 2 + rng() % std::min<std::size_t>(4, free_nodes.size() - 1);
+            std::vector<node_id> set(free_nodes.begin(), free_nodes.begin() + static_cast<std::ptrdiff_t>(k));
+            auto with = sets;
+            with.push_back(set);
+            const bool want = quotient_acyclic(g, with);
+            const bool got = q.accept(set.data(), set.size());
+            CHECK(got == want);
+            if (got) {
+                sets.push_back(set);
+                free_nodes.erase(free_nodes.begin(), free_nodes.begin() + static_cast<std::ptrdiff_t>(k));
+                ++accepted;
+            } else {
+                ++rejected;
+            }
+        }
+    }
+    CHECK(accepted > 100);  // both answers were exercised
+    CHECK(rejected > 100);
 }

@@ -78,9 +78,11 @@ public:
     using N = typename traits::node_type;
     using from = from_t<N>;
 
-    engine(const G& g, const program<G>& prog, const std::uint8_t* taken, explain_state* ex)
+    /// escape_all: every matched node may have users outside the match (MXNet's semantics, for
+    /// properties that allow escaping intermediates and for generated selectors).
+    engine(const G& g, const program<G>& prog, const std::uint8_t* taken, explain_state* ex, bool escape_all = false)
         : g_(g), prog_(prog), taken_(taken), ex_(ex), nodes_(prog.max_nodes), flags_(prog.max_nodes),
-          log_(prog.max_log) {
+          log_(prog.max_log), esc_depth_(escape_all ? 1 : 0) {
         if (prog.fast) {
             const instr* root = prog.root();
             const bool chain = root->kind == ik::chain;
@@ -95,7 +97,7 @@ public:
     /// Match the program with its first node at n. On success the state holds the match.
     bool run(N n) {
         count_ = 0;
-        log_n_ = 0;  // esc_depth_ is balanced by every path
+        log_n_ = 0;  // esc_depth_ is balanced by every path (and starts at 1 under escape_all)
         const cont done{cont::finish};
         return elem(prog_.root(), from{n, false, 0, -1}, &done);
     }

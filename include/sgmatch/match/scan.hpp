@@ -138,16 +138,19 @@ namespace detail {
 
 /// The scan itself, shared by every pattern on graphs of type G: calls on_match(obj, engine)
 /// for each match; when it returns true the match is accepted and its nodes marked taken.
-/// allow_fast = false keeps to the general path (benchmarks measure it that way).
+/// allow_fast = false keeps to the general path (benchmarks measure it that way); escape_all
+/// lets every matched node have outside users (see engine).
 template <class G>
 std::size_t scan(const op_index<G>& index, const program<G>& prog, taken_mask& taken, const void* obj,
-                 bool (*on_match)(const void*, const engine<G, false>&), bool allow_fast = true) {
+                 bool (*on_match)(const void*, const engine<G, false>&), bool allow_fast = true,
+                 bool escape_all = false) {
     using traits = graph_traits<G>;
     using N = typename traits::node_type;
     const G& g = index.graph();
     if (taken.size() < traits::index_bound(g)) taken.resize(traits::index_bound(g), 0);
     std::size_t found = 0;
-    engine<G, false> e(g, prog, taken.data(), nullptr);  // reused
+    engine<G, false> e(g, prog, taken.data(), nullptr, escape_all);  // reused
+    allow_fast = allow_fast && !escape_all;  // the straight-line path follows single uses only
     auto matches_at = [&](const N& n) {
         if (prog.fast && allow_fast) {  // the graph was checked by op_index
             const auto r = e.run_fast(n);
@@ -276,7 +279,7 @@ public:
 
 private:
     template <class G2, class P2, class A2>
-    friend auto find_all(const op_index<G2>&, const P2&, taken_mask&, A2&&);
+    friend auto find_all(const op_index<G2>&, const P2&, taken_mask&, A2&&, bool);
 
     detail::match_store<node_type> store_;
 };
@@ -291,7 +294,7 @@ struct accept_all {
 /// Every non-overlapping match of p, in topological order of the anchors, that uses no node
 /// marked in `taken` and for which accept(nodes, count) holds; accepted matches are marked.
 template <class G, class P, class Accept = detail::accept_all>
-auto find_all(const op_index<G>& index, const P& p, taken_mask& taken, Accept&& accept = {}) {
+auto find_all(const op_index<G>& index, const P& p, taken_mask& taken, Accept&& accept = {}, bool escape_all = false) {
     if constexpr (!detail::check_entry<G, P>()) {
         return 0;
     } else {
@@ -308,7 +311,7 @@ auto find_all(const op_index<G>& index, const P& p, taken_mask& taken, Accept&& 
             if (!(*x.accept)(e.nodes(), e.count())) return false;
             x.store->add(e);
             return true;
-        });
+        }, /*allow_fast=*/true, escape_all);
         return out;
     }
 }

@@ -31,6 +31,7 @@
 #include "sgmatch/graph/replacement.hpp"
 #include "sgmatch/graph/types.hpp"
 #include "sgmatch/match/scan.hpp"
+#include "sgmatch/partition/convexity.hpp"
 #include "sgmatch/partition/property.hpp"
 
 SGMATCH_BEGIN_NAMESPACE
@@ -43,7 +44,7 @@ struct property_report {
     std::size_t candidates = 0;      // matches the pattern found (before the checks below)
     std::size_t accepted = 0;        // rewritten into a fused node
     std::size_t rejected_size = 0;   // outside [min_size, max_size]
-    std::size_t rejected_escaping = 0;  // an intermediate is used outside the match
+    std::size_t rejected_cycle = 0;  // a path would leave the subgraph and re-enter it
 };
 
 /// Raised for an unknown backend name; the message lists the registered ones.
@@ -90,11 +91,22 @@ subgraph<G> boundary(const G& g, const typename graph_traits<G>::node_type* node
             if (!seen) s.inputs.push_back(v);
         }
     }
-    for (std::size_t i = 0; i < count; ++i) {
-        const auto outs = static_cast<std::uint32_t>(traits::output_count(g, nodes[i]));
-        for (std::uint32_t p = 0; p < outs; ++p)
-            if (used_outside(g, nodes, count, nodes[i], p)) s.outputs.push_back(value_ref<typename traits::node_type>{nodes[i], p});
-    }
+    // Outputs: first those of the subgraph's sinks (nodes no other member reads: the match's
+    // last node), then escaping intermediates; each in node order, ports in order.
+    auto read_inside = [&](const typename traits::node_type& n) {
+        const std::size_t uc = traits::user_count(g, n);
+        for (std::size_t k = 0; k < uc; ++k)
+            if (inside(traits::user(g, n, k).user)) return true;
+        return false;
+    };
+    for (int pass = 0; pass < 2; ++pass)
+        for (std::size_t i = 0; i < count; ++i) {
+            if (read_inside(nodes[i]) != (pass == 1)) continue;
+            const auto outs = static_cast<std::uint32_t>(traits::output_count(g, nodes[i]));
+            for (std::uint32_t p = 0; p < outs; ++p)
+                if (used_outside(g, nodes, count, nodes[i], p))
+                    s.outputs.push_back(value_ref<typename traits::node_type>{nodes[i], p});
+        }
     return s;
 }
 
@@ -141,25 +153,17 @@ property_report apply_writable(G& g, const property<G>& prop) {
     const G& cg = g;
     const op_index<G> index(cg);  // checks the graph: a malformed one raises graph_error here
     taken_mask taken;
+    detail::quotient_checker<G> legal(index);
     auto accept = [&](const N* nodes, std::size_t count) {
         ++rep.candidates;
         if (count < prop.min_nodes() || count > prop.max_nodes()) {
             ++rep.rejected_size;
             return false;
         }
-        // Without escaping edges only the last node's values leave the match, which makes the
-        // match convex and keeps the rewritten graph acyclic (docs/design.md). A pattern that
-        // marks edges .escaping() can match more; rewriting those needs a convexity check the
-        // partitioner does not have yet, so they are declined.
-        std::size_t leaving = 0;
-        for (std::size_t i = 0; i < count; ++i) {
-            const auto outs = static_cast<std::uint32_t>(traits::output_count(cg, nodes[i]));
-            bool any = false;
-            for (std::uint32_t p = 0; p < outs && !any; ++p) any = detail::used_outside(cg, nodes, count, nodes[i], p);
-            leaving += any ? 1 : 0;
-        }
-        if (leaving > 1) {
-            ++rep.rejected_escaping;
+        // Convexity in the graph with the earlier matches of this pass contracted: free for
+        // matches under the closure rule, a bounded search for escaping ones (convexity.hpp).
+        if (!legal.accept(nodes, count)) {
+            ++rep.rejected_cycle;
             return false;
         }
         return true;
@@ -300,8 +304,8 @@ std::vector<property_report> apply_backend(G& g, std::string_view name, const ap
             if (r.skipped)
                 std::fprintf(stderr, "  %s: skipped (%s)\n", r.property.c_str(), r.skip_reason.c_str());
             else
-                std::fprintf(stderr, "  %s: %zu candidates, %zu fused, rejected: %zu by size, %zu escaping\n",
-                             r.property.c_str(), r.candidates, r.accepted, r.rejected_size, r.rejected_escaping);
+                std::fprintf(stderr, "  %s: %zu candidates, %zu fused, rejected: %zu by size, %zu would make a cycle\n",
+                             r.property.c_str(), r.candidates, r.accepted, r.rejected_size, r.rejected_cycle);
         }
         reports.push_back(std::move(r));
     }

@@ -40,7 +40,9 @@ struct subgraph {
     std::vector<value_ref<node_type>> outputs;  // values used outside or graph outputs, in node order
 };
 
-/// What one property does: match, then build the fused node's payload.
+/// What one property does: match, then build the fused node's payload. Attributes as in
+/// MXNet's SubgraphProperty (name, disable, inference_only) plus size limits, escaping
+/// intermediates, the fused op name and free-form user attributes.
 template <class G>
 class property {
 public:
@@ -52,7 +54,7 @@ public:
     using accept_fn = std::function<bool(const node_type* nodes, std::size_t count)>;
     using factory_fn = std::function<std::any(const subgraph<G>&)>;
     using sink = std::function<void(const node_type* nodes, std::size_t count, const factory_fn& factory)>;
-    using scanner = std::function<void(const op_index<G>&, taken_mask&, const accept_fn&, const sink&)>;
+    using scanner = std::function<void(const op_index<G>&, taken_mask&, const accept_fn&, const sink&, bool)>;
 
     property(std::string name, scanner scan) : name_(std::move(name)), scan_(std::move(scan)) {}
 
@@ -82,6 +84,14 @@ public:
     }
     std::size_t min_nodes() const { return min_size_; }
     std::size_t max_nodes() const { return max_size_; }
+    /// Let every intermediate of a match have users outside it (MXNet's semantics): such values
+    /// become extra outputs of the fused node. Matches that would then create a cycle are
+    /// declined. Off by default: only edges a pattern marks .escaping() may leave.
+    property& allow_escaping(bool on = true) {
+        allow_escaping_ = on;
+        return *this;
+    }
+    bool allows_escaping() const { return allow_escaping_; }
     /// The op name of the fused nodes (default "sgmatch.<property name>").
     property& fused_op(std::string op) {
         fused_op_ = std::move(op);
@@ -99,7 +109,7 @@ public:
     }
 
     void scan(const op_index<G>& index, taken_mask& taken, const accept_fn& accept, const sink& s) const {
-        scan_(index, taken, accept, s);
+        scan_(index, taken, accept, s, allow_escaping_);
     }
 
 private:
@@ -107,6 +117,7 @@ private:
     scanner scan_;
     bool disabled_ = false;
     bool inference_only_ = false;
+    bool allow_escaping_ = false;
     std::size_t min_size_ = 1;
     std::size_t max_size_ = static_cast<std::size_t>(-1);
     std::string fused_op_;
@@ -125,8 +136,8 @@ property<G> make_property(std::string name, const P& p, F factory) {
                   "sgmatch::make_property(name, p, factory): factory must be callable as "
                   "factory(const subgraph<G>&, const match_result<G, P>&) or factory(const subgraph<G>&)");
     auto scan = [p, factory](const op_index<G>& index, taken_mask& taken, const typename property<G>::accept_fn& accept,
-                             const typename property<G>::sink& out) {
-        const auto list = find_all(index, p, taken, accept);
+                             const typename property<G>::sink& out, bool escape_all) {
+        const auto list = find_all(index, p, taken, accept, escape_all);
         for (std::size_t i = 0; i < list.size(); ++i) {
             const result_t m = list[i];
             const typename property<G>::factory_fn make = [&](const subgraph<G>& s) -> std::any {

@@ -1,0 +1,219 @@
+// sgmatch/partition/convexity.hpp - accepting node sets one by one without creating a cycle.
+//
+// A pass accepts disjoint node sets (matches) in order and contracts each into one node. The
+// contraction must keep the graph acyclic: no path may leave an accepted set and re-enter it,
+// in the graph with the earlier sets already contracted (the "quotient"). quotient_checker
+// decides this for each new set without contracting anything, in time proportional to the part
+// of the graph that could matter:
+//
+// - It keeps a topological numbering `pos` of the quotient (doubles, starting from the graph's
+//   order; unrelated vertices may share a value). A path into the new set M only passes through
+//   positions below max_pos(M), so a search from M's outside users never goes past max_pos(M)
+//   (ties are searched too).
+// - A set whose only outside users come after all its members (every match under the closure
+//   rule: its last node is the only one used outside, and the others are its ancestors) needs no
+//   search at all: each outside user is found past max_pos(M) at once.
+// - When a set is accepted, it takes position max_pos(M), and the nodes the search reached
+//   (downstream of an escaping user, before max_pos(M)) are renumbered into the gap after it, in
+//   their old order, which keeps the numbering topological. If a gap runs out of double
+//   precision the whole quotient is renumbered once (Kahn's algorithm, O(N + E)).
+//
+// Nothing recurses; the search is an explicit queue.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "sgmatch/detail/config.hpp"
+#include "sgmatch/graph/adapter.hpp"
+#include "sgmatch/match/scan.hpp"
+
+SGMATCH_BEGIN_NAMESPACE
+namespace detail {
+
+template <class G>
+class quotient_checker {
+public:
+    using traits = graph_traits<G>;
+    using N = typename traits::node_type;
+
+    /// always_renumber: renumber the whole quotient after every accepted set (tests use it to
+    /// check the fallback that a gap out of precision takes).
+    explicit quotient_checker(const op_index<G>& index, bool always_renumber = false)
+        : g_(index.graph()),
+          always_renumber_(always_renumber),
+          pos_(traits::index_bound(g_), 0.0),
+          group_(traits::index_bound(g_), -1),
+          stamp_(traits::index_bound(g_), 0) {
+        double p = 0;
+        for (const N& n : index.order()) pos_[traits::index(g_, n)] = p++;
+    }
+
+    /// Whether contracting `nodes` (none in an accepted set) keeps the quotient acyclic. If so
+    /// and `commit`, the set is recorded as accepted.
+    bool accept(const N* nodes, std::size_t count, bool commit = true) {
+        ++epoch_;
+        double max_pos = -1;
+        for (std::size_t i = 0; i < count; ++i) {
+            const std::size_t x = traits::index(g_, nodes[i]);
+            stamp_[x] = member_stamp();
+            max_pos = std::max(max_pos, pos_[x]);
+        }
+        // Search forward from the outside users of the set, below max_pos only.
+        queue_.clear();
+        for (std::size_t i = 0; i < count; ++i) push_users(nodes[i], max_pos, /*from_member=*/true);
+        bool cycle = false;
+        for (std::size_t q = 0; q < queue_.size() && !cycle; ++q) {
+            const vertex v = queue_[q];
+            if (v.group >= 0) {
+                for (const N& m : members_[static_cast<std::size_t>(v.group)])
+                    if (!push_users(m, max_pos, false)) cycle = true;
+            } else if (!push_users(v.node, max_pos, false)) {
+                cycle = true;
+            }
+        }
+        if (cycle || !commit) return !cycle;
+        // Accept: the set becomes one vertex at max_pos; what the search reached moves after it.
+        const auto gid = static_cast<std::int32_t>(members_.size());
+        members_.emplace_back(nodes, nodes + count);
+        group_pos_.push_back(max_pos);
+        for (std::size_t i = 0; i < count; ++i) group_[traits::index(g_, nodes[i])] = gid;
+        if (always_renumber_)
+            renumber();
+        else if (!queue_.empty())
+            move_after(max_pos);
+        return true;
+    }
+
+    std::size_t accepted() const { return members_.size(); }
+
+private:
+    struct vertex {
+        std::int32_t group;  // >= 0: an accepted set; else the node
+        N node;
+        double pos;
+    };
+
+    std::uint32_t member_stamp() const { return epoch_ * 2; }
+    std::uint32_t seen_stamp() const { return epoch_ * 2 + 1; }
+
+    vertex vertex_of(const N& n) const {
+        const std::size_t x = traits::index(g_, n);
+        const std::int32_t gid = group_[x];
+        if (gid >= 0) return vertex{gid, n, group_pos_[static_cast<std::size_t>(gid)]};
+        return vertex{-1, n, pos_[x]};
+    }
+
+    // Queue the quotient successors of n below max_pos; false if n is outside the set and one
+    // of them is in it (a path left the set and came back).
+    bool push_users(const N& n, double max_pos, bool from_member) {
+        const std::size_t uc = traits::user_count(g_, n);
+        for (std::size_t i = 0; i < uc; ++i) {
+            const N u = traits::user(g_, n, i).user;
+            const std::size_t x = traits::index(g_, u);
+            if (stamp_[x] == member_stamp()) {
+                if (from_member) continue;  // an edge inside the set
+                return false;
+            }
+            const vertex v = vertex_of(u);
+            if (v.pos > max_pos) continue;  // cannot lead back into the set (ties are searched)
+            // Mark the vertex seen (a set by its first member's stamp slot).
+            const std::size_t key = v.group >= 0 ? traits::index(g_, members_[static_cast<std::size_t>(v.group)][0]) : x;
+            if (stamp_[key] == seen_stamp()) continue;
+            stamp_[key] = seen_stamp();
+            queue_.push_back(v);
+        }
+        return true;
+    }
+
+    // Renumber the reached vertices into (max_pos, next), keeping their order; next is the
+    // smallest position among their successors at or after max_pos.
+    void move_after(double max_pos) {
+        double next = max_pos + static_cast<double>(queue_.size()) + 1;
+        for (const vertex& v : queue_) {
+            auto scan_users = [&](const N& n) {
+                const std::size_t uc = traits::user_count(g_, n);
+                for (std::size_t i = 0; i < uc; ++i) {
+                    const vertex w = vertex_of(traits::user(g_, n, i).user);
+                    if (w.pos > max_pos && w.pos < next) next = w.pos;
+                }
+            };
+            if (v.group >= 0)
+                for (const N& m : members_[static_cast<std::size_t>(v.group)]) scan_users(m);
+            else
+                scan_users(v.node);
+        }
+        std::vector<vertex> order(queue_.begin(), queue_.end());
+        std::sort(order.begin(), order.end(), [](const vertex& a, const vertex& b) { return a.pos < b.pos; });
+        const double step = (next - max_pos) / static_cast<double>(order.size() + 1);
+        double last = max_pos;
+        bool ok = true;
+        for (std::size_t i = 0; i < order.size(); ++i) {
+            const double p = max_pos + step * static_cast<double>(i + 1);
+            ok = ok && p > last && p < next;
+            last = p;
+            set_pos(order[i], p);
+        }
+        if (!ok) renumber();
+    }
+
+    void set_pos(const vertex& v, double p) {
+        if (v.group >= 0)
+            group_pos_[static_cast<std::size_t>(v.group)] = p;
+        else
+            pos_[traits::index(g_, v.node)] = p;
+    }
+
+    // Kahn's algorithm over the quotient, from scratch (rarely: a gap ran out of precision).
+    void renumber() {
+        const std::size_t bound = traits::index_bound(g_);
+        std::vector<std::uint32_t> indeg(bound + members_.size(), 0);
+        // Vertices: ungrouped nodes (key = index) and groups (key = bound + gid).
+        auto key_of = [&](const N& n) {
+            const std::int32_t gid = group_[traits::index(g_, n)];
+            return gid >= 0 ? bound + static_cast<std::size_t>(gid) : traits::index(g_, n);
+        };
+        std::vector<std::vector<N>> outs_of(bound + members_.size());
+        std::vector<std::uint8_t> present(bound + members_.size(), 0);
+        for (const N& n : traits::nodes(g_)) {
+            const std::size_t k = key_of(n);
+            present[k] = 1;
+            const std::size_t uc = traits::user_count(g_, n);
+            for (std::size_t i = 0; i < uc; ++i) {
+                const N u = traits::user(g_, n, i).user;
+                const std::size_t ku = key_of(u);
+                if (ku == k) continue;
+                outs_of[k].push_back(u);
+                ++indeg[ku];
+            }
+        }
+        std::vector<std::size_t> ready;
+        for (std::size_t k = 0; k < present.size(); ++k)
+            if (present[k] && indeg[k] == 0) ready.push_back(k);
+        double p = 0;
+        for (std::size_t r = 0; r < ready.size(); ++r) {
+            const std::size_t k = ready[r];
+            if (k >= bound)
+                group_pos_[k - bound] = p++;
+            else
+                pos_[k] = p++;
+            for (const N& u : outs_of[k])
+                if (--indeg[key_of(u)] == 0) ready.push_back(key_of(u));
+        }
+    }
+
+    const G& g_;
+    bool always_renumber_;
+    std::vector<double> pos_;            // by node index (ungrouped nodes)
+    std::vector<std::int32_t> group_;    // by node index: accepted set, or -1
+    std::vector<std::uint32_t> stamp_;   // by node index: member / seen marks of the current check
+    std::uint32_t epoch_ = 0;
+    std::vector<std::vector<N>> members_;
+    std::vector<double> group_pos_;
+    std::vector<vertex> queue_;
+};
+
+}  // namespace detail
+SGMATCH_END_NAMESPACE
