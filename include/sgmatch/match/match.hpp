@@ -152,8 +152,9 @@ public:
 
     /// Match with the pattern's first node at n. `taken`, when given, is indexed by
     /// graph_traits<G>::index and marks nodes that may not be used.
-    result at(node_type n, const std::uint8_t* taken = nullptr) const {
-        detail::engine<G, false> e(*g_, prog_, taken, nullptr);
+    /// escape_all: every matched node may have users outside the match (MXNet's semantics).
+    result at(node_type n, const std::uint8_t* taken = nullptr, bool escape_all = false) const {
+        detail::engine<G, false> e(*g_, prog_, taken, nullptr, escape_all);
         if (e.run(n)) return result(e);
         return result();
     }
