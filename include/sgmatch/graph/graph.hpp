@@ -208,28 +208,28 @@ public:
     /// Replace `r.nodes` by one node; see sgmatch::replacement. Strong guarantee: every check
     /// runs and every allocation happens before the first change.
     node_id replace(const replacement<node_id>& r) {
-        const std::string where = "sgmatch::graph::replace('" + r.name + "'): ";
-        if (r.nodes.empty()) throw graph_error(where + "no nodes to replace");
+        auto where = [&] { return "sgmatch::graph::replace('" + r.name + "'): "; };  // for errors only
+        if (r.nodes.empty()) throw graph_error(where() + "no nodes to replace");
         std::vector<node_id> set = r.nodes;
         std::sort(set.begin(), set.end());
         if (std::adjacent_find(set.begin(), set.end()) != set.end())
-            throw graph_error(where + "a node is listed twice");
+            throw graph_error(where() + "a node is listed twice");
         auto in_set = [&](node_id n) { return std::binary_search(set.begin(), set.end(), n); };
         for (auto n : set) {
             if (!contains(n))
-                throw graph_error(where + "node " + std::to_string(n.value) + " is not in the graph");
+                throw graph_error(where() + "node " + std::to_string(n.value) + " is not in the graph");
         }
         for (std::size_t i = 0; i < r.inputs.size(); ++i) {
             check_value(r.name, i, r.inputs[i]);
             if (in_set(r.inputs[i].node))
-                throw graph_error(where + "input " + std::to_string(i) + " is produced by '" +
+                throw graph_error(where() + "input " + std::to_string(i) + " is produced by '" +
                                   std::string(name_of(r.inputs[i].node)) +
                                   "', a node being replaced");
         }
         for (std::size_t i = 0; i < r.outputs.size(); ++i) {
             const auto& v = r.outputs[i];
             if (!in_set(v.node) || v.port >= recs_[v.node.value].outputs)
-                throw graph_error(where + "output " + std::to_string(i) +
+                throw graph_error(where() + "output " + std::to_string(i) +
                                   " is not an output of a node being replaced");
         }
         auto out_index = [&](value v) -> std::ptrdiff_t {
@@ -245,7 +245,7 @@ public:
                 if (in_set(u.user)) continue;
                 auto k = out_index(value{n, u.port});
                 if (k < 0)
-                    throw graph_error(where + "'" + std::string(name_of(u.user)) + "' uses output " +
+                    throw graph_error(where() + "'" + std::string(name_of(u.user)) + "' uses output " +
                                       std::to_string(u.port) + " of '" +
                                       std::string(name_of(n)) +
                                       "', which is not an output of the replacement");
@@ -256,7 +256,7 @@ public:
         for (std::size_t i = 0; i < graph_outputs_.size(); ++i) {
             if (!in_set(graph_outputs_[i].node)) continue;
             if (out_index(graph_outputs_[i]) < 0)
-                throw graph_error(where + "graph output '" +
+                throw graph_error(where() + "graph output '" +
                                   std::string(name_of(graph_outputs_[i].node)) +
                                   "' is not an output of the replacement");
             out_redirects.push_back(i);
@@ -269,17 +269,14 @@ public:
         std::vector<use<node_id>> new_users;
         new_users.reserve(redirects.size());
         for (auto& [u, k] : redirects) new_users.push_back(use<node_id>{u.user, u.slot, k});
-        std::vector<std::vector<use<node_id>>> pruned;  // users of the inputs' producers
-        pruned.reserve(r.inputs.size());
+        // The inputs' producers lose their uses inside the set (in place, at the commit) and
+        // gain the new node's: room for those now.
         std::vector<node_id> producers;
+        producers.reserve(r.inputs.size());
         for (auto& v : r.inputs) {
             if (std::find(producers.begin(), producers.end(), v.node) != producers.end()) continue;
             producers.push_back(v.node);
-            std::vector<use<node_id>> keep;
-            keep.reserve(user_count(v.node) + r.inputs.size() + 2);
-            for (auto& u : users(v.node))
-                if (!in_set(u.user)) keep.push_back(u);
-            pruned.push_back(std::move(keep));
+            reserve_use(v.node, r.inputs.size());
         }
         std::any payload = r.payload;  // copy may throw: before the commit
         std::string op = r.op_name.empty() ? std::string("sgmatch.fused") : r.op_name;
@@ -292,7 +289,7 @@ public:
         node_id id = new_node(node_kind::op, op_id, r.name, ins, outputs, /*link=*/false);
         cold_[id.value].payload = static_cast<std::uint32_t>(payloads_.size());
         payloads_.push_back(std::move(payload));
-        for (std::size_t i = 0; i < producers.size(); ++i) set_uses(producers[i], pruned[i]);
+        for (auto p : producers) prune_uses(p, in_set);
         for (std::size_t i = 0; i < ins.size(); ++i)
             add_use(ins[i].v.node, use<node_id>{id, static_cast<std::uint32_t>(i), ins[i].v.port});
         for (auto& [u, k] : redirects) inputs_[u.user.value][u.slot] = value{id, k};
@@ -479,6 +476,23 @@ private:
             v.push_back(u);
         }
         ++r.user_count;
+    }
+    // Drop the uses of n by nodes for which gone(user) holds; never allocates.
+    template <class Gone>
+    void prune_uses(node_id n, const Gone& gone) noexcept {
+        rec& r = recs_[n.value];
+        if (r.user_count == 0) return;
+        if (r.user_count == 1) {
+            if (gone(r.first.user)) r.user_count = 0;
+            return;
+        }
+        auto& v = users_[n.value];
+        std::size_t k = 0;
+        for (std::size_t i = 0; i < v.size(); ++i)
+            if (!gone(v[i].user)) v[k++] = v[i];
+        v.resize(k);
+        r.user_count = static_cast<std::uint32_t>(k);
+        if (k == 1) r.first = v[0];
     }
     void set_uses(node_id n, std::vector<use<node_id>>& list) noexcept {
         rec& r = recs_[n.value];

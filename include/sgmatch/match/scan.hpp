@@ -46,23 +46,23 @@ public:
         std::uint32_t p = 0;
         for (const node_type& n : traits::nodes(g)) {
             const std::size_t i = traits::index(g, n);
-            const std::string nm(traits::name(g, n));
+            auto nm = [&] { return std::string(traits::name(g, n)); };  // for errors only
             if (i >= bound)
-                throw graph_error("sgmatch::graph_error: node '" + nm + "' has index " + std::to_string(i) +
+                throw graph_error("sgmatch::graph_error: node '" + nm() + "' has index " + std::to_string(i) +
                                   ", not below index_bound " + std::to_string(bound));
             if (pos_[i] != unplaced)
-                throw graph_error("sgmatch::graph_error: node '" + nm + "' appears twice in nodes(g) "
+                throw graph_error("sgmatch::graph_error: node '" + nm() + "' appears twice in nodes(g) "
                                   "(or shares its index with another node)");
             const node_kind k = traits::kind(g, n);
             const std::size_t ins = traits::input_count(g, n);
             if (k != node_kind::op && ins != 0)
-                throw graph_error("sgmatch::graph_error: node '" + nm + "' is a graph input or constant "
+                throw graph_error("sgmatch::graph_error: node '" + nm() + "' is a graph input or constant "
                                   "but has inputs");
-            for (std::size_t s = 0; s < ins; ++s) check_input(g, n, nm, s, bound);
+            for (std::size_t s = 0; s < ins; ++s) check_input(g, n, s, bound);
             if (k == node_kind::op) {
                 const std::uint32_t o = traits::op(g, n);
                 if (o >= ops)
-                    throw graph_error("sgmatch::graph_error: node '" + nm + "' has op id " + std::to_string(o) +
+                    throw graph_error("sgmatch::graph_error: node '" + nm() + "' has op id " + std::to_string(o) +
                                       ", not below op_count " + std::to_string(ops));
                 ++count[o];
             }
@@ -93,8 +93,8 @@ public:
     }
 
 private:
-    void check_input(const G& g, const node_type& n, const std::string& nm, std::size_t s,
-                     std::size_t bound) const {
+    void check_input(const G& g, const node_type& n, std::size_t s, std::size_t bound) const {
+        auto nm = [&] { return std::string(traits::name(g, n)); };  // for errors only
         const auto v = traits::input(g, n, s);
         const std::size_t j = traits::index(g, v.node);
         if (j >= bound || pos_[j] == unplaced) {
@@ -107,16 +107,16 @@ private:
                         break;
                     }
             if (!listed)
-                throw graph_error("sgmatch::graph_error: node '" + nm + "' input " + std::to_string(s) +
+                throw graph_error("sgmatch::graph_error: node '" + nm() + "' input " + std::to_string(s) +
                                   " refers to a node that is not in the graph");
-            throw graph_error("sgmatch::graph_error: node '" + nm + "' input " + std::to_string(s) + " reads '" +
+            throw graph_error("sgmatch::graph_error: node '" + nm() + "' input " + std::to_string(s) + " reads '" +
                               std::string(traits::name(g, v.node)) +
                               "', which does not come before it in nodes(g): the graph has a cycle "
                               "or its order is not topological");
         }
         const std::size_t outs = traits::output_count(g, v.node);
         if (v.port >= outs)
-            throw graph_error("sgmatch::graph_error: node '" + nm + "' input " + std::to_string(s) +
+            throw graph_error("sgmatch::graph_error: node '" + nm() + "' input " + std::to_string(s) +
                               " reads output " + std::to_string(v.port) + " of '" +
                               std::string(traits::name(g, v.node)) + "', which has " +
                               std::to_string(outs) + " output(s)");

@@ -1,0 +1,198 @@
+// Partition throughput: match + legality + rewrite of a ~1M-node graph of ResNet blocks.
+//
+//   sgmatch - a backend of three properties (conv >> bn >> add(any) >> relu, conv >> bn >> relu,
+//             conv >> bn), apply_backend on a copy of the graph
+//   hand    - hand-written C++ for exactly those patterns, in the same order, with the same
+//             legality rules, reading sgmatch::graph's records directly and calling the same
+//             graph::replace with boundaries it computes itself
+//
+// Both must leave the same graph (node count and fused nodes per kind, checked every round).
+// usage: partition_throughput [--nodes N] [--rounds R] [--check]
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "sgmatch/graph/builders.hpp"
+#include "sgmatch/partition/partition.hpp"
+#include "sgmatch/sgmatch.hpp"
+
+using namespace sgmatch;
+using namespace sgmatch::ops;
+using clk = std::chrono::steady_clock;
+
+namespace {
+
+struct outcome {
+    std::size_t nodes = 0, fused[3] = {0, 0, 0};
+    bool operator==(const outcome& o) const {
+        return nodes == o.nodes && fused[0] == o.fused[0] && fused[1] == o.fused[1] && fused[2] == o.fused[2];
+    }
+};
+
+outcome summarize(const graph& g) {
+    outcome o;
+    o.nodes = g.node_count();
+    const auto a = g.find_op("fused.cbar"), b = g.find_op("fused.cbr"), c = g.find_op("fused.cb");
+    for (auto n : g.nodes()) {
+        if (g.kind(n) != node_kind::op) continue;
+        const auto op = g.op(n);
+        o.fused[0] += a && op == *a;
+        o.fused[1] += b && op == *b;
+        o.fused[2] += c && op == *c;
+    }
+    return o;
+}
+
+// ---------------- sgmatch ----------------
+backend<graph> make_backend() {
+    backend<graph> b("bench");
+    auto factory = [](const subgraph<graph>& s) { return static_cast<int>(s.id); };
+    b.add(make_property<graph>("cbar", op<Conv>() >> op<BatchNorm>() >> op<Add>(any()) >> op<Relu>(), factory)
+              .fused_op("fused.cbar"));
+    b.add(make_property<graph>("cbr", op<Conv>() >> op<BatchNorm>() >> op<Relu>(), factory).fused_op("fused.cbr"));
+    b.add(make_property<graph>("cb", op<Conv>() >> op<BatchNorm>(), factory).fused_op("fused.cb"));
+    return b;
+}
+
+void run_sgmatch(graph& g, const backend<graph>& b) {
+    for (const auto& p : b.properties()) apply_property(g, p);
+}
+
+// ---------------- hand-written ----------------
+struct hand {
+    graph& g;
+    std::uint32_t conv, bn, relu, add;
+    std::vector<node_id> convs;  // from the graph before any rewrite, in topological order
+    std::vector<std::uint8_t> taken;
+
+    bool sole_user(node_id n, node_id& u) const {
+        const auto& us = g.users(n);
+        if (us.size() != 1 || us[0].port != 0 || g.is_graph_output(n, 0)) return false;
+        u = us[0].user;
+        return true;
+    }
+    bool free_op(node_id n, std::uint32_t op) const {
+        return g.kind(n) == node_kind::op && g.op(n) == op && !taken[n.value];
+    }
+    // Boundary: external inputs in order of first use, each once; the last node's output.
+    void rewrite(const node_id* m, int n, const char* op, int id) {
+        replacement<node_id> r;
+        r.nodes.assign(m, m + n);
+        for (int i = 0; i < n; ++i)
+            for (std::size_t s = 0; s < g.input_count(m[i]); ++s) {
+                const auto v = g.input(m[i], s);
+                if (std::find(m, m + n, v.node) != m + n) continue;
+                if (std::find(r.inputs.begin(), r.inputs.end(), v) == r.inputs.end()) r.inputs.push_back(v);
+            }
+        r.outputs.push_back(value_ref<node_id>{m[n - 1], 0});
+        r.name = std::string(op).append("_").append(std::to_string(id));
+        r.op_name = op;
+        r.payload = id;
+        g.replace(r);
+    }
+    template <int Pattern>
+    void run(const char* op) {
+        taken.assign(g.index_bound(), 0);
+        node_id m[4] = {};
+        std::vector<std::array<node_id, 4>> found;
+        std::vector<int> sizes;
+        for (node_id c : convs) {
+            if (!g.contains(c) || taken[c.value]) continue;
+            node_id b, x, r;
+            if (!sole_user(c, b) || !free_op(b, bn)) continue;
+            int n = 0;
+            m[n++] = c;
+            m[n++] = b;
+            if (Pattern == 1) {
+                if (!sole_user(b, x) || !free_op(x, add) || g.input_count(x) != 2) continue;
+                if (!sole_user(x, r) || !free_op(r, relu)) continue;
+                m[n++] = x;
+                m[n++] = r;
+            } else if (Pattern == 2) {
+                if (!sole_user(b, r) || !free_op(r, relu)) continue;
+                m[n++] = r;
+            }
+            for (int i = 0; i < n; ++i) taken[m[i].value] = 1;
+            found.push_back({m[0], m[1], m[2], m[3]});
+            sizes.push_back(n);
+        }
+        // All matches are found before the first write, as sgmatch does.
+        for (std::size_t i = 0; i < found.size(); ++i) rewrite(found[i].data(), sizes[i], op, static_cast<int>(i));
+    }
+};
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0 : v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::size_t target = 1'000'000;
+    int rounds = 5;
+    bool check = false;
+    for (int i = 1; i < argc; ++i) {
+        if (!std::strcmp(argv[i], "--nodes") && i + 1 < argc) target = std::strtoull(argv[++i], nullptr, 10);
+        else if (!std::strcmp(argv[i], "--rounds") && i + 1 < argc) rounds = std::atoi(argv[++i]);
+        else if (!std::strcmp(argv[i], "--check")) check = true;
+    }
+    if (check) {
+        target = 20'000;
+        rounds = 1;
+    }
+    const graph probe = build::resnet_blocks(8);
+    const graph base = build::resnet_blocks(target / (probe.node_count() / 8));
+    std::printf("graph: %zu nodes\n", base.node_count());
+    const backend<graph> b = make_backend();
+    const op_index<graph> idx(base);
+    const auto [cb, ce] = idx.nodes_with_op(*base.find_op("Conv"));
+    const std::vector<node_id> convs(cb, ce);
+
+    std::vector<double> ts, th, ratio;
+    outcome first;
+    for (int r = 0; r < rounds; ++r) {
+        graph g1 = base, g2 = base;  // copies outside the timed region
+        double t_s = 0, t_h = 0;
+        for (int k = 0; k < 2; ++k) {
+            if ((r + k) % 2 == 0) {
+                const auto a = clk::now();
+                run_sgmatch(g1, b);
+                t_s = std::chrono::duration<double>(clk::now() - a).count();
+            } else {
+                const auto a = clk::now();
+                hand h{g2, *base.find_op("Conv"), *base.find_op("BatchNormalization"), *base.find_op("Relu"),
+                       *base.find_op("Add"), convs, {}};
+                h.run<1>("fused.cbar");
+                h.run<2>("fused.cbr");
+                h.run<3>("fused.cb");
+                t_h = std::chrono::duration<double>(clk::now() - a).count();
+            }
+        }
+        const outcome o1 = summarize(g1), o2 = summarize(g2);
+        if (!(o1 == o2) || o1.fused[0] == 0 || o1.fused[1] == 0 || o1.fused[2] == 0) {
+            std::printf("variants disagree or found nothing: sgmatch %zu nodes (%zu/%zu/%zu), hand %zu nodes (%zu/%zu/%zu)\n",
+                        o1.nodes, o1.fused[0], o1.fused[1], o1.fused[2], o2.nodes, o2.fused[0], o2.fused[1],
+                        o2.fused[2]);
+            return 1;
+        }
+        first = o1;
+        ts.push_back(t_s);
+        th.push_back(t_h);
+        ratio.push_back(t_s / t_h);
+    }
+    std::printf("fused: %zu conv+bn+add+relu, %zu conv+bn+relu, %zu conv+bn; %zu nodes left; variants agree: yes\n",
+                first.fused[0], first.fused[1], first.fused[2], first.nodes);
+    if (check) return 0;
+    const double n = static_cast<double>(base.node_count());
+    std::printf("median of %d interleaved rounds, whole backend (3 properties):\n", rounds);
+    std::printf("  sgmatch  %8.1f ms  (%5.1f M nodes/s)\n", median(ts) * 1e3, n / median(ts) / 1e6);
+    std::printf("  hand     %8.1f ms  (%5.1f M nodes/s)\n", median(th) * 1e3, n / median(th) / 1e6);
+    std::printf("sgmatch / hand = %.2fx (median of per-round ratios); target >= 10 M nodes/s\n", median(ratio));
+    return 0;
+}
