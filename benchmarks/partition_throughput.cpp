@@ -7,7 +7,10 @@
 //             graph::replace with boundaries it computes itself
 //
 // Both must leave the same graph (node count and fused nodes per kind, checked every round).
-// usage: partition_throughput [--nodes N] [--rounds R] [--check]
+// usage: partition_throughput [--nodes N] [--rounds R] [--check] [--fx-curve]
+//   --fx-curve: the shape of benchmarks/peers/fx_replace_pattern.py (a chain of conv -> bn ->
+//   relu blocks, 6 nodes each with 3 graph inputs for weights and statistics), one property,
+//   from 2k to 1M nodes, to set beside FX's curve.
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -126,6 +129,45 @@ struct hand {
     }
 };
 
+// The FX peer's graph: blocks of (w, rm, rv inputs; conv(x, w); bn(y, rm, rv); relu).
+graph fx_chain(std::size_t blocks) {
+    graph g;
+    node_id x = g.add_input("x");
+    for (std::size_t i = 0; i < blocks; ++i) {
+        const std::string k = std::to_string(i);
+        const node_id w = g.add_input(std::string("w").append(k));
+        const node_id rm = g.add_input(std::string("rm").append(k));
+        const node_id rv = g.add_input(std::string("rv").append(k));
+        const node_id c = g.add_op("Conv", std::string("conv").append(k), {x, w});
+        const node_id b = g.add_op("BatchNormalization", std::string("bn").append(k), {c, rm, rv});
+        x = g.add_op("Relu", std::string("relu").append(k), {b});
+    }
+    g.mark_output(x);
+    return g;
+}
+
+int fx_curve(int rounds) {
+    const auto prop = make_property<graph>("cbr", op<Conv>() >> op<BatchNorm>() >> op<Relu>(),
+                                           [](const subgraph<graph>& s) { return static_cast<int>(s.id); });
+    for (std::size_t nodes : {2000u, 4000u, 8000u, 16000u, 24000u, 80000u, 1000000u}) {
+        const graph base = fx_chain(nodes / 6);
+        std::vector<double> t;
+        std::size_t fused = 0;
+        for (int r = 0; r < rounds; ++r) {
+            graph g = base;
+            const auto a = clk::now();
+            fused = apply_property(g, prop).accepted;
+            t.push_back(std::chrono::duration<double>(clk::now() - a).count());
+        }
+        std::sort(t.begin(), t.end());
+        std::printf("sgmatch apply_property: %8zu nodes, %6zu matches, median %9.4f s, %9.1f k nodes/s\n",
+                    base.node_count() - 1, fused, t[t.size() / 2],
+                    static_cast<double>(base.node_count()) / t[t.size() / 2] / 1e3);
+        if (fused != nodes / 6) return 1;
+    }
+    return 0;
+}
+
 double median(std::vector<double> v) {
     std::sort(v.begin(), v.end());
     return v.empty() ? 0 : v[v.size() / 2];
@@ -141,6 +183,7 @@ int main(int argc, char** argv) {
         if (!std::strcmp(argv[i], "--nodes") && i + 1 < argc) target = std::strtoull(argv[++i], nullptr, 10);
         else if (!std::strcmp(argv[i], "--rounds") && i + 1 < argc) rounds = std::atoi(argv[++i]);
         else if (!std::strcmp(argv[i], "--check")) check = true;
+        else if (!std::strcmp(argv[i], "--fx-curve")) return fx_curve(rounds);
     }
     if (check) {
         target = 20'000;

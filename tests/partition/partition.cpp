@@ -7,12 +7,14 @@
 #include <map>
 #include <random>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "sgmatch/graph/builders.hpp"
+#include "sgmatch/partition/dot.hpp"
 #include "sgmatch/partition/partition.hpp"
 #include "sgmatch/sgmatch.hpp"
 
@@ -414,4 +416,39 @@ TEST_CASE("the convexity check agrees with brute force on small and medium rando
     }
     CHECK(accepted > 100);  // both answers were exercised
     CHECK(rejected > 100);
+}
+
+TEST_CASE("DOT export draws subgraphs as clusters; the summary gives counts by reason") {
+    graph g;
+    auto x = g.add_input("x");
+    auto c = g.add_op("Conv", "c\"1", {x});
+    auto b = g.add_op("BatchNormalization", "b", {c}, {}, 2);
+    auto r = g.add_op("Relu", "r", {value_ref<node_id>{b, 1}});
+    g.mark_output(r);
+    std::ostringstream before;
+    write_dot(before, g, {{c, b}});
+    const std::string d = before.str();
+    CHECK(d.find("subgraph cluster_0") != std::string::npos);
+    CHECK(d.find("c\\\"1") != std::string::npos);  // quotes escaped
+    CHECK(d.find("n2 -> n3 [label=\"1\"]") != std::string::npos);  // port 1 labelled
+    // Each node once, each input edge once.
+    std::size_t nodes = 0, edges = 0;
+    for (std::size_t at = d.find("[label="); at != std::string::npos; at = d.find("[label=", at + 1)) ++nodes;
+    for (std::size_t at = d.find(" -> "); at != std::string::npos; at = d.find(" -> ", at + 1)) ++edges;
+    CHECK(nodes == 4 + 1);  // 4 nodes and one edge label
+    CHECK(edges == 3);
+    CHECK(d.find("cluster_0") < d.find("n1 [label"));  // c is drawn inside the cluster
+
+    property_report a;
+    a.property = "p";
+    a.candidates = 5;
+    a.accepted = 2;
+    a.rejected_size = 1;
+    a.rejected_cycle = 2;
+    property_report s;
+    s.property = "q";
+    s.skipped = true;
+    s.skip_reason = "disabled";
+    CHECK(summary({a, s}) ==
+          "p: 5 candidates, 2 fused; rejected: 1 outside the size limits, 2 would make a cycle\nq: skipped (disabled)\n");
 }
