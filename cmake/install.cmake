@@ -1,0 +1,32 @@
+# Install rules: headers, one export set per component, a config file that looks up only the
+# dependencies of the components asked for, a version file, and pkg-config files.
+include(CMakePackageConfigHelpers)
+
+set(SGMATCH_CMAKE_DIR ${CMAKE_INSTALL_DATADIR}/cmake/sgmatch CACHE STRING
+    "Where sgmatch's CMake package files go, relative to the prefix")
+set(SGMATCH_PKGCONFIG_DIR ${CMAKE_INSTALL_LIBDIR}/pkgconfig CACHE STRING
+    "Where sgmatch's pkg-config files go, relative to the prefix")
+
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES ${PROJECT_SOURCE_DIR}/LICENSE DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/sgmatch)
+
+foreach(c IN LISTS SGMATCH_COMPONENTS)
+  install(TARGETS sgmatch_${c} EXPORT sgmatch-${c}-targets)
+  install(EXPORT sgmatch-${c}-targets NAMESPACE sgmatch:: DESTINATION ${SGMATCH_CMAKE_DIR})
+endforeach()
+
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/sgmatchConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/sgmatchConfig.cmake INSTALL_DESTINATION ${SGMATCH_CMAKE_DIR})
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/sgmatchConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion ARCH_INDEPENDENT)
+install(FILES ${PROJECT_BINARY_DIR}/sgmatchConfig.cmake ${PROJECT_BINARY_DIR}/sgmatchConfigVersion.cmake
+  DESTINATION ${SGMATCH_CMAKE_DIR})
+
+# pkg-config: sgmatch.pc (core) and, with oneDNN, sgmatch-onednn.pc (Debian ships no dnnl.pc, so
+# it names -ldnnl itself).
+configure_file(${PROJECT_SOURCE_DIR}/cmake/sgmatch.pc.in ${PROJECT_BINARY_DIR}/sgmatch.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/sgmatch.pc DESTINATION ${SGMATCH_PKGCONFIG_DIR})
+if(SGMATCH_WITH_ONEDNN)
+  configure_file(${PROJECT_SOURCE_DIR}/cmake/sgmatch-onednn.pc.in ${PROJECT_BINARY_DIR}/sgmatch-onednn.pc @ONLY)
+  install(FILES ${PROJECT_BINARY_DIR}/sgmatch-onednn.pc DESTINATION ${SGMATCH_PKGCONFIG_DIR})
+endif()

@@ -1,0 +1,75 @@
+"""Conan 2 recipe for sgmatch (header-only).
+
+    conan create . --build=missing                       # all parts
+    conan create . -o "sgmatch/*:with_onednn=False"      # core (+ reference) only
+
+Consumers use sgmatch's own installed CMake package (cmake_find_mode "none" below): its
+find_dependency calls bring in Boost, oneDNN and xtensor, including link flags of a system
+oneDNN that Conan's generated files would not carry. See README, "Install and use".
+"""
+import os
+
+from conan import ConanFile
+from conan.tools.cmake import CMake, CMakeDeps, CMakeToolchain, cmake_layout
+from conan.tools.files import copy
+
+required_conan_version = ">=2.0"
+
+
+class SgmatchConan(ConanFile):
+    name = "sgmatch"
+    version = "0.1.0"
+    description = "Compile-time subgraph patterns, fusion and oneDNN kernels for deep-learning graphs"
+    license = "Apache-2.0"
+    topics = ("graph-rewriting", "pattern-matching", "onednn", "header-only")
+    package_type = "header-library"
+    settings = "os", "arch", "compiler", "build_type"
+    options = {"with_onednn": [True, False], "with_reference": [True, False]}
+    default_options = {"with_onednn": True, "with_reference": True}
+    exports_sources = "CMakeLists.txt", "LICENSE", "cmake/*", "include/*"
+    no_copy_source = True
+
+    def layout(self):
+        cmake_layout(self)
+
+    def requirements(self):
+        self.requires("boost/[>=1.71 <2]", transitive_headers=True)
+        if self.options.with_onednn:
+            # ConanCenter may not offer a usable oneDNN: provide your own recipe, or a system
+            # oneDNN through [platform_requires] in a profile (conan/profiles/system-onednn).
+            self.requires("onednn/[>=2.6 <4]", transitive_headers=True, transitive_libs=True)
+        if self.options.with_reference:
+            self.requires("xtensor/[>=0.24 <0.26]", transitive_headers=True)
+
+    def package_id(self):
+        # Header-only: settings do not change the package; the options do (which parts the
+        # installed CMake package offers).
+        self.info.settings.clear()
+
+    def generate(self):
+        tc = CMakeToolchain(self)
+        tc.cache_variables["SGMATCH_BUILD_TESTS"] = False
+        tc.cache_variables["SGMATCH_BUILD_EXAMPLES"] = False
+        tc.cache_variables["SGMATCH_BUILD_BENCHMARKS"] = False
+        tc.cache_variables["SGMATCH_INSTALL"] = True
+        tc.cache_variables["SGMATCH_WITH_ONEDNN"] = bool(self.options.with_onednn)
+        tc.cache_variables["SGMATCH_WITH_REFERENCE"] = bool(self.options.with_reference)
+        tc.generate()
+        CMakeDeps(self).generate()
+
+    def build(self):
+        cmake = CMake(self)
+        cmake.configure()
+
+    def package(self):
+        copy(self, "LICENSE", self.source_folder, os.path.join(self.package_folder, "licenses"))
+        cmake = CMake(self)
+        cmake.install()
+
+    def package_info(self):
+        self.cpp_info.bindirs = []
+        self.cpp_info.libdirs = []
+        # Use sgmatch's own package files (share/cmake/sgmatch), not generated ones.
+        self.cpp_info.set_property("cmake_find_mode", "none")
+        self.cpp_info.builddirs.append(os.path.join("share", "cmake", "sgmatch"))
+        self.cpp_info.set_property("pkg_config_name", "sgmatch")
