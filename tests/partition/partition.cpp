@@ -17,6 +17,7 @@
 #include "sgmatch/partition/dot.hpp"
 #include "sgmatch/partition/partition.hpp"
 #include "sgmatch/sgmatch.hpp"
+#include "support/quotient.hpp"
 
 using namespace sgmatch;
 using namespace sgmatch::ops;
@@ -352,37 +353,7 @@ TEST_CASE("backends: registration order, lookup, SGMATCH_BACKEND / SGMATCH_DISAB
     }
 }
 
-namespace {
-
-// Brute force: contract every set in `sets` and check the quotient for a cycle (Kahn).
-bool quotient_acyclic(const graph& g, const std::vector<std::vector<node_id>>& sets) {
-    std::map<std::uint32_t, std::uint32_t> vert;  // node -> vertex key
-    for (auto n : g.nodes()) vert[n.value] = n.value;
-    for (std::size_t i = 0; i < sets.size(); ++i)
-        for (auto n : sets[i]) vert[n.value] = 1000000u + static_cast<std::uint32_t>(i);
-    std::map<std::uint32_t, std::set<std::uint32_t>> out;
-    std::map<std::uint32_t, int> indeg;
-    for (auto& [n, v] : vert) indeg[v] += 0;
-    for (auto n : g.nodes())
-        for (auto& u : g.users(n)) {
-            const auto a = vert[n.value], b = vert[u.user.value];
-            if (a != b && out[a].insert(b).second) ++indeg[b];
-        }
-    std::vector<std::uint32_t> ready;
-    for (auto& [v, d] : indeg)
-        if (d == 0) ready.push_back(v);
-    std::size_t done = 0;
-    while (!ready.empty()) {
-        const auto v = ready.back();
-        ready.pop_back();
-        ++done;
-        for (auto w : out[v])
-            if (--indeg[w] == 0) ready.push_back(w);
-    }
-    return done == indeg.size();
-}
-
-}  // namespace
+using sgtest::quotient_acyclic;
 
 TEST_CASE("the convexity check agrees with brute force on small and medium random DAGs") {
     std::size_t accepted = 0, rejected = 0;

@@ -54,7 +54,10 @@ public:
     using accept_fn = std::function<bool(const node_type* nodes, std::size_t count)>;
     using factory_fn = std::function<std::any(const subgraph<G>&)>;
     using sink = std::function<void(const node_type* nodes, std::size_t count, const factory_fn& factory)>;
-    using scanner = std::function<void(const op_index<G>&, taken_mask&, const accept_fn&, const sink&, bool)>;
+    /// Arguments: index, taken, accept, sink, whether intermediates may escape, the maximum
+    /// subgraph size (scanners that grow regions stop there).
+    using scanner =
+        std::function<void(const op_index<G>&, taken_mask&, const accept_fn&, const sink&, bool, std::size_t)>;
 
     property(std::string name, scanner scan) : name_(std::move(name)), scan_(std::move(scan)) {}
 
@@ -109,7 +112,7 @@ public:
     }
 
     void scan(const op_index<G>& index, taken_mask& taken, const accept_fn& accept, const sink& s) const {
-        scan_(index, taken, accept, s, allow_escaping_);
+        scan_(index, taken, accept, s, allow_escaping_, max_size_);
     }
 
 private:
@@ -136,7 +139,7 @@ property<G> make_property(std::string name, const P& p, F factory) {
                   "sgmatch::make_property(name, p, factory): factory must be callable as "
                   "factory(const subgraph<G>&, const match_result<G, P>&) or factory(const subgraph<G>&)");
     auto scan = [p, factory](const op_index<G>& index, taken_mask& taken, const typename property<G>::accept_fn& accept,
-                             const typename property<G>::sink& out, bool escape_all) {
+                             const typename property<G>::sink& out, bool escape_all, std::size_t /*max_nodes*/) {
         const auto list = find_all(index, p, taken, accept, escape_all);
         for (std::size_t i = 0; i < list.size(); ++i) {
             const result_t m = list[i];

@@ -169,7 +169,8 @@ property<G> make_selector_property(std::string name, MakeSelector make_selector_
     using N = typename graph_traits<G>::node_type;
     auto scan = [make_selector_fn, factory](const op_index<G>& index, taken_mask& taken,
                                             const typename property<G>::accept_fn& accept,
-                                            const typename property<G>::sink& out, bool /*escape_all*/) {
+                                            const typename property<G>::sink& out, bool /*escape_all*/,
+                                            std::size_t /*max_nodes*/) {
         std::unique_ptr<subgraph_selector<G>> sel = make_selector_fn(index.graph());
         std::vector<std::vector<N>> kept;
         grow_subgraphs(index, *sel, taken, accept, [&](const std::vector<N>& nodes) { kept.push_back(nodes); });

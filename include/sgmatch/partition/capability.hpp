@@ -1,0 +1,406 @@
+// sgmatch/partition/capability.hpp - capability partitioning: the largest connected, convex
+// regions of supported nodes (the nGraph engine op, ONNX Runtime's GetCapability).
+//
+//   auto prop = sgmatch::make_capability_property<graph>("engine",
+//       sgmatch::supported_ops<ops::Conv, ops::Relu, ops::Add, ops::MaxPool>{},   // or a predicate
+//       [](const sgmatch::subgraph<graph>& s) { return my_engine_op(s); });
+//   prop.min_size(2);
+//   sgmatch::apply_property(g, prop);
+//
+// Regions grow in topological order: each supported node is merged with the regions of its
+// supported producers whenever the merge keeps the region convex (no path leaves it and comes
+// back). Then every edge between two supported regions is tried again until nothing changes, so
+// the result is maximal: no two regions joined by an edge could merge without creating a cycle
+// (or exceeding the property's maximum size). Unsupported nodes stay as they are, to run on the
+// framework's own kernels. Convexity uses the same bounded search over a topological numbering
+// of the contracted graph as convexity.hpp; nothing recurses.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <any>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "sgmatch/detail/config.hpp"
+#include "sgmatch/graph/adapter.hpp"
+#include "sgmatch/match/node_view.hpp"
+#include "sgmatch/match/scan.hpp"
+#include "sgmatch/partition/property.hpp"
+#include "sgmatch/pattern/tag.hpp"
+
+SGMATCH_BEGIN_NAMESPACE
+
+/// The supported set as op tags: a node is supported when its op is one of Tags' names.
+template <class... Tags>
+struct supported_ops {
+    static_assert(sizeof...(Tags) > 0, "sgmatch::supported_ops<Tags...>: name at least one op tag");
+    static_assert((is_op_tag_v<Tags> && ...),
+                  "sgmatch::supported_ops<Tags...>: each Tag must be an op tag (see sgmatch/pattern/tag.hpp)");
+};
+
+namespace detail {
+
+template <class T>
+struct is_supported_ops : std::false_type {};
+template <class... Tags>
+struct is_supported_ops<supported_ops<Tags...>> : std::true_type {};
+
+// Which nodes are supported, by index.
+template <class G, class... Tags>
+std::vector<std::uint8_t> supported_mask(const op_index<G>& index, supported_ops<Tags...>) {
+    using traits = graph_traits<G>;
+    const G& g = index.graph();
+    std::vector<std::uint8_t> by_op(traits::op_count(g) + 1, 0);
+    auto add = [&](auto tag) {
+        using T = decltype(tag);
+        for (std::size_t a = 0; a < op_tag_traits<T>::alias_count; ++a)
+            if (auto o = traits::find_op(g, op_tag_traits<T>::alias(a))) by_op[*o] = 1;
+    };
+    (add(Tags{}), ...);
+    std::vector<std::uint8_t> mask(traits::index_bound(g), 0);
+    for (const auto& n : index.order())
+        if (traits::kind(g, n) == node_kind::op) mask[traits::index(g, n)] = by_op[traits::op(g, n)];
+    return mask;
+}
+template <class G, class Pred>
+std::vector<std::uint8_t> supported_mask(const op_index<G>& index, const Pred& pred) {
+    using traits = graph_traits<G>;
+    const G& g = index.graph();
+    std::vector<std::uint8_t> mask(traits::index_bound(g), 0);
+    for (const auto& n : index.order())
+        if (traits::kind(g, n) == node_kind::op && pred(node_view<G>(g, n))) mask[traits::index(g, n)] = 1;
+    return mask;
+}
+
+/// Regions of supported nodes, merged along edges while convex. Vertices of the contracted
+/// graph are union-find roots (unsupported nodes are their own).
+template <class G>
+class region_builder {
+public:
+    using traits = graph_traits<G>;
+    using N = typename traits::node_type;
+
+    region_builder(const op_index<G>& index, std::vector<std::uint8_t> supported, std::size_t max_size)
+        : g_(index.graph()), supported_(std::move(supported)), max_size_(max_size) {
+        const std::size_t bound = traits::index_bound(g_);
+        parent_.resize(bound);
+        pos_.assign(bound, 0.0);
+        members_.resize(bound);
+        version_.assign(bound, 0);
+        seen_f_.assign(bound, 0);
+        seen_b_.assign(bound, 0);
+        double p = 0;
+        for (const N& n : index.order()) {
+            const std::size_t x = traits::index(g_, n);
+            parent_[x] = static_cast<std::uint32_t>(x);
+            pos_[x] = p++;
+            members_[x].push_back(n);
+        }
+        order_ = &index.order();
+    }
+
+    /// Grow the regions (see the top of this header). Returns them, each in topological order,
+    /// ordered by their first node.
+    std::vector<std::vector<N>> run() {
+        // Pass 1: in topological order, merge each supported node with its producers' regions.
+        for (const N& v : *order_) {
+            if (!supported_[traits::index(g_, v)]) continue;
+            const std::size_t ic = traits::input_count(g_, v);
+            for (std::size_t i = 0; i < ic; ++i) {
+                const N p = traits::input(g_, v, i).node;
+                if (supported_[traits::index(g_, p)]) try_merge(p, v);
+            }
+        }
+        // Then the edges that failed, again, until nothing merges: maximality. A failed merge of
+        // a and b can only succeed later if a or b has grown since (contraction elsewhere never
+        // removes a path between them), so an edge is retried only then.
+        while (!failed_.empty()) {
+            std::vector<failure> retry;
+            retry.swap(failed_);
+            bool changed = false;
+            for (const failure& f : retry) {
+                const std::uint32_t a = find(f.a_root), b = find(f.b_root);
+                if (a == b) continue;
+                if (a == f.a_root && b == f.b_root && version_[a] == f.a_version && version_[b] == f.b_version) {
+                    failed_.push_back(f);  // nothing changed for this edge yet
+                    continue;
+                }
+                if (try_merge(f.u, f.v)) changed = true;
+            }
+            if (!changed) break;
+        }
+        std::vector<std::vector<N>> out;
+        std::vector<std::uint8_t> done(parent_.size(), 0);
+        std::vector<std::uint32_t> rank(parent_.size(), 0);
+        std::uint32_t r = 0;
+        for (const N& n : *order_) rank[traits::index(g_, n)] = r++;
+        for (const N& n : *order_) {
+            const std::size_t x = traits::index(g_, n);
+            if (!supported_[x]) continue;
+            const std::uint32_t root = find(static_cast<std::uint32_t>(x));
+            if (done[root]) continue;
+            done[root] = 1;
+            std::vector<N> m = members_[root];
+            std::sort(m.begin(), m.end(), [&](const N& a, const N& b) {
+                return rank[traits::index(g_, a)] < rank[traits::index(g_, b)];
+            });
+            out.push_back(std::move(m));
+        }
+        return out;
+    }
+
+    /// Whether the regions of a and b are one (for tests).
+    bool same(const N& a, const N& b) {
+        return find(static_cast<std::uint32_t>(traits::index(g_, a))) ==
+               find(static_cast<std::uint32_t>(traits::index(g_, b)));
+    }
+
+private:
+    std::uint32_t find(std::uint32_t x) {
+        while (parent_[x] != x) {
+            parent_[x] = parent_[parent_[x]];  // path halving, no recursion
+            x = parent_[x];
+        }
+        return x;
+    }
+
+    // One direction of the search: vertices found (queue), and where expansion stands.
+    struct side {
+        std::vector<std::uint32_t> queue;
+        std::size_t vertex = 0;  // next vertex of queue to expand
+        std::size_t member = 0;  // next member of that vertex
+    };
+
+    // Merge the regions of u and v (an edge u -> v) if the result stays convex: no path from
+    // a = region(u) to b = region(v) through another vertex. Such a path stays strictly between
+    // pos(a) and pos(b). Two searches run in turns, one member at a time: forward from a and
+    // backward from b, each kept inside that window. They meeting is a cycle; either running out
+    // proves there is none, at a cost bounded by the smaller of the two regions searched.
+    bool try_merge(const N& u, const N& v) {
+        std::uint32_t a = find(static_cast<std::uint32_t>(traits::index(g_, u)));
+        std::uint32_t b = find(static_cast<std::uint32_t>(traits::index(g_, v)));
+        if (a == b) return false;
+        if (members_[a].size() + members_[b].size() > max_size_) return false;  // regions only grow
+        if (pos_[a] > pos_[b]) std::swap(a, b);  // edges run from lower to higher positions
+        const double lo = pos_[a], hi = pos_[b];
+        ++epoch_;
+        fwd_.queue.assign(1, a);
+        fwd_.vertex = fwd_.member = 0;
+        bwd_.queue.assign(1, b);
+        bwd_.vertex = bwd_.member = 0;
+        seen_f_[a] = epoch_;
+        seen_b_[b] = epoch_;
+        bool cycle = false;
+        // Expand one member on one side; false when that side has nothing left.
+        auto step = [&](bool forward) {
+            side& sd = forward ? fwd_ : bwd_;
+            while (sd.vertex < sd.queue.size() && sd.member >= members_[sd.queue[sd.vertex]].size()) {
+                ++sd.vertex;
+                sd.member = 0;
+            }
+            if (sd.vertex == sd.queue.size()) return false;
+            const std::uint32_t vert = sd.queue[sd.vertex];
+            const N m = members_[vert][sd.member++];
+            const std::uint32_t near = forward ? a : b, far = forward ? b : a;
+            std::vector<std::uint32_t>& mine = forward ? seen_f_ : seen_b_;
+            const std::vector<std::uint32_t>& theirs = forward ? seen_b_ : seen_f_;
+            const std::size_t k = forward ? traits::user_count(g_, m) : traits::input_count(g_, m);
+            for (std::size_t i = 0; i < k && !cycle; ++i) {
+                const N other = forward ? traits::user(g_, m, i).user : traits::input(g_, m, i).node;
+                const std::uint32_t w = find(static_cast<std::uint32_t>(traits::index(g_, other)));
+                if (w == vert || mine[w] == epoch_) continue;
+                if (w == far) {
+                    if (vert != near) cycle = true;  // around the direct edge
+                    continue;
+                }
+                if (forward ? pos_[w] > hi : pos_[w] < lo) continue;  // outside the window
+                if (theirs[w] == epoch_) {
+                    cycle = true;  // a reaches w and w reaches b
+                    continue;
+                }
+                mine[w] = epoch_;
+                sd.queue.push_back(w);
+            }
+            return true;
+        };
+        bool forward_done = false, backward_done = false;
+        while (!cycle) {
+            if (!step(true)) {
+                forward_done = true;
+                break;
+            }
+            if (cycle) break;
+            if (!step(false)) {
+                backward_done = true;
+                break;
+            }
+        }
+        if (cycle) {
+            failed_.push_back(failure{u, v, a, b, version_[a], version_[b]});
+            return false;
+        }
+        // Merge. Forward search complete: the union sits at pos(b) and what it reached
+        // (downstream of a, below pos(b)) moves into the gap after it. Backward complete: the
+        // union sits at pos(a) and what it reached (upstream of b, above pos(a)) moves before it.
+        std::uint32_t big = a, small = b;
+        if (members_[big].size() < members_[small].size()) std::swap(big, small);
+        members_[big].insert(members_[big].end(), members_[small].begin(), members_[small].end());
+        members_[small].clear();
+        members_[small].shrink_to_fit();
+        parent_[small] = big;
+        ++version_[big];
+        queue_.clear();
+        if (forward_done) {
+            queue_.assign(fwd_.queue.begin() + 1, fwd_.queue.end());
+            pos_[big] = hi;
+            if (!queue_.empty()) move_after(big, hi);
+        } else {
+            (void)backward_done;
+            queue_.assign(bwd_.queue.begin() + 1, bwd_.queue.end());
+            pos_[big] = lo;
+            if (!queue_.empty()) move_before(big, lo);
+        }
+        return true;
+    }
+
+    void move_after(std::uint32_t merged, double limit) {
+        double next = limit + static_cast<double>(queue_.size()) + 1;
+        for (std::uint32_t w : queue_)
+            for (const N& m : members_[w]) {
+                const std::size_t uc = traits::user_count(g_, m);
+                for (std::size_t i = 0; i < uc; ++i) {
+                    const std::uint32_t x = find(static_cast<std::uint32_t>(traits::index(g_, traits::user(g_, m, i).user)));
+                    if (x != merged && pos_[x] > limit && pos_[x] < next) next = pos_[x];
+                }
+            }
+        spread(limit, next);
+    }
+
+    void move_before(std::uint32_t merged, double limit) {
+        double prev = limit - static_cast<double>(queue_.size()) - 1;
+        for (std::uint32_t w : queue_)
+            for (const N& m : members_[w]) {
+                const std::size_t ic = traits::input_count(g_, m);
+                for (std::size_t i = 0; i < ic; ++i) {
+                    const std::uint32_t x = find(static_cast<std::uint32_t>(traits::index(g_, traits::input(g_, m, i).node)));
+                    if (x != merged && pos_[x] < limit && pos_[x] > prev) prev = pos_[x];
+                }
+            }
+        spread(prev, limit);
+    }
+
+    // Renumber the queued vertices into (from, to), keeping their order.
+    void spread(double from, double to) {
+        std::sort(queue_.begin(), queue_.end(), [&](std::uint32_t x, std::uint32_t y) { return pos_[x] < pos_[y]; });
+        const double step = (to - from) / static_cast<double>(queue_.size() + 1);
+        double last = from;
+        bool ok = true;
+        for (std::size_t i = 0; i < queue_.size(); ++i) {
+            const double p = from + step * static_cast<double>(i + 1);
+            ok = ok && p > last && p < to;
+            last = p;
+            pos_[queue_[i]] = p;
+        }
+        if (!ok) renumber();
+    }
+
+    // Kahn's algorithm over the contracted graph (rarely: a gap ran out of precision).
+    void renumber() {
+        const std::size_t bound = parent_.size();
+        std::vector<std::uint32_t> indeg(bound, 0);
+        std::vector<std::vector<std::uint32_t>> outs(bound);
+        for (const N& n : *order_) {
+            const std::uint32_t r = find(static_cast<std::uint32_t>(traits::index(g_, n)));
+            const std::size_t uc = traits::user_count(g_, n);
+            for (std::size_t i = 0; i < uc; ++i) {
+                const std::uint32_t w = find(static_cast<std::uint32_t>(traits::index(g_, traits::user(g_, n, i).user)));
+                if (w == r) continue;
+                outs[r].push_back(w);
+                ++indeg[w];
+            }
+        }
+        std::vector<std::uint32_t> ready;
+        for (const N& n : *order_) {
+            const auto x = static_cast<std::uint32_t>(traits::index(g_, n));
+            if (find(x) == x && indeg[x] == 0) ready.push_back(x);
+        }
+        double p = 0;
+        for (std::size_t i = 0; i < ready.size(); ++i) {
+            const std::uint32_t r = ready[i];
+            pos_[r] = p++;
+            for (std::uint32_t w : outs[r])
+                if (--indeg[w] == 0) ready.push_back(w);
+        }
+    }
+
+    const G& g_;
+    const std::vector<N>* order_ = nullptr;
+    std::vector<std::uint8_t> supported_;
+    std::size_t max_size_;
+    std::vector<std::uint32_t> parent_;
+    std::vector<double> pos_;               // by root
+    std::vector<std::vector<N>> members_;   // by root
+    std::vector<std::uint32_t> seen_f_, seen_b_;  // by root: found by the forward / backward search
+    std::uint32_t epoch_ = 0;
+    side fwd_, bwd_;
+    struct failure {
+        N u, v;
+        std::uint32_t a_root, b_root;
+        std::uint32_t a_version, b_version;
+    };
+    std::vector<failure> failed_;
+    std::vector<std::uint32_t> version_;  // by root: merges so far
+    std::vector<std::uint32_t> queue_;  // vertices to renumber
+};
+
+}  // namespace detail
+
+/// The capability regions of g: connected, convex, maximal sets of supported nodes (each in
+/// topological order), by their first node's position.
+template <class G, class Supported>
+std::vector<std::vector<typename graph_traits<G>::node_type>> capability_regions(
+    const op_index<G>& index, const Supported& supported, std::size_t max_size = static_cast<std::size_t>(-1)) {
+    detail::region_builder<G> b(index, detail::supported_mask(index, supported), max_size);
+    return b.run();
+}
+
+/// A property whose subgraphs are the capability regions of `supported` (a supported_ops<...>
+/// value, or a predicate over node_view<G>). The factory is called as factory(subgraph). The
+/// property's min_size leaves small regions alone; max_size bounds the regions as they grow.
+template <class G, class Supported, class F>
+property<G> make_capability_property(std::string name, Supported supported, F factory) {
+    static_assert(detail::is_supported_ops<Supported>::value || std::is_invocable_r_v<bool, const Supported&, node_view<G>>,
+                  "sgmatch::make_capability_property(name, supported, factory): supported must be "
+                  "supported_ops<Tags...>{} or a predicate bool(sgmatch::node_view<G>)");
+    static_assert(std::is_invocable_v<const F&, const subgraph<G>&>,
+                  "sgmatch::make_capability_property(name, supported, factory): factory must be "
+                  "callable as factory(const subgraph<G>&)");
+    using N = typename graph_traits<G>::node_type;
+    auto scan = [supported, factory](const op_index<G>& index, taken_mask& taken,
+                                     const typename property<G>::accept_fn& accept,
+                                     const typename property<G>::sink& out, bool /*escape_all*/,
+                                     std::size_t max_nodes) {
+        const G& g = index.graph();
+        if (taken.size() < graph_traits<G>::index_bound(g)) taken.resize(graph_traits<G>::index_bound(g), 0);
+        const std::vector<std::vector<N>> regions = capability_regions(index, supported, max_nodes);
+        const typename property<G>::factory_fn make = [&](const subgraph<G>& s) -> std::any {
+            return std::any(factory(s));
+        };
+        std::vector<const std::vector<N>*> kept;
+        for (const auto& r : regions) {
+            if (!accept(r.data(), r.size())) continue;
+            for (const N& n : r) taken[graph_traits<G>::index(g, n)] = 1;
+            kept.push_back(&r);
+        }
+        for (const auto* r : kept) out(r->data(), r->size(), make);
+    };
+    return property<G>(std::move(name), std::move(scan));
+}
+
+SGMATCH_END_NAMESPACE

@@ -1,0 +1,134 @@
+// Capability partitioning: connected, convex, maximal regions of supported nodes.
+#include <doctest/doctest.h>
+
+#include <any>
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <vector>
+
+#include "sgmatch/graph/builders.hpp"
+#include "sgmatch/partition/capability.hpp"
+#include "sgmatch/partition/partition.hpp"
+#include "sgmatch/sgmatch.hpp"
+#include "support/quotient.hpp"
+
+using namespace sgmatch;
+using namespace sgmatch::ops;
+
+namespace {
+
+using regions_t = std::vector<std::vector<node_id>>;
+
+bool connected(const graph& g, const std::vector<node_id>& r) {
+    std::set<std::uint32_t> in;
+    for (auto n : r) in.insert(n.value);
+    std::set<std::uint32_t> seen{r[0].value};
+    std::vector<node_id> todo{r[0]};
+    while (!todo.empty()) {
+        const node_id n = todo.back();
+        todo.pop_back();
+        std::vector<node_id> next;
+        for (auto& u : g.users(n)) next.push_back(u.user);
+        for (std::size_t i = 0; i < g.input_count(n); ++i) next.push_back(g.input(n, i).node);
+        for (auto m : next)
+            if (in.count(m.value) && seen.insert(m.value).second) todo.push_back(m);
+    }
+    return seen.size() == in.size();
+}
+
+// Every supported node in exactly one region; each region connected; all of them contracted
+// together acyclic; and no edge between two regions whose merge would stay acyclic.
+void check_regions(const graph& g, const regions_t& regions, const std::vector<bool>& supported,
+                   std::size_t max_size = static_cast<std::size_t>(-1)) {
+    std::map<std::uint32_t, std::size_t> region_of;
+    for (std::size_t i = 0; i < regions.size(); ++i) {
+        CHECK(connected(g, regions[i]));
+        CHECK(regions[i].size() <= max_size);
+        for (auto n : regions[i]) {
+            CHECK(supported[n.value]);
+            CHECK(region_of.emplace(n.value, i).second);
+        }
+    }
+    for (auto n : g.nodes()) CHECK(region_of.count(n.value) == (supported[n.value] ? 1u : 0u));
+    REQUIRE(sgtest::quotient_acyclic(g, regions));
+    std::set<std::pair<std::size_t, std::size_t>> tried;
+    for (auto n : g.nodes())
+        for (auto& u : g.users(n)) {
+            auto a = region_of.find(n.value), b = region_of.find(u.user.value);
+            if (a == region_of.end() || b == region_of.end() || a->second == b->second) continue;
+            if (!tried.insert({a->second, b->second}).second) continue;
+            if (regions[a->second].size() + regions[b->second].size() > max_size) continue;
+            regions_t merged;
+            for (std::size_t i = 0; i < regions.size(); ++i)
+                if (i != a->second && i != b->second) merged.push_back(regions[i]);
+            merged.push_back(regions[a->second]);
+            merged.back().insert(merged.back().end(), regions[b->second].begin(), regions[b->second].end());
+            CHECK_MESSAGE(!sgtest::quotient_acyclic(g, merged), "two regions could merge: not maximal");
+        }
+}
+
+}  // namespace
+
+TEST_CASE("a path through an unsupported node splits a region; an outside input does not") {
+    graph g;
+    auto x = g.add_input("x");
+    auto s1 = g.add_op("Conv", "s1", {x});
+    auto u = g.add_op("TopK", "u", {s1});  // unsupported
+    auto s3 = g.add_op("Relu", "s3", {s1});
+    auto s2 = g.add_op("Add", "s2", {u, s3});  // s1 -> u -> s2: s2 cannot join s1's region
+    auto w = g.add_op("TopK", "w", {x});
+    auto s4 = g.add_op("Relu", "s4", {s2});
+    auto s5 = g.add_op("Add", "s5", {s4, w});  // w feeds s5 from outside: s5 joins s2's region
+    g.mark_output(s5);
+    const op_index<graph> idx(g);
+    const auto regions = capability_regions(idx, supported_ops<Conv, Relu, Add>{});
+    REQUIRE(regions.size() == 2);
+    CHECK(regions[0] == std::vector<node_id>{s1, s3});
+    CHECK(regions[1] == std::vector<node_id>{s2, s4, s5});
+    std::vector<bool> sup(g.index_bound(), false);
+    for (auto n : {s1, s2, s3, s4, s5}) sup[n.value] = true;
+    check_regions(g, regions, sup);
+}
+
+TEST_CASE("random DAGs: regions are connected, convex, cover the supported nodes and are maximal") {
+    std::size_t total = 0, multi = 0;
+    for (std::uint64_t seed = 0; seed < 600; ++seed) {
+        const std::size_t n = seed < 400 ? 3 + seed % 10 : 40 + seed % 160;  // up to 12 nodes, then larger
+        build::random_dag_options o;
+        o.ops = {"Conv", "Relu", "Add", "TopK", "Conv", "Mul", "Relu", "NonZero", "Add", "Sigmoid"};
+        const graph g = build::random_dag(n, seed, o);
+        const op_index<graph> idx(g);
+        auto supported = [](node_view<graph> v) { return v.op_name() != "TopK" && v.op_name() != "NonZero"; };
+        const std::size_t max_size = seed % 3 == 0 ? 4 : static_cast<std::size_t>(-1);
+        const auto regions = capability_regions(idx, supported, max_size);
+        std::vector<bool> sup(g.index_bound(), false);
+        for (auto v : g.nodes()) sup[v.value] = g.kind(v) == node_kind::op && supported(node_view<graph>(g, v));
+        check_regions(g, regions, sup, max_size);
+        total += regions.size();
+        for (auto& r : regions) multi += r.size() > 1;
+    }
+    CHECK(multi > 300);  // real merges happened
+    CHECK(total > multi);
+}
+
+TEST_CASE("a capability property rewrites each region into one engine node") {
+    const graph before = build::resnet50();
+    graph g = before;
+    std::vector<std::vector<node_id>> seen;
+    auto prop = make_capability_property<graph>("engine", supported_ops<Conv, BatchNorm, Relu, Add>{},
+                                                [&](const subgraph<graph>& s) {
+                                                    seen.push_back(s.nodes);
+                                                    return s.nodes.size();
+                                                });
+    prop.min_size(2);
+    const auto rep = apply_property(g, prop);
+    // MaxPool and the head (GlobalAveragePool, Flatten, Gemm) are unsupported: the body before
+    // the pool and everything after it up to the global pool are two regions.
+    CHECK(rep.accepted == 2);
+    CHECK(count_if(g.nodes().begin(), g.nodes().end(), [&](node_id n) { return g.op_name(n) == "sgmatch.engine"; }) == 2);
+    const op_index<graph> checked(g);
+    std::size_t fused = 0;
+    for (auto& s : seen) fused += s.size();
+    CHECK(g.node_count() == before.node_count() - fused + 2);
+}
