@@ -423,3 +423,71 @@ TEST_CASE("DOT export draws subgraphs as clusters; the summary gives counts by r
     CHECK(summary({a, s}) ==
           "p: 5 candidates, 2 fused; rejected: 1 outside the size limits, 2 would make a cycle\nq: skipped (disabled)\n");
 }
+
+TEST_CASE("a graph output in the middle of a chain: declined by default, an extra output when allowed") {
+    graph g;
+    auto x = g.add_input("x");
+    auto c = g.add_op("Conv", "c", {x});
+    auto b = g.add_op("BatchNormalization", "b", {c});
+    auto r = g.add_op("Relu", "r", {b});
+    g.mark_output(b);  // requested in the middle
+    g.mark_output(r);
+    const graph before = g;
+    constexpr auto p = op<Conv>() >> op<BatchNorm>() >> op<Relu>();
+    {
+        graph h = before;
+        const auto rep = apply_property(h, make_property<graph>("strict", p, recording_factory()));
+        CHECK(rep.accepted == 0);
+        CHECK(h.node_count() == before.node_count());
+    }
+    {
+        graph h = before;
+        auto prop = make_property<graph>("loose", p, recording_factory());
+        prop.allow_escaping();
+        CHECK(apply_property(h, prop).accepted == 1);
+        check_contraction(before, h);
+        const node_id f = h.graph_output(1).node;
+        CHECK(h.graph_output(0).node == f);  // both graph outputs now come from the fused node
+        CHECK(h.graph_output(0).port != h.graph_output(1).port);
+        CHECK(h.output_count(f) == 2);
+    }
+}
+
+namespace {
+
+// The built-in graph with a replace that fails on a chosen call: for failure injection.
+struct flaky_graph : graph {
+    using graph::graph;
+    explicit flaky_graph(const graph& g) : graph(g) {}
+    int fail_at = -1;
+    int calls = 0;
+};
+
+}  // namespace
+
+template <>
+struct sgmatch::graph_traits<flaky_graph> : sgmatch::graph_traits<sgmatch::graph> {
+    static node_id replace(flaky_graph& g, const replacement<node_id>& r) {
+        if (++g.calls == g.fail_at) throw graph_error("injected replace failure");
+        return g.replace(r);
+    }
+};
+
+TEST_CASE("a replace that fails at any call leaves every earlier rewrite and a valid graph") {
+    const graph before = build::resnet50();
+    const auto make = [] {
+        return make_property<flaky_graph>("flaky", op<Conv>() >> op<BatchNorm>() >> op<Relu>(),
+                                          [](const subgraph<flaky_graph>& s) {
+                                              return fused_info{s.id, s.nodes, s.inputs.size(), s.outputs.size()};
+                                          });
+    };
+    for (int fail_at = 1; fail_at <= 33; ++fail_at) {
+        flaky_graph g(before);
+        g.fail_at = fail_at;
+        CHECK_THROWS_WITH_AS(apply_property(g, make()), "injected replace failure", graph_error);
+        CHECK(count_op(g, "sgmatch.flaky") == static_cast<std::size_t>(fail_at - 1));
+        check_contraction(before, g);
+    }
+    flaky_graph g(before);
+    CHECK(apply_property(g, make()).accepted == 33);
+}
