@@ -25,3 +25,11 @@
     }                         \
     }                         \
     SGMATCH_DETAIL_WARNINGS_POP
+
+// Keeps a function out of line. The engine's recursive dispatch functions use it: inlined into
+// each other they cost compile time and buy no speed (docs/design.md, "Compile time").
+#if defined(__GNUC__) || defined(__clang__)
+#define SGMATCH_NOINLINE __attribute__((noinline))
+#else
+#define SGMATCH_NOINLINE
+#endif

@@ -267,7 +267,7 @@ private:
     }
 
     // ----- resuming a continuation -----
-    bool resume(const cont* k, const from& f) {
+    SGMATCH_NOINLINE bool resume(const cont* k, const from& f) {
         switch (k->kind) {
         case cont::finish:
             return finish(f);
@@ -317,7 +317,7 @@ private:
     }
 
     // ----- op nodes (both positions); k is resumed at after(n) -----
-    bool op_at(const instr* e, N n, std::int32_t in_slot, const cont* k) {
+    SGMATCH_NOINLINE bool op_at(const instr* e, N n, std::int32_t in_slot, const cont* k) {
         if (traits::kind(g_, n) != node_kind::op) {
             if constexpr (Explain) fail([&] { return "node " + nm(n) + " is a graph input or constant, expected " + prog_.tag_names(e); });
             return false;
@@ -347,7 +347,7 @@ private:
         return ok;
     }
 
-    bool operands(const instr* e, N n, std::uint32_t o, std::int32_t in_slot, const cont* k) {
+    SGMATCH_NOINLINE bool operands(const instr* e, N n, std::uint32_t o, std::int32_t in_slot, const cont* k) {
         const std::size_t m = e->n;
         const std::size_t have = traits::input_count(g_, n);
         const std::size_t need = m + (in_slot >= 0 ? 1 : 0);
@@ -449,7 +449,7 @@ private:
         return false;
     }
 
-    bool any_at(N n, const cont* k) {
+    SGMATCH_NOINLINE bool any_at(N n, const cont* k) {
         if (traits::kind(g_, n) != node_kind::op) {
             if constexpr (Explain) fail([&] { return "node " + nm(n) + " is not an op node"; });
             return false;
@@ -465,7 +465,7 @@ private:
         return false;
     }
 
-    bool leaf_at(const from& f, node_kind want, const cont* k) {
+    SGMATCH_NOINLINE bool leaf_at(const from& f, node_kind want, const cont* k) {
         if (f.after) {
             if constexpr (Explain) fail([&] { return "a graph input or constant cannot follow node " + nm(f.n); });
             return false;
@@ -501,7 +501,7 @@ private:
         return i >= e->a && resume(k, at);
     }
 
-    bool elem(const instr* e, const from& f, const cont* k) {
+    SGMATCH_NOINLINE bool elem(const instr* e, const from& f, const cont* k) {
         switch (e->kind) {
         case ik::op:
             if (!f.after) return op_at(e, f.n, -1, k);
@@ -572,7 +572,7 @@ private:
     }
 
     // ----- operand position: e describes the value v -----
-    bool val(const instr* e, value_ref<N> v, std::uint32_t want, const cont* k) {
+    SGMATCH_NOINLINE bool val(const instr* e, value_ref<N> v, std::uint32_t want, const cont* k) {
         switch (e->kind) {
         case ik::op:
             if (v.port != want) {
@@ -637,7 +637,7 @@ private:
     }
 
     // ----- the end of a candidate match: the closure rule -----
-    bool finish(const from& f) {
+    SGMATCH_NOINLINE bool finish(const from& f) {
         if (count_ == 0) {
             if constexpr (Explain) fail([&] { return std::string("the pattern matched no node of its own"); });
             return false;
