@@ -491,3 +491,39 @@ TEST_CASE("a replace that fails at any call leaves every earlier rewrite and a v
     flaky_graph g(before);
     CHECK(apply_property(g, make()).accepted == 33);
 }
+
+TEST_CASE("at an anchor the longest legal match wins: a declined match gives way to a shorter one") {
+    graph g;
+    auto x = g.add_input("x");
+    auto c = g.add_op("Conv", "c", {x});
+    auto b = g.add_op("BatchNormalization", "b", {c});
+    auto r = g.add_op("Relu", "r", {b});
+    g.mark_output(r);
+    constexpr auto p = op<Conv>() >> optional(op<BatchNorm>()) >> optional(op<Relu>());
+    {
+        graph h = g;
+        auto prop = make_property<graph>("p", p, recording_factory());
+        prop.max_size(2);  // conv+bn+relu is too big; conv+bn is the longest that fits
+        const auto rep = apply_property(h, prop);
+        CHECK(rep.accepted == 1);
+        CHECK(rep.rejected_size >= 1);
+        CHECK(h.op_name(h.input(r, 0).node) == "sgmatch.p");
+        CHECK(h.node_count() == g.node_count() - 1);
+    }
+    {
+        // Escaping allowed, {conv, add} would leave and re-enter through s: conv alone is taken.
+        graph k;
+        auto y = k.add_input("y");
+        auto c2 = k.add_op("Conv", "c2", {y});
+        auto s = k.add_op("Sigmoid", "s", {c2});
+        auto a = k.add_op("Add", "a", {c2, s});
+        k.mark_output(a);
+        auto prop = make_property<graph>("q", op<Conv>() >> optional(op<Add>(any())), recording_factory());
+        prop.allow_escaping();
+        const auto rep = apply_property(k, prop);
+        CHECK(rep.rejected_cycle == 1);
+        CHECK(rep.accepted == 1);
+        CHECK(k.op_name(k.input(s, 0).node) == "sgmatch.q");
+        CHECK(k.op_name(a) == "Add");  // still there, outside
+    }
+}

@@ -90,10 +90,14 @@ TEST_CASE("hand-written and generated selectors give the same partitions over ma
     CHECK(fused > 500);
 }
 
+// The two differ only where a complete match is illegal: the property then falls back to the
+// next-longest match at the anchor, while MXNet's partitioner (grow, filter, check) drops the
+// seed (and a shorter match taken early can change later ones, so neither partition contains
+// the other in general). They are compared on the graphs where the property declined nothing.
 TEST_CASE("a generated selector partitions like the pattern's own property with escaping allowed") {
     build::random_dag_options o;
     o.ops = {"Conv", "BatchNormalization", "Relu", "Add", "Mul", "Sigmoid"};
-    std::size_t fused = 0;
+    std::size_t fused = 0, compared = 0, declined = 0;
     for (std::uint64_t seed = 0; seed < 200; ++seed) {
         const graph base = build::random_dag(40 + seed * 3, seed, o);
         // Operands exercise select_input; alternatives and optional exercise the engine.
@@ -105,11 +109,22 @@ TEST_CASE("a generated selector partitions like the pattern's own property with 
         prop2.allow_escaping();
         const auto sel1 = make_selector_property<graph>("s1", [&](const graph& g) { return make_selector(g, p1); }, keep_nodes);
         const auto sel2 = make_selector_property<graph>("s2", [&](const graph& g) { return make_selector(g, p2); }, keep_nodes);
-        const groups a1 = partition(base, prop1), b1 = partition(base, sel1);
-        const groups a2 = partition(base, prop2), b2 = partition(base, sel2);
-        CHECK(a1 == b1);
-        CHECK(a2 == b2);
-        fused += a1.size() + a2.size();
+        for (int k = 0; k < 2; ++k) {
+            const property<graph>& prop = k == 0 ? prop1 : prop2;
+            graph g = base;
+            const auto rep = apply_property(g, prop);
+            const groups a = fused_groups(g);
+            const groups b = partition(base, k == 0 ? sel1 : sel2);
+            if (rep.rejected_cycle == 0 && rep.rejected_size == 0) {
+                CHECK(a == b);
+                ++compared;
+            } else {
+                ++declined;
+            }
+            fused += a.size();
+        }
     }
     CHECK(fused > 200);
+    CHECK(compared > 200);
+    CHECK(declined > 0);  // the other case occurs in this set too
 }

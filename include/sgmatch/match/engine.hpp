@@ -143,7 +143,19 @@ public:
         }
         count_ = count;
         output_ = cur;
+        // No alternatives exist on this path (single uses, no optional parts): a veto fails it.
+        if (veto_ != nullptr && !veto_(veto_obj_, nodes_.data(), count_)) return fast_result::failed;
         return fast_result::matched;
+    }
+
+    /// A veto consulted when a match is complete: returning false makes the engine go on
+    /// searching (shorter alternatives come next, optional and repeat being greedy), so the
+    /// first match the veto accepts is the longest acceptable one. Partitioning checks
+    /// legality (size, convexity) this way.
+    using veto_fn = bool (*)(const void*, const N* nodes, std::size_t count);
+    void set_veto(const void* obj, veto_fn f) {
+        veto_obj_ = obj;
+        veto_ = f;
     }
 
     // State of a successful match.
@@ -665,6 +677,10 @@ private:
                 return false;
             }
         }
+        if (veto_ != nullptr && !veto_(veto_obj_, nodes_.data(), count_)) {
+            if constexpr (Explain) fail([&] { return std::string("the match was declined (size or legality)"); }, true);
+            return false;
+        }
         output_ = out;
         return true;
     }
@@ -682,6 +698,8 @@ private:
     int esc_depth_ = 0;
     N output_{};
     std::vector<fast_step> steps_;
+    const void* veto_obj_ = nullptr;
+    veto_fn veto_ = nullptr;
 };
 
 }  // namespace detail

@@ -143,13 +143,15 @@ namespace detail {
 template <class G>
 std::size_t scan(const op_index<G>& index, const program<G>& prog, taken_mask& taken, const void* obj,
                  bool (*on_match)(const void*, const engine<G, false>&), bool allow_fast = true,
-                 bool escape_all = false) {
+                 bool escape_all = false, const void* veto_obj = nullptr,
+                 typename engine<G, false>::veto_fn veto = nullptr) {
     using traits = graph_traits<G>;
     using N = typename traits::node_type;
     const G& g = index.graph();
     if (taken.size() < traits::index_bound(g)) taken.resize(traits::index_bound(g), 0);
     std::size_t found = 0;
     engine<G, false> e(g, prog, taken.data(), nullptr, escape_all);  // reused
+    e.set_veto(veto_obj, veto);
     allow_fast = allow_fast && !escape_all;  // the straight-line path follows single uses only
     auto matches_at = [&](const N& n) {
         if (prog.fast && allow_fast) {  // the graph was checked by op_index
@@ -292,7 +294,9 @@ struct accept_all {
 }  // namespace detail
 
 /// Every non-overlapping match of p, in topological order of the anchors, that uses no node
-/// marked in `taken` and for which accept(nodes, count) holds; accepted matches are marked.
+/// marked in `taken` and for which accept(nodes, count) holds; accepted matches are marked. At
+/// an anchor the first match accept takes wins, alternatives tried longest first (a match it
+/// declines makes the matcher backtrack to shorter ones).
 template <class G, class P, class Accept = detail::accept_all>
 auto find_all(const op_index<G>& index, const P& p, taken_mask& taken, Accept&& accept = {}, bool escape_all = false) {
     if constexpr (!detail::check_entry<G, P>()) {
@@ -306,12 +310,16 @@ auto find_all(const op_index<G>& index, const P& p, taken_mask& taken, Accept&& 
             detail::match_store<N>* store;
             A* accept;
         } c{&out.store_, &accept};
-        detail::scan(index, m.program(), taken, &c, +[](const void* obj, const detail::engine<G, false>& e) {
-            const ctx& x = *static_cast<const ctx*>(obj);
-            if (!(*x.accept)(e.nodes(), e.count())) return false;
-            x.store->add(e);
-            return true;
-        }, /*allow_fast=*/true, escape_all);
+        detail::scan(
+            index, m.program(), taken, &c,
+            +[](const void* obj, const detail::engine<G, false>& e) {
+                static_cast<const ctx*>(obj)->store->add(e);
+                return true;
+            },
+            /*allow_fast=*/true, escape_all, &c,
+            +[](const void* obj, const N* nodes, std::size_t count) {
+                return (*static_cast<const ctx*>(obj)->accept)(nodes, count);
+            });
         return out;
     }
 }

@@ -6,8 +6,9 @@
 //
 // Rules (docs/design.md, "Partitioning"): properties run in registration order, each over the
 // whole graph. Within one property, candidates are tried in topological order of their anchor;
-// the matcher's (greedy, longest-first) match at an anchor is kept if it is legal, and its nodes
-// are then not available to later candidates. All matches of a property are found on the graph
+// at an anchor the longest legal match wins (the matcher tries alternatives longest first and
+// the legality checks can decline each), and its nodes are then not available to later
+// candidates. All matches of a property are found on the graph
 // as it stands before the property's first rewrite; each rewrite is then one atomic write: its
 // node factory runs first, and the adapter's replace either completes or changes nothing. If a
 // factory or a replace throws, the exception propagates with every earlier rewrite in place and
@@ -41,7 +42,8 @@ struct property_report {
     std::string property;
     bool skipped = false;            // disabled, or inference_only on a graph that needs gradients
     std::string skip_reason;
-    std::size_t candidates = 0;      // matches the pattern found (before the checks below)
+    std::size_t candidates = 0;      // complete matches the checks below saw (a declined one is
+                                     // followed by the next-longest at the same anchor)
     std::size_t accepted = 0;        // rewritten into a fused node
     std::size_t rejected_size = 0;   // outside [min_size, max_size]
     std::size_t rejected_cycle = 0;  // a path would leave the subgraph and re-enter it
