@@ -15,6 +15,7 @@
 // the graph valid.
 #pragma once
 
+#include <algorithm>
 #include <any>
 #include <cstddef>
 #include <cstdio>
@@ -56,46 +57,56 @@ struct backend_error : std::invalid_argument {
 
 namespace detail {
 
-// Whether value (n, port) is used by a node outside `nodes` or is a graph output.
-template <class G, class N>
-bool used_outside(const G& g, const N* nodes, std::size_t count, N n, std::uint32_t port) {
+// Whether value (n, port) is used by a node for which inside() is false, or is a graph output.
+template <class G, class N, class Inside>
+bool used_outside(const G& g, const Inside& inside, N n, std::uint32_t port) {
     using traits = graph_traits<G>;
     if (adapter<G>::is_graph_output(g, n, port)) return true;
     const std::size_t uc = traits::user_count(g, n);
     for (std::size_t i = 0; i < uc; ++i) {
         const auto u = traits::user(g, n, i);
-        if (u.port != port) continue;
-        bool inside = false;
-        for (std::size_t j = 0; j < count && !inside; ++j) inside = nodes[j] == u.user;
-        if (!inside) return true;
+        if (u.port == port && !inside(u.user)) return true;
     }
     return false;
 }
 
-// The boundary of a node set, read from the graph as it is now.
+// The boundary of a node set, read from the graph as it is now. O(E log E) in the set's edges:
+// capability regions can be large.
 template <class G>
 subgraph<G> boundary(const G& g, const typename graph_traits<G>::node_type* nodes, std::size_t count) {
     using traits = graph_traits<G>;
+    using N = typename traits::node_type;
     subgraph<G> s;
     s.nodes.assign(nodes, nodes + count);
-    auto inside = [&](const typename traits::node_type& n) {
-        for (std::size_t j = 0; j < count; ++j)
-            if (nodes[j] == n) return true;
-        return false;
+    std::vector<std::size_t> members(count);
+    for (std::size_t i = 0; i < count; ++i) members[i] = traits::index(g, nodes[i]);
+    std::sort(members.begin(), members.end());
+    auto inside = [&](const N& n) { return std::binary_search(members.begin(), members.end(), traits::index(g, n)); };
+    // Inputs: values read from outside, each once, in order of first use.
+    struct read {
+        std::size_t node, order;
+        std::uint32_t port;
+        value_ref<N> v;
     };
+    std::vector<read> reads;
     for (std::size_t i = 0; i < count; ++i) {
         const std::size_t ic = traits::input_count(g, nodes[i]);
         for (std::size_t k = 0; k < ic; ++k) {
             const auto v = traits::input(g, nodes[i], k);
-            if (inside(v.node)) continue;
-            bool seen = false;
-            for (const auto& w : s.inputs) seen = seen || w == v;
-            if (!seen) s.inputs.push_back(v);
+            if (!inside(v.node)) reads.push_back(read{traits::index(g, v.node), reads.size(), v.port, v});
         }
     }
+    std::sort(reads.begin(), reads.end(), [](const read& x, const read& y) {
+        return x.node != y.node ? x.node < y.node : x.port != y.port ? x.port < y.port : x.order < y.order;
+    });
+    std::vector<read> first;  // the first use of each value
+    for (std::size_t i = 0; i < reads.size(); ++i)
+        if (i == 0 || reads[i].node != reads[i - 1].node || reads[i].port != reads[i - 1].port) first.push_back(reads[i]);
+    std::sort(first.begin(), first.end(), [](const read& x, const read& y) { return x.order < y.order; });
+    for (const read& r : first) s.inputs.push_back(r.v);
     // Outputs: first those of the subgraph's sinks (nodes no other member reads: the match's
     // last node), then escaping intermediates; each in node order, ports in order.
-    auto read_inside = [&](const typename traits::node_type& n) {
+    auto read_inside = [&](const N& n) {
         const std::size_t uc = traits::user_count(g, n);
         for (std::size_t k = 0; k < uc; ++k)
             if (inside(traits::user(g, n, k).user)) return true;
@@ -106,8 +117,7 @@ subgraph<G> boundary(const G& g, const typename graph_traits<G>::node_type* node
             if (read_inside(nodes[i]) != (pass == 1)) continue;
             const auto outs = static_cast<std::uint32_t>(traits::output_count(g, nodes[i]));
             for (std::uint32_t p = 0; p < outs; ++p)
-                if (used_outside(g, nodes, count, nodes[i], p))
-                    s.outputs.push_back(value_ref<typename traits::node_type>{nodes[i], p});
+                if (used_outside(g, inside, nodes[i], p)) s.outputs.push_back(value_ref<N>{nodes[i], p});
         }
     return s;
 }
