@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "sgmatch/graph/builders.hpp"
+#include "sgmatch/partition/capability.hpp"
 #include "sgmatch/partition/dot.hpp"
 #include "sgmatch/partition/partition.hpp"
 #include "sgmatch/sgmatch.hpp"
@@ -526,4 +527,27 @@ TEST_CASE("at an anchor the longest legal match wins: a declined match gives way
         CHECK(k.op_name(k.input(s, 0).node) == "sgmatch.q");
         CHECK(k.op_name(a) == "Add");  // still there, outside
     }
+}
+
+TEST_CASE("boundary of a large set: every outside value once, in order of first use") {
+    graph g;
+    std::vector<node_id> xs;
+    for (int i = 0; i < 30; ++i) xs.push_back(g.add_input(std::string("x").append(std::to_string(i))));
+    std::vector<input_ref> ins;
+    for (int r = 0; r < 2; ++r)  // each value read twice, the second round in reverse
+        for (int i = 0; i < 30; ++i) ins.push_back(xs[static_cast<std::size_t>(r == 0 ? i : 29 - i)]);
+    auto cat = g.add_op("Concat", "cat", ins);
+    std::vector<node_id> chain{cat};
+    for (int i = 0; i < 20; ++i) chain.push_back(g.add_op("Relu", std::string("r").append(std::to_string(i)), {chain.back()}));
+    g.mark_output(chain.back());
+    std::vector<value_ref<node_id>> seen;
+    auto prop = make_capability_property<graph>("big", supported_ops<Concat, Relu>{}, [&](const subgraph<graph>& s) {
+        seen = s.inputs;
+        CHECK(s.nodes.size() == 21);  // above the small-set threshold
+        CHECK(s.outputs.size() == 1);
+        return 0;
+    });
+    CHECK(apply_property(g, prop).accepted == 1);
+    REQUIRE(seen.size() == 30);
+    for (std::size_t i = 0; i < 30; ++i) CHECK(seen[i].node == xs[i]);
 }

@@ -78,32 +78,52 @@ subgraph<G> boundary(const G& g, const typename graph_traits<G>::node_type* node
     using N = typename traits::node_type;
     subgraph<G> s;
     s.nodes.assign(nodes, nodes + count);
-    std::vector<std::size_t> members(count);
-    for (std::size_t i = 0; i < count; ++i) members[i] = traits::index(g, nodes[i]);
-    std::sort(members.begin(), members.end());
-    auto inside = [&](const N& n) { return std::binary_search(members.begin(), members.end(), traits::index(g, n)); };
-    // Inputs: values read from outside, each once, in order of first use.
-    struct read {
-        std::size_t node, order;
-        std::uint32_t port;
-        value_ref<N> v;
+    // Membership: a scan for small sets, a binary search over sorted indices for large ones.
+    constexpr std::size_t small = 16;
+    std::vector<std::size_t> members;
+    if (count > small) {
+        members.resize(count);
+        for (std::size_t i = 0; i < count; ++i) members[i] = traits::index(g, nodes[i]);
+        std::sort(members.begin(), members.end());
+    }
+    auto inside = [&](const N& n) {
+        if (count <= small) {
+            for (std::size_t j = 0; j < count; ++j)
+                if (nodes[j] == n) return true;
+            return false;
+        }
+        return std::binary_search(members.begin(), members.end(), traits::index(g, n));
     };
-    std::vector<read> reads;
+    // Inputs: values read from outside, each once, in order of first use.
     for (std::size_t i = 0; i < count; ++i) {
         const std::size_t ic = traits::input_count(g, nodes[i]);
         for (std::size_t k = 0; k < ic; ++k) {
             const auto v = traits::input(g, nodes[i], k);
-            if (!inside(v.node)) reads.push_back(read{traits::index(g, v.node), reads.size(), v.port, v});
+            if (!inside(v.node)) s.inputs.push_back(v);
         }
     }
-    std::sort(reads.begin(), reads.end(), [](const read& x, const read& y) {
-        return x.node != y.node ? x.node < y.node : x.port != y.port ? x.port < y.port : x.order < y.order;
-    });
-    std::vector<read> first;  // the first use of each value
-    for (std::size_t i = 0; i < reads.size(); ++i)
-        if (i == 0 || reads[i].node != reads[i - 1].node || reads[i].port != reads[i - 1].port) first.push_back(reads[i]);
-    std::sort(first.begin(), first.end(), [](const read& x, const read& y) { return x.order < y.order; });
-    for (const read& r : first) s.inputs.push_back(r.v);
+    if (s.inputs.size() <= 2 * small) {
+        std::size_t kept = 0;
+        for (std::size_t i = 0; i < s.inputs.size(); ++i) {
+            bool seen = false;
+            for (std::size_t j = 0; j < kept && !seen; ++j) seen = s.inputs[j] == s.inputs[i];
+            if (!seen) s.inputs[kept++] = s.inputs[i];
+        }
+        s.inputs.resize(kept);
+    } else {  // sort by value (stable: the first use stays first), drop repeats, restore the order
+        std::vector<std::size_t> by_value(s.inputs.size());
+        for (std::size_t i = 0; i < by_value.size(); ++i) by_value[i] = i;
+        auto idx = [&](std::size_t i) { return std::make_pair(traits::index(g, s.inputs[i].node), s.inputs[i].port); };
+        std::stable_sort(by_value.begin(), by_value.end(), [&](std::size_t x, std::size_t y) { return idx(x) < idx(y); });
+        std::vector<std::size_t> firsts;
+        for (std::size_t i = 0; i < by_value.size(); ++i)
+            if (i == 0 || idx(by_value[i]) != idx(by_value[i - 1])) firsts.push_back(by_value[i]);
+        std::sort(firsts.begin(), firsts.end());
+        std::vector<value_ref<N>> unique;
+        unique.reserve(firsts.size());
+        for (std::size_t i : firsts) unique.push_back(s.inputs[i]);
+        s.inputs.swap(unique);
+    }
     // Outputs: first those of the subgraph's sinks (nodes no other member reads: the match's
     // last node), then escaping intermediates; each in node order, ports in order.
     auto read_inside = [&](const N& n) {
