@@ -82,15 +82,17 @@ public:
     /// properties that allow escaping intermediates and for generated selectors).
     engine(const G& g, const program<G>& prog, const std::uint8_t* taken, explain_state* ex, bool escape_all = false)
         : g_(g), prog_(prog), taken_(taken), ex_(ex), nodes_(prog.max_nodes), flags_(prog.max_nodes),
-          log_(prog.max_log), esc_depth_(escape_all ? 1 : 0) {
-        if (prog.fast) {
-            const instr* root = prog.root();
-            const bool chain = root->kind == ik::chain;
-            for (std::size_t i = 0, m = chain ? root->n : 1; i < m; ++i) {
-                const instr* e = chain ? prog.kid(root, i) : root;
-                fast_step s{e, e->kind == ik::op && e->b == 1, e->b > 0 ? prog.ids[e->a] : 0, e->n};
-                steps_.push_back(s);
-            }
+          log_(prog.max_log), esc_depth_(escape_all ? 1 : 0) {}
+
+    /// Set up the straight-line path (programs marked fast; scans call it once, before their
+    /// first run_fast).
+    void prepare_fast() {
+        steps_.clear();
+        const instr* root = prog_.root();
+        const bool chain = root->kind == ik::chain;
+        for (std::size_t i = 0, m = chain ? root->n : 1; i < m; ++i) {
+            const instr* e = chain ? prog_.kid(root, i) : root;
+            steps_.push_back(fast_step{e, e->kind == ik::op && e->b == 1, e->b > 0 ? prog_.ids[e->a] : 0, e->n});
         }
     }
 
@@ -102,7 +104,8 @@ public:
         return elem(prog_.root(), from{n, false, 0, -1}, &done);
     }
 
-    /// The straight-line path for programs marked fast, on a checked graph (scans only). It
+    /// The straight-line path for programs marked fast, on a checked graph (scans only; after
+    /// prepare_fast). It
     /// follows single uses; where a node has several users it gives up (fallback) and the
     /// caller runs the general path, so both give the same result. Without choices along the
     /// way, a failure here is a failure there too.
@@ -170,9 +173,10 @@ private:
     // made them; `next` is the continuation to resume after this one.
     struct cont {
         enum kind_t : std::uint8_t { finish, seq, rep, filter, filter_val, cap, cap_val, esc_exit, out_port, operand };
+        cont(kind_t k, const instr* el = nullptr, const cont* nx = nullptr) : kind(k), e(el), next(nx) {}
         kind_t kind;
-        const instr* e = nullptr;
-        const cont* next = nullptr;
+        const instr* e;
+        const cont* next;
         std::uint32_t i = 0;     // seq: next item; rep: iterations so far; operand: next operand
         std::size_t saved = 0;   // rep / filter / cap: count_ when the element started
         value_ref<N> v{};        // filter_val / cap_val: the value; operand: v.node is the op node
@@ -385,9 +389,7 @@ private:
     bool operand_seq(const instr* e, N n, const std::uint32_t* slots, const std::uint32_t* perm, std::uint32_t i,
                      const cont* k) {
         if (i == e->n) return resume(k, after(n));
-        cont c{cont::operand};
-        c.e = e;
-        c.next = k;
+        cont c{cont::operand, e, k};
         c.i = i + 1;
         c.v.node = n;
         c.slots = slots;
@@ -494,18 +496,14 @@ private:
 
     bool seq(const instr* e, std::uint32_t i, const from& f, const cont* k) {
         if (i == e->n) return resume(k, f);
-        cont c{cont::seq};
-        c.e = e;
-        c.next = k;
+        cont c{cont::seq, e, k};
         c.i = i + 1;
         return elem(prog_.kid(e, i), f, &c);
     }
 
     bool rep_step(const instr* e, std::uint32_t i, const from& at, const cont* k) {
         if (i < e->b) {
-            cont c{cont::rep};
-            c.e = e;
-            c.next = k;
+            cont c{cont::rep, e, k};
             c.i = i;
             c.saved = count_;
             if (elem(prog_.kid(e, 0), at, &c)) return true;
@@ -538,17 +536,9 @@ private:
             return elem(prog_.kid(e, 0), f, k) || resume(k, f);
         case ik::rep:
             return rep_step(e, 0, f, k);
-        case ik::filter: {
-            cont c{cont::filter};
-            c.e = e;
-            c.next = k;
-            c.saved = count_;
-            return elem(prog_.kid(e, 0), f, &c);
-        }
-        case ik::cap: {
-            cont c{cont::cap};
-            c.e = e;
-            c.next = k;
+        case ik::filter:
+        case ik::cap: {  // the predicate or the capture applies once the inner element matched
+            cont c{e->kind == ik::filter ? cont::filter : cont::cap, e, k};
             c.saved = count_;
             return elem(prog_.kid(e, 0), f, &c);
         }
@@ -560,9 +550,7 @@ private:
             return elem(prog_.kid(e, 0), f1, k);
         }
         case ik::out_port: {
-            cont c{cont::out_port};
-            c.e = e;
-            c.next = k;
+            const cont c{cont::out_port, e, k};
             return elem(prog_.kid(e, 0), f, &c);
         }
         case ik::ref:      // rejected at compile time in chain position
@@ -574,9 +562,7 @@ private:
 
     template <class F>
     bool escaping(const instr* e, const cont* k, F&& inner) {
-        cont c{cont::esc_exit};
-        c.e = e;
-        c.next = k;
+        const cont c{cont::esc_exit, e, k};
         ++esc_depth_;
         const bool ok = inner(&c);
         --esc_depth_;
@@ -625,17 +611,9 @@ private:
             for (std::uint32_t i = 0; i < e->n; ++i)
                 if (val(prog_.kid(e, i), v, want, k)) return true;
             return false;
-        case ik::filter: {
-            cont c{cont::filter_val};
-            c.e = e;
-            c.next = k;
-            c.v = v;
-            return val(prog_.kid(e, 0), v, want, &c);
-        }
-        case ik::cap: {
-            cont c{cont::cap_val};
-            c.e = e;
-            c.next = k;
+        case ik::filter:
+        case ik::cap: {  // the predicate or the capture applies to v once the inner pattern matched
+            cont c{e->kind == ik::filter ? cont::filter_val : cont::cap_val, e, k};
             c.v = v;
             return val(prog_.kid(e, 0), v, want, &c);
         }

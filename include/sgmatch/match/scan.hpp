@@ -153,6 +153,7 @@ std::size_t scan(const op_index<G>& index, const program<G>& prog, taken_mask& t
     engine<G, false> e(g, prog, taken.data(), nullptr, escape_all);  // reused
     e.set_veto(veto_obj, veto);
     allow_fast = allow_fast && !escape_all;  // the straight-line path follows single uses only
+    if (prog.fast && allow_fast) e.prepare_fast();
     auto matches_at = [&](const N& n) {
         if (prog.fast && allow_fast) {  // the graph was checked by op_index
             const auto r = e.run_fast(n);
@@ -317,9 +318,11 @@ auto find_all(const op_index<G>& index, const P& p, taken_mask& taken, Accept&& 
                 return true;
             },
             /*allow_fast=*/true, escape_all, &c,
-            +[](const void* obj, const N* nodes, std::size_t count) {
-                return (*static_cast<const ctx*>(obj)->accept)(nodes, count);
-            });
+            std::is_same_v<std::decay_t<Accept>, detail::accept_all>
+                ? nullptr  // nothing to veto: keep the check off the scan's path
+                : +[](const void* obj, const N* nodes, std::size_t count) {
+                      return (*static_cast<const ctx*>(obj)->accept)(nodes, count);
+                  });
         return out;
     }
 }
