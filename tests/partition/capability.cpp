@@ -101,7 +101,12 @@ TEST_CASE("random DAGs: regions are connected, convex, cover the supported nodes
         const op_index<graph> idx(g);
         auto supported = [](node_view<graph> v) { return v.op_name() != "TopK" && v.op_name() != "NonZero"; };
         const std::size_t max_size = seed % 3 == 0 ? 4 : static_cast<std::size_t>(-1);
-        const auto regions = capability_regions(idx, supported, max_size);
+        // Odd seeds renumber the contracted graph after every merge (the precision fallback).
+        const auto regions =
+            seed % 2 == 0 ? capability_regions(idx, supported, max_size)
+                          : sgmatch::detail::region_builder<graph>(idx, sgmatch::detail::supported_mask(idx, supported),
+                                                                   max_size, /*always_renumber=*/true)
+                                .run();
         std::vector<bool> sup(g.index_bound(), false);
         for (auto v : g.nodes()) sup[v.value] = g.kind(v) == node_kind::op && supported(node_view<graph>(g, v));
         check_regions(g, regions, sup, max_size);

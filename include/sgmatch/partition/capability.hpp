@@ -31,6 +31,7 @@
 #include "sgmatch/graph/adapter.hpp"
 #include "sgmatch/match/node_view.hpp"
 #include "sgmatch/match/scan.hpp"
+#include "sgmatch/partition/convexity.hpp"
 #include "sgmatch/partition/property.hpp"
 #include "sgmatch/pattern/tag.hpp"
 
@@ -86,8 +87,11 @@ public:
     using traits = graph_traits<G>;
     using N = typename traits::node_type;
 
-    region_builder(const op_index<G>& index, std::vector<std::uint8_t> supported, std::size_t max_size)
-        : g_(index.graph()), supported_(std::move(supported)), max_size_(max_size) {
+    /// always_renumber: renumber the whole contracted graph after every merge (tests use it to
+    /// check the fallback that a gap out of precision takes).
+    region_builder(const op_index<G>& index, std::vector<std::uint8_t> supported, std::size_t max_size,
+                   bool always_renumber = false)
+        : g_(index.graph()), supported_(std::move(supported)), max_size_(max_size), always_renumber_(always_renumber) {
         const std::size_t bound = traits::index_bound(g_);
         parent_.resize(bound);
         pos_.assign(bound, 0.0);
@@ -266,6 +270,7 @@ private:
             pos_[big] = lo;
             if (!queue_.empty()) move_before(big, lo);
         }
+        if (always_renumber_) renumber();
         return true;
     }
 
@@ -298,51 +303,23 @@ private:
     // Renumber the queued vertices into (from, to), keeping their order.
     void spread(double from, double to) {
         std::sort(queue_.begin(), queue_.end(), [&](std::uint32_t x, std::uint32_t y) { return pos_[x] < pos_[y]; });
-        const double step = (to - from) / static_cast<double>(queue_.size() + 1);
-        double last = from;
-        bool ok = true;
-        for (std::size_t i = 0; i < queue_.size(); ++i) {
-            const double p = from + step * static_cast<double>(i + 1);
-            ok = ok && p > last && p < to;
-            last = p;
-            pos_[queue_[i]] = p;
-        }
-        if (!ok) renumber();
+        if (!spread_into_gap(from, to, queue_.size(), [&](std::size_t i, double p) { pos_[queue_[i]] = p; }))
+            renumber();
     }
 
-    // Kahn's algorithm over the contracted graph (rarely: a gap ran out of precision).
+    // The contracted graph from scratch (rarely: a gap ran out of precision).
     void renumber() {
-        const std::size_t bound = parent_.size();
-        std::vector<std::uint32_t> indeg(bound, 0);
-        std::vector<std::vector<std::uint32_t>> outs(bound);
-        for (const N& n : *order_) {
-            const std::uint32_t r = find(static_cast<std::uint32_t>(traits::index(g_, n)));
-            const std::size_t uc = traits::user_count(g_, n);
-            for (std::size_t i = 0; i < uc; ++i) {
-                const std::uint32_t w = find(static_cast<std::uint32_t>(traits::index(g_, traits::user(g_, n, i).user)));
-                if (w == r) continue;
-                outs[r].push_back(w);
-                ++indeg[w];
-            }
-        }
-        std::vector<std::uint32_t> ready;
-        for (const N& n : *order_) {
-            const auto x = static_cast<std::uint32_t>(traits::index(g_, n));
-            if (find(x) == x && indeg[x] == 0) ready.push_back(x);
-        }
-        double p = 0;
-        for (std::size_t i = 0; i < ready.size(); ++i) {
-            const std::uint32_t r = ready[i];
-            pos_[r] = p++;
-            for (std::uint32_t w : outs[r])
-                if (--indeg[w] == 0) ready.push_back(w);
-        }
+        renumber_contracted(
+            g_, *order_, parent_.size(),
+            [&](const N& n) { return static_cast<std::size_t>(find(static_cast<std::uint32_t>(traits::index(g_, n)))); },
+            [&](std::size_t root, double p) { pos_[root] = p; });
     }
 
     const G& g_;
     const std::vector<N>* order_ = nullptr;
     std::vector<std::uint8_t> supported_;
     std::size_t max_size_;
+    bool always_renumber_;
     std::vector<std::uint32_t> parent_;
     std::vector<double> pos_;               // by root
     std::vector<std::vector<N>> members_;   // by root
@@ -388,17 +365,13 @@ property<G> make_capability_property(std::string name, Supported supported, F fa
                                      std::size_t max_nodes) {
         const G& g = index.graph();
         if (taken.size() < graph_traits<G>::index_bound(g)) taken.resize(graph_traits<G>::index_bound(g), 0);
-        const std::vector<std::vector<N>> regions = capability_regions(index, supported, max_nodes);
-        const typename property<G>::factory_fn make = [&](const subgraph<G>& s) -> std::any {
-            return std::any(factory(s));
-        };
-        std::vector<const std::vector<N>*> kept;
-        for (const auto& r : regions) {
+        std::vector<std::vector<N>> kept;
+        for (auto& r : capability_regions(index, supported, max_nodes)) {
             if (!accept(r.data(), r.size())) continue;
             for (const N& n : r) taken[graph_traits<G>::index(g, n)] = 1;
-            kept.push_back(&r);
+            kept.push_back(std::move(r));
         }
-        for (const auto* r : kept) out(r->data(), r->size(), make);
+        detail::sink_sets<G>(kept, factory, out);
     };
     return property<G>(std::move(name), std::move(scan));
 }

@@ -33,6 +33,54 @@
 SGMATCH_BEGIN_NAMESPACE
 namespace detail {
 
+// Evenly spaced, increasing positions strictly inside (from, to) for n vertices, handed to
+// set(i, position) in order; false when double precision cannot separate them (the caller then
+// renumbers everything).
+template <class Set>
+bool spread_into_gap(double from, double to, std::size_t n, Set&& set) {
+    const double step = (to - from) / static_cast<double>(n + 1);
+    double last = from;
+    bool ok = true;
+    for (std::size_t i = 0; i < n; ++i) {
+        const double p = from + step * static_cast<double>(i + 1);
+        ok = ok && p > last && p < to;
+        last = p;
+        set(i, p);
+    }
+    return ok;
+}
+
+// Kahn's algorithm over a contracted graph, from scratch: every node n belongs to vertex
+// key_of(n) (< key_count); set_pos(key, position) numbers each vertex topologically.
+template <class G, class Nodes, class Key, class SetPos>
+void renumber_contracted(const G& g, const Nodes& nodes, std::size_t key_count, Key&& key_of, SetPos&& set_pos) {
+    using traits = graph_traits<G>;
+    std::vector<std::uint32_t> indeg(key_count, 0);
+    std::vector<std::vector<std::size_t>> outs(key_count);
+    std::vector<std::uint8_t> present(key_count, 0);
+    for (const auto& n : nodes) {
+        const std::size_t k = key_of(n);
+        present[k] = 1;
+        const std::size_t uc = traits::user_count(g, n);
+        for (std::size_t i = 0; i < uc; ++i) {
+            const std::size_t ku = key_of(traits::user(g, n, i).user);
+            if (ku == k) continue;
+            outs[k].push_back(ku);
+            ++indeg[ku];
+        }
+    }
+    std::vector<std::size_t> ready;
+    for (std::size_t k = 0; k < key_count; ++k)
+        if (present[k] && indeg[k] == 0) ready.push_back(k);
+    double p = 0;
+    for (std::size_t r = 0; r < ready.size(); ++r) {
+        const std::size_t k = ready[r];
+        set_pos(k, p++);
+        for (std::size_t w : outs[k])
+            if (--indeg[w] == 0) ready.push_back(w);
+    }
+}
+
 template <class G>
 class quotient_checker {
 public:
@@ -147,16 +195,8 @@ private:
         }
         std::vector<vertex> order(queue_.begin(), queue_.end());
         std::sort(order.begin(), order.end(), [](const vertex& a, const vertex& b) { return a.pos < b.pos; });
-        const double step = (next - max_pos) / static_cast<double>(order.size() + 1);
-        double last = max_pos;
-        bool ok = true;
-        for (std::size_t i = 0; i < order.size(); ++i) {
-            const double p = max_pos + step * static_cast<double>(i + 1);
-            ok = ok && p > last && p < next;
-            last = p;
-            set_pos(order[i], p);
-        }
-        if (!ok) renumber();
+        if (!spread_into_gap(max_pos, next, order.size(), [&](std::size_t i, double p) { set_pos(order[i], p); }))
+            renumber();
     }
 
     void set_pos(const vertex& v, double p) {
@@ -166,42 +206,22 @@ private:
             pos_[traits::index(g_, v.node)] = p;
     }
 
-    // Kahn's algorithm over the quotient, from scratch (rarely: a gap ran out of precision).
+    // The whole quotient from scratch (rarely: a gap ran out of precision). Vertices: ungrouped
+    // nodes (key = index) and groups (key = index_bound + group).
     void renumber() {
         const std::size_t bound = traits::index_bound(g_);
-        std::vector<std::uint32_t> indeg(bound + members_.size(), 0);
-        // Vertices: ungrouped nodes (key = index) and groups (key = bound + gid).
-        auto key_of = [&](const N& n) {
-            const std::int32_t gid = group_[traits::index(g_, n)];
-            return gid >= 0 ? bound + static_cast<std::size_t>(gid) : traits::index(g_, n);
-        };
-        std::vector<std::vector<N>> outs_of(bound + members_.size());
-        std::vector<std::uint8_t> present(bound + members_.size(), 0);
-        for (const N& n : traits::nodes(g_)) {
-            const std::size_t k = key_of(n);
-            present[k] = 1;
-            const std::size_t uc = traits::user_count(g_, n);
-            for (std::size_t i = 0; i < uc; ++i) {
-                const N u = traits::user(g_, n, i).user;
-                const std::size_t ku = key_of(u);
-                if (ku == k) continue;
-                outs_of[k].push_back(u);
-                ++indeg[ku];
-            }
-        }
-        std::vector<std::size_t> ready;
-        for (std::size_t k = 0; k < present.size(); ++k)
-            if (present[k] && indeg[k] == 0) ready.push_back(k);
-        double p = 0;
-        for (std::size_t r = 0; r < ready.size(); ++r) {
-            const std::size_t k = ready[r];
-            if (k >= bound)
-                group_pos_[k - bound] = p++;
-            else
-                pos_[k] = p++;
-            for (const N& u : outs_of[k])
-                if (--indeg[key_of(u)] == 0) ready.push_back(key_of(u));
-        }
+        renumber_contracted(
+            g_, traits::nodes(g_), bound + members_.size(),
+            [&](const N& n) {
+                const std::int32_t gid = group_[traits::index(g_, n)];
+                return gid >= 0 ? bound + static_cast<std::size_t>(gid) : traits::index(g_, n);
+            },
+            [&](std::size_t k, double p) {
+                if (k >= bound)
+                    group_pos_[k - bound] = p;
+                else
+                    pos_[k] = p;
+            });
     }
 
     const G& g_;

@@ -127,6 +127,20 @@ private:
     std::map<std::string, std::string> attrs_;
 };
 
+namespace detail {
+
+// Hand each kept node set to the sink, with factory(subgraph) as its node factory: for
+// properties whose factories see only the subgraph (selectors, capability regions).
+template <class G, class Sets, class F>
+void sink_sets(const Sets& sets, const F& factory, const typename property<G>::sink& out) {
+    const typename property<G>::factory_fn make = [&](const subgraph<G>& s) -> std::any {
+        return std::any(factory(s));
+    };
+    for (const auto& nodes : sets) out(nodes.data(), nodes.size(), make);
+}
+
+}  // namespace detail
+
 /// A property from a pattern and a factory. The factory is called as factory(subgraph, match)
 /// when it accepts both (the match is the typed match_result, for captures), else as
 /// factory(subgraph); it returns the fused node's payload (anything std::any can hold).

@@ -174,10 +174,7 @@ property<G> make_selector_property(std::string name, MakeSelector make_selector_
         std::unique_ptr<subgraph_selector<G>> sel = make_selector_fn(index.graph());
         std::vector<std::vector<N>> kept;
         grow_subgraphs(index, *sel, taken, accept, [&](const std::vector<N>& nodes) { kept.push_back(nodes); });
-        const typename property<G>::factory_fn make = [&](const subgraph<G>& s) -> std::any {
-            return std::any(factory(s));
-        };
-        for (const auto& nodes : kept) out(nodes.data(), nodes.size(), make);
+        detail::sink_sets<G>(kept, factory, out);
     };
     return property<G>(std::move(name), std::move(scan));
 }
