@@ -25,6 +25,8 @@
 #include "sgmatch/graph/builders.hpp"
 #include "sgmatch/sgmatch.hpp"
 
+#include "hand_matcher.hpp"
+
 using namespace sgmatch;
 using namespace sgmatch::ops;
 using clk = std::chrono::steady_clock;
@@ -69,52 +71,13 @@ tally run_general(const op_index<graph>& idx, const P& p) {
     return t;
 }
 
-// ---------------- hand-written ----------------
-struct hand {
-    const graph& g;
-    std::uint32_t conv, bn, relu, add;
-    const std::vector<node_id>& convs;
-    std::vector<std::uint8_t> taken;
-
-    // The single user of n (on any port), or false when n has not exactly one use or is a
-    // graph output - the closure rule for a chain's intermediate.
-    bool sole_user(node_id n, node_id& u) const {
-        const auto& us = g.users(n);
-        if (us.size() != 1 || us[0].port != 0 || g.is_graph_output(n, 0)) return false;
-        u = us[0].user;
-        return true;
-    }
-    bool free_op(node_id n, std::uint32_t op) const {
-        return g.kind(n) == node_kind::op && g.op(n) == op && !taken[n.value];
-    }
-
-    template <int Pattern>
-    tally run() {
-        taken.assign(g.index_bound(), 0);
-        tally t;
-        node_id m[4];
-        for (node_id c : convs) {
-            if (taken[c.value]) continue;
-            node_id b, x, r;
-            if (!sole_user(c, b) || !free_op(b, bn)) continue;
-            int n = 0;
-            m[n++] = c;
-            m[n++] = b;
-            if (Pattern == 1) {
-                if (!sole_user(b, r) || !free_op(r, relu)) continue;
-                m[n++] = r;
-            } else if (Pattern == 2) {
-                if (!sole_user(b, x) || !free_op(x, add) || g.input_count(x) != 2) continue;
-                if (!sole_user(x, r) || !free_op(r, relu)) continue;
-                m[n++] = x;
-                m[n++] = r;
-            }
-            for (int i = 0; i < n; ++i) taken[m[i].value] = 1;
-            t.add(m, m + n);
-        }
-        return t;
-    }
-};
+// ---------------- hand-written (hand_matcher.hpp) ----------------
+template <hand_pattern P>
+tally run_hand(hand_matcher& h, const std::vector<node_id>& convs) {
+    tally t;
+    h.scan<P>(convs, [&](const node_id* m, int n) { t.add(m, m + n); });
+    return t;
+}
 
 // ---------------- MXNet-style runtime selectors ----------------
 class subgraph_selector {
@@ -233,7 +196,7 @@ int main(int argc, char** argv) {
     const std::uint32_t conv_id = *g.find_op("Conv");
     auto [cb, ce] = idx.nodes_with_op(conv_id);
     const std::vector<node_id> convs(cb, ce);
-    hand h{g, conv_id, *g.find_op("BatchNormalization"), *g.find_op("Relu"), *g.find_op("Add"), convs, {}};
+    hand_matcher h(g);
 
     constexpr auto p1 = op<Conv>() >> op<BatchNorm>() >> op<Relu>();
     constexpr auto p2 = op<Conv>() >> op<BatchNorm>() >> op<Add>(any()) >> op<Relu>();
@@ -261,7 +224,13 @@ int main(int argc, char** argv) {
             if (which == 0)
                 ts = timed([&](int i) { return i == 0 ? run_sgmatch(idx, p1) : i == 1 ? run_sgmatch(idx, p2) : run_sgmatch(idx, p3); }, a);
             else if (which == 1)
-                th = timed([&](int i) { return i == 0 ? h.run<1>() : i == 1 ? h.run<2>() : h.run<3>(); }, b);
+                th = timed(
+                    [&](int i) {
+                        return i == 0   ? run_hand<hand_pattern::conv_bn_relu>(h, convs)
+                               : i == 1 ? run_hand<hand_pattern::conv_bn_add_relu>(h, convs)
+                                        : run_hand<hand_pattern::conv_bn>(h, convs);
+                    },
+                    b);
             else if (which == 2)
                 tm = timed([&](int i) { return run_mxnet(g, i == 0 ? static_cast<subgraph_selector&>(s1) : i == 1 ? s2 : s3); }, c);
             else

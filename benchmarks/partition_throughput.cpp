@@ -24,6 +24,8 @@
 #include "sgmatch/partition/partition.hpp"
 #include "sgmatch/sgmatch.hpp"
 
+#include "hand_matcher.hpp"
+
 using namespace sgmatch;
 using namespace sgmatch::ops;
 using clk = std::chrono::steady_clock;
@@ -66,68 +68,42 @@ void run_sgmatch(graph& g, const backend<graph>& b) {
     for (const auto& p : b.properties()) apply_property(g, p);
 }
 
-// ---------------- hand-written ----------------
-struct hand {
-    graph& g;
-    std::uint32_t conv, bn, relu, add;
-    std::vector<node_id> convs;  // from the graph before any rewrite, in topological order
-    std::vector<std::uint8_t> taken;
-
-    bool sole_user(node_id n, node_id& u) const {
-        const auto& us = g.users(n);
-        if (us.size() != 1 || us[0].port != 0 || g.is_graph_output(n, 0)) return false;
-        u = us[0].user;
-        return true;
-    }
-    bool free_op(node_id n, std::uint32_t op) const {
-        return g.kind(n) == node_kind::op && g.op(n) == op && !taken[n.value];
-    }
-    // Boundary: external inputs in order of first use, each once; the last node's output.
-    void rewrite(const node_id* m, int n, const char* op, int id) {
-        replacement<node_id> r;
-        r.nodes.assign(m, m + n);
-        for (int i = 0; i < n; ++i)
-            for (std::size_t s = 0; s < g.input_count(m[i]); ++s) {
-                const auto v = g.input(m[i], s);
-                if (std::find(m, m + n, v.node) != m + n) continue;
-                if (std::find(r.inputs.begin(), r.inputs.end(), v) == r.inputs.end()) r.inputs.push_back(v);
-            }
-        r.outputs.push_back(value_ref<node_id>{m[n - 1], 0});
-        r.name = std::string(op).append("_").append(std::to_string(id));
-        r.op_name = op;
-        r.payload = id;
-        g.replace(r);
-    }
-    template <int Pattern>
-    void run(const char* op) {
-        taken.assign(g.index_bound(), 0);
-        node_id m[4] = {};
-        std::vector<std::array<node_id, 4>> found;
-        std::vector<int> sizes;
-        for (node_id c : convs) {
-            if (!g.contains(c) || taken[c.value]) continue;
-            node_id b, x, r;
-            if (!sole_user(c, b) || !free_op(b, bn)) continue;
-            int n = 0;
-            m[n++] = c;
-            m[n++] = b;
-            if (Pattern == 1) {
-                if (!sole_user(b, x) || !free_op(x, add) || g.input_count(x) != 2) continue;
-                if (!sole_user(x, r) || !free_op(r, relu)) continue;
-                m[n++] = x;
-                m[n++] = r;
-            } else if (Pattern == 2) {
-                if (!sole_user(b, r) || !free_op(r, relu)) continue;
-                m[n++] = r;
-            }
-            for (int i = 0; i < n; ++i) taken[m[i].value] = 1;
-            found.push_back({m[0], m[1], m[2], m[3]});
-            sizes.push_back(n);
+// ---------------- hand-written: hand_matcher.hpp, then the same graph::replace ----------------
+// Boundary: external inputs in order of first use, each once; the last node's output.
+void hand_rewrite(graph& g, const node_id* m, int n, const char* op, int id) {
+    replacement<node_id> r;
+    r.nodes.assign(m, m + n);
+    for (int i = 0; i < n; ++i)
+        for (std::size_t s = 0; s < g.input_count(m[i]); ++s) {
+            const auto v = g.input(m[i], s);
+            if (std::find(m, m + n, v.node) != m + n) continue;
+            if (std::find(r.inputs.begin(), r.inputs.end(), v) == r.inputs.end()) r.inputs.push_back(v);
         }
-        // All matches are found before the first write, as sgmatch does.
-        for (std::size_t i = 0; i < found.size(); ++i) rewrite(found[i].data(), sizes[i], op, static_cast<int>(i));
-    }
-};
+    r.outputs.push_back(value_ref<node_id>{m[n - 1], 0});
+    r.name = std::string(op).append("_").append(std::to_string(id));
+    r.op_name = op;
+    r.payload = id;
+    g.replace(r);
+}
+
+// All matches of a pattern are found before its first write, as sgmatch does; convs are those
+// of the graph before any rewrite (the ones rewritten since are skipped).
+template <hand_pattern P>
+void run_hand(graph& g, const std::vector<node_id>& convs, const char* op) {
+    std::vector<node_id> alive;
+    for (node_id c : convs)
+        if (g.contains(c)) alive.push_back(c);
+    std::vector<std::array<node_id, 4>> found;
+    std::vector<int> sizes;
+    hand_matcher h(g);
+    h.scan<P>(alive, [&](const node_id* m, int n) {
+        std::array<node_id, 4> a{};
+        std::copy(m, m + n, a.begin());
+        found.push_back(a);
+        sizes.push_back(n);
+    });
+    for (std::size_t i = 0; i < found.size(); ++i) hand_rewrite(g, found[i].data(), sizes[i], op, static_cast<int>(i));
+}
 
 // The FX peer's graph: blocks of (w, rm, rv inputs; conv(x, w); bn(y, rm, rv); relu).
 graph fx_chain(std::size_t blocks) {
@@ -209,11 +185,9 @@ int main(int argc, char** argv) {
                 t_s = std::chrono::duration<double>(clk::now() - a).count();
             } else {
                 const auto a = clk::now();
-                hand h{g2, *base.find_op("Conv"), *base.find_op("BatchNormalization"), *base.find_op("Relu"),
-                       *base.find_op("Add"), convs, {}};
-                h.run<1>("fused.cbar");
-                h.run<2>("fused.cbr");
-                h.run<3>("fused.cb");
+                run_hand<hand_pattern::conv_bn_add_relu>(g2, convs, "fused.cbar");
+                run_hand<hand_pattern::conv_bn_relu>(g2, convs, "fused.cbr");
+                run_hand<hand_pattern::conv_bn>(g2, convs, "fused.cb");
                 t_h = std::chrono::duration<double>(clk::now() - a).count();
             }
         }
