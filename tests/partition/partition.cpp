@@ -551,3 +551,34 @@ TEST_CASE("boundary of a large set: every outside value once, in order of first 
     REQUIRE(seen.size() == 30);
     for (std::size_t i = 0; i < 30; ++i) CHECK(seen[i].node == xs[i]);
 }
+
+TEST_CASE("property::check declines a match with a reason; the next-longest match at the anchor is tried") {
+    graph g;
+    auto x = g.add_input("x");
+    auto c1 = g.add_op("Conv", "c1", {x});
+    auto b1 = g.add_op("BatchNormalization", "b1", {c1});
+    auto r1 = g.add_op("Relu", "r1", {b1});
+    auto c2 = g.add_op("Conv", "c2", {r1});
+    auto r2 = g.add_op("Relu", "r2", {c2});
+    g.mark_output(r2);
+    // Declines every match that contains a BatchNorm: at c1, Conv >> BN >> Relu is declined, and
+    // the matcher's next try there (Conv >> BN, the Relu left out) is declined too.
+    auto prop = make_property<graph>("conv_bn_relu", op<Conv>() >> optional(op<BatchNorm>()) >> optional(op<Relu>()),
+                                     recording_factory());
+    prop.check([](const graph& gg, const node_id* nodes, std::size_t count) -> std::string {
+        for (std::size_t i = 0; i < count; ++i)
+            if (gg.op_name(nodes[i]) == "BatchNormalization") return "BatchNorm parameters are not constant";
+        return {};
+    });
+    const property_report rep = apply_property(g, prop);
+    CHECK(rep.rejected_check == 2);
+    REQUIRE(rep.check_reasons.size() == 1);
+    CHECK(rep.check_reasons.begin()->second == 2);
+    // c1 alone (Conv, no BN, no Relu) and c2 >> r2 are fused.
+    CHECK(rep.accepted == 2);
+    CHECK(g.contains(b1));
+    CHECK(g.contains(r1));
+    CHECK_FALSE(g.contains(c2));
+    CHECK(summary({rep}) ==
+          "conv_bn_relu: 4 candidates, 2 fused; rejected: 2 declined: BatchNorm parameters are not constant\n");
+}

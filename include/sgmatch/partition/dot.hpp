@@ -86,12 +86,11 @@ inline std::string summary(const std::vector<property_report>& reports) {
             continue;
         }
         s += std::to_string(r.candidates) + " candidates, " + std::to_string(r.accepted) + " fused";
-        if (r.rejected_size || r.rejected_cycle) {
-            s += "; rejected:";
-            if (r.rejected_size) s += " " + std::to_string(r.rejected_size) + " outside the size limits";
-            if (r.rejected_size && r.rejected_cycle) s += ",";
-            if (r.rejected_cycle) s += " " + std::to_string(r.rejected_cycle) + " would make a cycle";
-        }
+        std::vector<std::string> parts;
+        if (r.rejected_size) parts.push_back(std::to_string(r.rejected_size) + " outside the size limits");
+        if (r.rejected_cycle) parts.push_back(std::to_string(r.rejected_cycle) + " would make a cycle");
+        for (const auto& [why, n] : r.check_reasons) parts.push_back(std::to_string(n) + " declined: " + why);
+        for (std::size_t i = 0; i < parts.size(); ++i) s += (i ? ", " : "; rejected: ") + parts[i];
         s += "\n";
     }
     return s;

@@ -48,6 +48,8 @@ struct property_report {
     std::size_t accepted = 0;        // rewritten into a fused node
     std::size_t rejected_size = 0;   // outside [min_size, max_size]
     std::size_t rejected_cycle = 0;  // a path would leave the subgraph and re-enter it
+    std::size_t rejected_check = 0;  // declined by the property's own check (property::check)
+    std::map<std::string, std::size_t> check_reasons;  // how often each reason was given
 };
 
 /// Raised for an unknown backend name; the message lists the registered ones.
@@ -77,6 +79,7 @@ subgraph<G> boundary(const G& g, const typename graph_traits<G>::node_type* node
     using traits = graph_traits<G>;
     using N = typename traits::node_type;
     subgraph<G> s;
+    s.graph = &g;
     s.nodes.assign(nodes, nodes + count);
     // Membership: a scan for small sets, a binary search over sorted indices for large ones.
     constexpr std::size_t small = 16;
@@ -191,6 +194,14 @@ property_report apply_writable(G& g, const property<G>& prop) {
         if (count < prop.min_nodes() || count > prop.max_nodes()) {
             ++rep.rejected_size;
             return false;
+        }
+        if (prop.checker()) {
+            std::string why = prop.checker()(cg, nodes, count);
+            if (!why.empty()) {
+                ++rep.rejected_check;
+                ++rep.check_reasons[std::move(why)];
+                return false;
+            }
         }
         // Convexity in the graph with the earlier matches of this pass contracted: free for
         // matches under the closure rule, a bounded search for escaping ones (convexity.hpp).
@@ -336,8 +347,14 @@ std::vector<property_report> apply_backend(G& g, std::string_view name, const ap
             if (r.skipped)
                 std::fprintf(stderr, "  %s: skipped (%s)\n", r.property.c_str(), r.skip_reason.c_str());
             else
-                std::fprintf(stderr, "  %s: %zu candidates, %zu fused, rejected: %zu by size, %zu would make a cycle\n",
-                             r.property.c_str(), r.candidates, r.accepted, r.rejected_size, r.rejected_cycle);
+            {
+                std::fprintf(stderr,
+                             "  %s: %zu candidates, %zu fused, rejected: %zu by size, %zu would make a cycle, %zu by "
+                             "the property's check\n",
+                             r.property.c_str(), r.candidates, r.accepted, r.rejected_size, r.rejected_cycle,
+                             r.rejected_check);
+                for (const auto& [why, n] : r.check_reasons) std::fprintf(stderr, "    %zux %s\n", n, why.c_str());
+            }
         }
         reports.push_back(std::move(r));
     }

@@ -38,6 +38,7 @@ struct subgraph {
     std::vector<node_type> nodes;            // in pattern order (the anchor first)
     std::vector<value_ref<node_type>> inputs;   // values read from outside, in order of first use
     std::vector<value_ref<node_type>> outputs;  // values used outside or graph outputs, in node order
+    const G* graph = nullptr;                // the graph, as it stands before this rewrite
 };
 
 /// What one property does: match, then build the fused node's payload. Attributes as in
@@ -111,6 +112,19 @@ public:
         return it == attrs_.end() ? nullptr : &it->second;
     }
 
+    /// A check of the property's own, run on each complete match after the size check and
+    /// before the convexity check: returns an empty string to accept the match, or the reason
+    /// to decline it (counted per reason in the property_report and shown by SGMATCH_VERBOSE).
+    /// A declined match gives way to the next-longest one at the same anchor, as for the other
+    /// checks. Lowerings use it for what a pattern's type cannot know: whether parameters are
+    /// constants, whether a backend takes the shapes.
+    using check_fn = std::function<std::string(const G&, const node_type* nodes, std::size_t count)>;
+    property& check(check_fn f) {
+        check_ = std::move(f);
+        return *this;
+    }
+    const check_fn& checker() const { return check_; }
+
     void scan(const op_index<G>& index, taken_mask& taken, const accept_fn& accept, const sink& s) const {
         scan_(index, taken, accept, s, allow_escaping_, max_size_);
     }
@@ -125,6 +139,7 @@ private:
     std::size_t max_size_ = static_cast<std::size_t>(-1);
     std::string fused_op_;
     std::map<std::string, std::string> attrs_;
+    check_fn check_;
 };
 
 namespace detail {

@@ -1,0 +1,127 @@
+// sgmatch/onednn/compat.hpp - the oneDNN 2.x / 3.x API differences sgmatch uses, in one place.
+//
+// Switched on DNNL_VERSION_MAJOR. 2.x (this machine has 2.6.3): op descriptors, then primitive
+// descriptors; append_eltwise(scale, alg, alpha, beta); memory::desc::dims(). 3.x: primitive
+// descriptors built directly from the engine and the shapes, no eltwise scale, get_dims().
+//
+// Known limitation: only the 2.x branch is built and tested here (Debian 12 ships 2.6.3); the
+// 3.x branch follows oneDNN 3.0's documented API and is untested until a 3.x build is at hand.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "sgmatch/detail/config.hpp"
+
+SGMATCH_BEGIN_NAMESPACE
+namespace onednn {
+namespace compat {
+
+constexpr int major = DNNL_VERSION_MAJOR;
+
+inline dnnl::memory::dims dims_of(const dnnl::memory::desc& d) {
+#if DNNL_VERSION_MAJOR >= 3
+    return d.get_dims();
+#else
+    return d.dims();
+#endif
+}
+
+inline dnnl::memory::data_type data_type_of(const dnnl::memory::desc& d) {
+#if DNNL_VERSION_MAJOR >= 3
+    return d.get_data_type();
+#else
+    return d.data_type();
+#endif
+}
+
+/// alg(alpha, beta) appended to `po`. Algorithms whose parameters are fixed in 2.x and free in
+/// 3.x (soft_relu, hardswish) get the 3.x values that give the 2.x function.
+inline void append_eltwise(dnnl::post_ops& po, dnnl::algorithm alg, float alpha, float beta) {
+#if DNNL_VERSION_MAJOR >= 3
+    if (alg == dnnl::algorithm::eltwise_soft_relu) alpha = 1.0f;
+    if (alg == dnnl::algorithm::eltwise_hardswish) {
+        alpha = 1.0f / 6.0f;
+        beta = 0.5f;
+    }
+    po.append_eltwise(alg, alpha, beta);
+#else
+    po.append_eltwise(1.0f, alg, alpha, beta);
+#endif
+}
+
+/// A forward-inference convolution primitive descriptor. `bias` may be a zero desc (no bias).
+/// Dilations are oneDNN's: 0 means dense.
+inline dnnl::convolution_forward::primitive_desc conv_pd(
+    const dnnl::engine& eng, const dnnl::memory::desc& src, const dnnl::memory::desc& weights,
+    const dnnl::memory::desc& bias, const dnnl::memory::desc& dst, const dnnl::memory::dims& strides,
+    const dnnl::memory::dims& dilates, const dnnl::memory::dims& pad_l, const dnnl::memory::dims& pad_r,
+    const dnnl::primitive_attr& attr) {
+#if DNNL_VERSION_MAJOR >= 3
+    return dnnl::convolution_forward::primitive_desc(eng, dnnl::prop_kind::forward_inference,
+                                                     dnnl::algorithm::convolution_direct, src, weights, bias, dst,
+                                                     strides, dilates, pad_l, pad_r, attr);
+#else
+    dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src,
+                                      weights, bias, dst, strides, dilates, pad_l, pad_r);
+    return dnnl::convolution_forward::primitive_desc(d, attr, eng);
+#endif
+}
+
+/// A forward-inference eltwise primitive descriptor over layout d (in place allowed).
+inline dnnl::eltwise_forward::primitive_desc eltwise_pd(const dnnl::engine& eng, dnnl::algorithm alg,
+                                                        const dnnl::memory::desc& d, float alpha, float beta) {
+#if DNNL_VERSION_MAJOR >= 3
+    if (alg == dnnl::algorithm::eltwise_soft_relu) alpha = 1.0f;
+    if (alg == dnnl::algorithm::eltwise_hardswish) {
+        alpha = 1.0f / 6.0f;
+        beta = 0.5f;
+    }
+    return dnnl::eltwise_forward::primitive_desc(eng, dnnl::prop_kind::forward_inference, alg, d, d, alpha, beta);
+#else
+    return dnnl::eltwise_forward::primitive_desc(
+        dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference, alg, d, alpha, beta), eng);
+#endif
+}
+
+/// A binary primitive descriptor: dst = src0 (alg) src1, src1 broadcast.
+inline dnnl::binary::primitive_desc binary_pd(const dnnl::engine& eng, dnnl::algorithm alg, const dnnl::memory::desc& src0,
+                                              const dnnl::memory::desc& src1, const dnnl::memory::desc& dst) {
+#if DNNL_VERSION_MAJOR >= 3
+    return dnnl::binary::primitive_desc(eng, alg, src0, src1, dst);
+#else
+    return dnnl::binary::primitive_desc(dnnl::binary::desc(alg, src0, src1, dst), eng);
+#endif
+}
+
+/// Post-ops oneDNN 2.6.3 computes wrongly when fused: a second eltwise post-op with the same
+/// algorithm as an earlier one but other parameters runs with the earlier one's parameters
+/// (measured here: leaky_relu(0.1) then relu, clip then clip, linear then linear, elu then elu,
+/// on brgconv and brdgmm_dw alike; tests/onednn/fused_conv.cpp). Returns the index of the first
+/// post-op that must run outside the fused primitive (ops.size() if none). Ops is any range of
+/// (is_eltwise, alg, alpha, beta) records.
+template <class Ops, class Get>
+std::size_t fusable_prefix(const Ops& ops, Get get) {
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+        const auto [elt_i, alg_i, a_i, b_i] = get(ops[i]);
+        if (!elt_i) continue;
+        for (std::size_t j = 0; j < i; ++j) {
+            const auto [elt_j, alg_j, a_j, b_j] = get(ops[j]);
+            if (elt_j && alg_j == alg_i && (a_j != a_i || b_j != b_i)) return i;
+        }
+    }
+    return ops.size();
+}
+
+/// True when the library was built with a given implementation name in this pd (for tests and
+/// benchmarks that check which kernel oneDNN picked).
+template <class PD>
+const char* impl_name(const PD& pd) {
+    return pd.impl_info_str();
+}
+
+}  // namespace compat
+}  // namespace onednn
+SGMATCH_END_NAMESPACE

@@ -1,0 +1,318 @@
+// sgmatch/onednn/fused_conv.hpp - a fused convolution kernel: conv + folded bias/BatchNorm +
+// post-ops, built once per input shape and cached.
+//
+//   sgmatch::onednn::conv_spec s;               // weights (plain OIHW), attributes, post-ops
+//   s.fold_batch_norm(scale, shift, mean, var, eps);
+//   s.post_ops.push_back(post_op::eltwise(dnnl::algorithm::eltwise_relu));
+//   sgmatch::onednn::fused_conv k(std::move(s));
+//   tensor y = k.run(tensor::view(x, {1, 64, 56, 56}));   // y in the layout oneDNN chose
+//
+// - The primitive descriptor asks for format `any` for source, weights and destination, so
+//   oneDNN picks its preferred layouts (NHWC activations and brgconv kernels on AVX-512). The
+//   source is reordered only when it arrives in another layout; the destination is handed on
+//   in the chosen layout (see tensor.hpp).
+// - Weights are reordered to the primitive's layout once per cached shape, never per run.
+// - run() is thread-safe: the cache is locked only for look-up and insertion, and each call
+//   brings its own scratchpad (scratchpad_mode::user) and stream, so several threads may run
+//   the same kernel at once.
+// - A sum post-op accumulates into the destination: the kernel copies (reorders) the residual
+//   into a fresh destination first, so the caller's residual tensor is never written.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "sgmatch/detail/config.hpp"
+#include "sgmatch/onednn/compat.hpp"
+#include "sgmatch/onednn/post_ops.hpp"
+#include "sgmatch/onednn/tensor.hpp"
+
+SGMATCH_BEGIN_NAMESPACE
+namespace onednn {
+
+/// Everything a fused convolution needs, in framework terms (ONNX conventions).
+struct conv_spec {
+    std::string name = "conv";      // for messages
+    dims weights_dims;              // [O, C/groups, k...] (1 to 3 spatial dims)
+    std::vector<float> weights;     // plain row-major, prod(weights_dims) values
+    std::vector<float> bias;        // empty or O values
+    std::int64_t groups = 1;
+    dims strides, dilations;        // per spatial dim; dilation 1 is dense (empty: all 1)
+    dims pads_begin, pads_end;      // per spatial dim (empty: all 0)
+    std::vector<post_op> post_ops;  // in pattern order
+
+    std::int64_t out_channels() const { return weights_dims.empty() ? 0 : weights_dims[0]; }
+    std::size_t spatial_rank() const { return weights_dims.size() < 2 ? 0 : weights_dims.size() - 2; }
+
+    /// Fold an inference BatchNorm that follows the conv into its weights and bias:
+    /// w' = w * k, b' = (b - mean) * k + shift with k = scale / sqrt(var + eps).
+    void fold_batch_norm(const std::vector<float>& scale, const std::vector<float>& shift,
+                         const std::vector<float>& mean, const std::vector<float>& var, float eps) {
+        const auto O = static_cast<std::size_t>(out_channels());
+        if (scale.size() != O || shift.size() != O || mean.size() != O || var.size() != O)
+            throw kernel_error("sgmatch::onednn::conv_spec::fold_batch_norm('" + name +
+                               "'): BatchNorm parameters must have one value per output channel (" +
+                               std::to_string(O) + ")");
+        if (!post_ops.empty())
+            throw kernel_error("sgmatch::onednn::conv_spec::fold_batch_norm('" + name +
+                               "'): a BatchNorm after a post-op cannot be folded into the weights");
+        if (bias.empty()) bias.assign(O, 0.0f);
+        const std::size_t per_out = O ? weights.size() / O : 0;
+        for (std::size_t o = 0; o < O; ++o) {
+            const double k = scale[o] / std::sqrt(static_cast<double>(var[o]) + eps);
+            for (std::size_t i = 0; i < per_out; ++i)
+                weights[o * per_out + i] = static_cast<float>(weights[o * per_out + i] * k);
+            bias[o] = static_cast<float>((bias[o] - mean[o]) * k + shift[o]);
+        }
+    }
+
+    /// Output shape for input shape src (throws kernel_error when they do not fit).
+    dims output_dims(const dims& src) const {
+        const std::size_t sp = spatial_rank();
+        if (src.size() != sp + 2)
+            throw kernel_error("sgmatch::onednn::fused_conv('" + name + "'): input " + to_string(src) + " has rank " +
+                               std::to_string(src.size()) + ", the weights " + to_string(weights_dims) + " need " +
+                               std::to_string(sp + 2));
+        if (src[1] != weights_dims[1] * groups)
+            throw kernel_error("sgmatch::onednn::fused_conv('" + name + "'): input " + to_string(src) + " has " +
+                               std::to_string(src[1]) + " channels, weights " + to_string(weights_dims) +
+                               " with groups " + std::to_string(groups) + " need " +
+                               std::to_string(weights_dims[1] * groups));
+        dims out{src[0], out_channels()};
+        for (std::size_t i = 0; i < sp; ++i) {
+            const std::int64_t d = dilations.empty() ? 1 : dilations[i];
+            const std::int64_t s = strides.empty() ? 1 : strides[i];
+            const std::int64_t pb = pads_begin.empty() ? 0 : pads_begin[i], pe = pads_end.empty() ? 0 : pads_end[i];
+            const std::int64_t span = d * (weights_dims[2 + i] - 1) + 1;
+            const std::int64_t o = (src[2 + i] + pb + pe - span) / s + 1;
+            if (o < 1)
+                throw kernel_error("sgmatch::onednn::fused_conv('" + name + "'): the kernel " + to_string(weights_dims) +
+                                   " does not fit the padded input " + to_string(src));
+            out.push_back(o);
+        }
+        return out;
+    }
+
+    /// Checks the spec on its own (before any shape is known); throws kernel_error.
+    void validate() const {
+        const std::size_t sp = spatial_rank();
+        auto fail = [&](const std::string& why) {
+            throw kernel_error("sgmatch::onednn::conv_spec('" + name + "'): " + why);
+        };
+        if (sp < 1 || sp > 3) fail("weights must be 3-D, 4-D or 5-D, got " + to_string(weights_dims));
+        std::size_t n = 1;
+        for (auto d : weights_dims) n *= static_cast<std::size_t>(d);
+        if (weights.size() != n) fail(std::to_string(weights.size()) + " weight values for " + to_string(weights_dims));
+        if (!bias.empty() && static_cast<std::int64_t>(bias.size()) != out_channels()) fail("bias size");
+        if (groups < 1 || out_channels() % groups != 0) fail("groups must divide the output channels");
+        for (const dims* v : {&strides, &dilations, &pads_begin, &pads_end})
+            if (!v->empty() && v->size() != sp) fail("strides, dilations and pads need one value per spatial dim");
+        int sums = 0;
+        for (auto& p : post_ops) {
+            if (p.k == post_op::kind::sum) ++sums;
+            if (p.k == post_op::kind::binary && p.swap) fail("a binary post-op with the operand on the left");
+        }
+        if (sums > 1) fail("at most one sum post-op");
+    }
+};
+
+class fused_conv {
+public:
+    explicit fused_conv(conv_spec s) : spec_(std::move(s)) { spec_.validate(); }
+
+    const conv_spec& spec() const { return spec_; }
+
+    /// The number of runtime inputs besides the source (residuals and binary operands).
+    std::size_t extra_inputs() const {
+        std::size_t n = 0;
+        for (auto& p : spec_.post_ops)
+            if (p.input >= 0) n = std::max(n, static_cast<std::size_t>(p.input) + 1);
+        return n;
+    }
+
+    /// Convolve src, apply the post-ops (reading extra[i] for post-ops with input i) and return
+    /// the destination in the primitive's layout.
+    tensor run(const tensor& src, const std::vector<tensor>& extra = {}) const {
+        if (extra.size() < extra_inputs())
+            throw kernel_error("sgmatch::onednn::fused_conv('" + spec_.name + "'): " + std::to_string(extra.size()) +
+                               " extra inputs given, " + std::to_string(extra_inputs()) + " needed");
+        const auto e = entry_for(src.shape());
+        dnnl::stream s(cpu_engine());
+        const tensor x = src.in_layout(e->pd.src_desc(), s);
+        const tensor y = tensor::allocate(e->pd.dst_desc());
+        std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, x.memory()},
+                                                   {DNNL_ARG_WEIGHTS, e->weights},
+                                                   {DNNL_ARG_DST, y.memory()}};
+        if (e->bias) args[DNNL_ARG_BIAS] = e->bias;
+        const dnnl::memory scratch(e->pd.scratchpad_desc(), cpu_engine());
+        args[DNNL_ARG_SCRATCHPAD] = scratch;
+        std::vector<tensor> keep;  // operands reordered for this call
+        for (std::size_t i = 0; i < e->fused; ++i) {
+            const post_op& p = spec_.post_ops[i];
+            if (p.k == post_op::kind::eltwise) continue;
+            if (p.k == post_op::kind::sum) {
+                check_operand(extra[static_cast<std::size_t>(p.input)], e->dst_dims, "sum");
+                extra[static_cast<std::size_t>(p.input)].reorder_into(y, s);
+                continue;
+            }
+            const int arg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) | DNNL_ARG_SRC_1;
+            if (p.input < 0) {
+                args[arg] = e->constants.at(i).memory();
+            } else {
+                const dims want = detail::operand_dims(p.bcast, e->dst_dims);
+                const tensor& t = extra[static_cast<std::size_t>(p.input)];
+                check_operand(t, want, describe(p));
+                keep.push_back(t.in_layout(plain_desc(want), s));
+                args[arg] = keep.back().memory();
+            }
+        }
+        e->prim.execute(s, args);
+        // Post-ops oneDNN cannot fuse correctly (compat::fusable_prefix) run after it, in place.
+        for (const auto& t : e->tail) {
+            const post_op& p = spec_.post_ops[t.op];
+            if (p.k == post_op::kind::eltwise) {
+                t.prim.execute(s, {{DNNL_ARG_SRC, y.memory()}, {DNNL_ARG_DST, y.memory()}});
+                continue;
+            }
+            dnnl::memory operand;
+            if (p.input < 0) {
+                operand = e->constants.at(t.op).memory();
+            } else {
+                const dims want = p.k == post_op::kind::sum ? e->dst_dims : detail::operand_dims(p.bcast, e->dst_dims);
+                const tensor& x_op = extra[static_cast<std::size_t>(p.input)];
+                check_operand(x_op, want, describe(p));
+                keep.push_back(x_op.in_layout(plain_desc(want), s));
+                operand = keep.back().memory();
+            }
+            t.prim.execute(s, {{DNNL_ARG_SRC_0, y.memory()}, {DNNL_ARG_SRC_1, operand}, {DNNL_ARG_DST, y.memory()}});
+        }
+        s.wait();
+        return y;
+    }
+
+    /// Which oneDNN implementation runs for this input shape (e.g. "brg:avx512_core").
+    std::string implementation(const dims& src) const { return compat::impl_name(entry_for(src)->pd); }
+    /// The destination layout chosen for this input shape.
+    dnnl::memory::desc dst_desc(const dims& src) const { return entry_for(src)->pd.dst_desc(); }
+    /// How many input shapes have a built primitive.
+    std::size_t cached_shapes() const {
+        std::lock_guard<std::mutex> lock(mu_);
+        return cache_.size();
+    }
+
+private:
+    struct entry {
+        dnnl::convolution_forward::primitive_desc pd;
+        dnnl::convolution_forward prim;
+        dnnl::memory weights, bias;
+        std::map<std::size_t, tensor> constants;  // binary operands that are constants, by post-op
+        dims dst_dims;
+        std::size_t fused = 0;  // post-ops [0, fused) are fused into prim
+        struct tail_op {
+            std::size_t op;        // index into spec().post_ops
+            dnnl::primitive prim;  // eltwise or binary, run in place on the destination
+        };
+        std::vector<tail_op> tail;
+    };
+
+    void check_operand(const tensor& t, const dims& want, const std::string& what) const {
+        if (t.shape() != want)
+            throw kernel_error("sgmatch::onednn::fused_conv('" + spec_.name + "'): the " + what + " operand has shape " +
+                               to_string(t.shape()) + ", the post-op needs " + to_string(want));
+    }
+
+    std::shared_ptr<const entry> entry_for(const dims& src) const {
+        {
+            std::lock_guard<std::mutex> lock(mu_);
+            auto it = cache_.find(src);
+            if (it != cache_.end()) return it->second;
+        }
+        auto e = build(src);  // outside the lock: building is slow; a racing builder's copy is dropped
+        std::lock_guard<std::mutex> lock(mu_);
+        return cache_.emplace(src, std::move(e)).first->second;
+    }
+
+    std::shared_ptr<const entry> build(const dims& src) const {
+        using md = dnnl::memory::desc;
+        using dt = dnnl::memory::data_type;
+        using tag = dnnl::memory::format_tag;
+        const dims dst = spec_.output_dims(src);
+        const std::size_t sp = spec_.spatial_rank();
+        dims w = spec_.weights_dims;
+        if (spec_.groups > 1) {  // [G, O/G, C/G, k...]
+            w.insert(w.begin(), spec_.groups);
+            w[1] /= spec_.groups;
+        }
+        dims strides(sp, 1), dil(sp, 0), pl(sp, 0), pr(sp, 0);
+        for (std::size_t i = 0; i < sp; ++i) {
+            if (!spec_.strides.empty()) strides[i] = spec_.strides[i];
+            if (!spec_.dilations.empty()) dil[i] = spec_.dilations[i] - 1;
+            if (!spec_.pads_begin.empty()) pl[i] = spec_.pads_begin[i];
+            if (!spec_.pads_end.empty()) pr[i] = spec_.pads_end[i];
+        }
+        const std::size_t cut = compat::fusable_prefix(spec_.post_ops, [](const post_op& p) {
+            return std::make_tuple(p.k == post_op::kind::eltwise, p.alg, p.alpha, p.beta);
+        });
+        const std::vector<post_op> fused_ops(spec_.post_ops.begin(), spec_.post_ops.begin() + static_cast<std::ptrdiff_t>(cut));
+        dnnl::primitive_attr attr;
+        attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+        attr.set_post_ops(detail::make_post_ops(fused_ops, dst));
+        const md bias_md = spec_.bias.empty() ? md() : md({spec_.out_channels()}, dt::f32, tag::a);
+        auto pd = [&] {
+            try {
+                return compat::conv_pd(cpu_engine(), md(src, dt::f32, tag::any), md(w, dt::f32, tag::any), bias_md,
+                                       md(dst, dt::f32, tag::any), strides, dil, pl, pr, attr);
+            } catch (const dnnl::error& err) {
+                throw kernel_error("sgmatch::onednn::fused_conv('" + spec_.name + "'): oneDNN has no convolution for input " +
+                                   to_string(src) + ", weights " + to_string(spec_.weights_dims) + ", groups " +
+                                   std::to_string(spec_.groups) + " with these post-ops (" + err.what() + ")");
+            }
+        }();
+        auto e = std::make_shared<entry>(entry{pd, dnnl::convolution_forward(pd), {}, {}, {}, dst, cut, {}});
+        for (std::size_t i = cut; i < spec_.post_ops.size(); ++i) {
+            const post_op& p = spec_.post_ops[i];
+            if (p.k == post_op::kind::eltwise) {
+                e->tail.push_back({i, dnnl::eltwise_forward(compat::eltwise_pd(cpu_engine(), p.alg, pd.dst_desc(), p.alpha, p.beta))});
+            } else {
+                const dims od = p.k == post_op::kind::sum ? dst : detail::operand_dims(p.bcast, dst);
+                const auto a = p.k == post_op::kind::sum ? dnnl::algorithm::binary_add : p.alg;
+                e->tail.push_back({i, dnnl::binary(compat::binary_pd(cpu_engine(), a, pd.dst_desc(), plain_desc(od), pd.dst_desc()))});
+            }
+        }
+        dnnl::stream s(cpu_engine());
+        // Weights: plain (g)oi(d)(h)w -> the primitive's layout, once.
+        const tensor plain_w = tensor::view(spec_.weights.data(), w);
+        e->weights = dnnl::memory(pd.weights_desc(), cpu_engine());
+        plain_w.reorder_into(tensor(e->weights), s);
+        if (!spec_.bias.empty()) {
+            e->bias = dnnl::memory(pd.bias_desc(), cpu_engine());
+            tensor::view(spec_.bias.data(), {spec_.out_channels()}).reorder_into(tensor(e->bias), s);
+        }
+        for (std::size_t i = 0; i < spec_.post_ops.size(); ++i) {
+            const post_op& p = spec_.post_ops[i];
+            if (p.k != post_op::kind::binary || p.input >= 0) continue;
+            const dims od = detail::operand_dims(p.bcast, dst);
+            e->constants.emplace(i, tensor::from_values(p.values, od));  // checks the value count
+        }
+        s.wait();
+        return e;
+    }
+
+    conv_spec spec_;
+    mutable std::mutex mu_;
+    mutable std::map<dims, std::shared_ptr<const entry>> cache_;
+};
+
+}  // namespace onednn
+SGMATCH_END_NAMESPACE

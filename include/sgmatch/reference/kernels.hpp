@@ -1,0 +1,397 @@
+// sgmatch/reference/kernels.hpp - xtensor reference kernels for the standard vocabulary.
+//
+// The framework-native fallback for ops no fused kernel takes, and the oracle in tests. They
+// are written to be obviously right, not fast: plain loops over row-major (NCHW) data for the
+// convolutions, pooling and products, xtensor expressions (with NumPy broadcasting) for the
+// element-wise ops. fp32 only.
+//
+// Known limitations: convolutions and pooling take 1 to 3 spatial dims; MatMul broadcasts
+// batch dims NumPy-style; no integer or half types.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <xtensor/xarray.hpp>
+#include <xtensor/xbroadcast.hpp>
+#include <xtensor/xmanipulation.hpp>
+#include <xtensor/xmath.hpp>
+
+#include "sgmatch/detail/config.hpp"
+
+SGMATCH_BEGIN_NAMESPACE
+namespace reference {
+
+using array = xt::xarray<float>;
+using dims = std::vector<std::int64_t>;
+
+/// Raised when a reference kernel gets shapes or attributes it cannot take; names the kernel.
+class kernel_error : public std::invalid_argument {
+public:
+    using std::invalid_argument::invalid_argument;
+};
+
+// ----- element-wise -----------------------------------------------------------------------
+
+/// Unary element-wise functions. alpha/beta as in the op they come from (see unary()).
+enum class unary_kind {
+    identity, relu, leaky_relu, clip, sigmoid, tanh, elu, gelu_erf, gelu_tanh, swish, hardswish,
+    hardsigmoid, mish, softplus, exp, log, sqrt, square, abs, round, erf, linear
+};
+
+/// f(x) for one value: leaky_relu slope alpha; clip to [alpha, beta]; elu alpha; swish
+/// x * sigmoid(alpha x); hardsigmoid max(0, min(1, alpha x + beta)); linear alpha x + beta;
+/// round half to even (ONNX Round).
+inline float unary_value(unary_kind k, float x, float alpha = 0.0f, float beta = 0.0f) {
+    auto sig = [](float v) { return 1.0f / (1.0f + std::exp(-v)); };
+    auto softplus = [](float v) { return v > 20.0f ? v : std::log1p(std::exp(v)); };
+    switch (k) {
+        case unary_kind::identity: return x;
+        case unary_kind::relu: return x > 0 ? x : 0.0f;
+        case unary_kind::leaky_relu: return x > 0 ? x : alpha * x;
+        case unary_kind::clip: return std::min(std::max(x, alpha), beta);
+        case unary_kind::sigmoid: return sig(x);
+        case unary_kind::tanh: return std::tanh(x);
+        case unary_kind::elu: return x > 0 ? x : alpha * (std::exp(x) - 1.0f);
+        case unary_kind::gelu_erf: return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f));
+        case unary_kind::gelu_tanh:
+            return 0.5f * x * (1.0f + std::tanh(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+        case unary_kind::swish: return x * sig(alpha * x);
+        case unary_kind::hardswish: return x * std::min(std::max(x + 3.0f, 0.0f), 6.0f) / 6.0f;
+        case unary_kind::hardsigmoid: return std::min(std::max(alpha * x + beta, 0.0f), 1.0f);
+        case unary_kind::mish: return x * std::tanh(softplus(x));
+        case unary_kind::softplus: return softplus(x);
+        case unary_kind::exp: return std::exp(x);
+        case unary_kind::log: return std::log(x);
+        case unary_kind::sqrt: return std::sqrt(x);
+        case unary_kind::square: return x * x;
+        case unary_kind::abs: return std::fabs(x);
+        case unary_kind::round: return std::nearbyint(x);
+        case unary_kind::erf: return std::erf(x);
+        case unary_kind::linear: return alpha * x + beta;
+    }
+    return x;
+}
+
+inline array unary(const array& x, unary_kind k, float alpha = 0.0f, float beta = 0.0f) {
+    array y = x;
+    for (auto& v : y) v = unary_value(k, v, alpha, beta);
+    return y;
+}
+
+enum class binary_kind { add, sub, mul, div, max, min, pow };
+
+/// a op b with NumPy broadcasting.
+inline array binary(const array& a, const array& b, binary_kind k) {
+    switch (k) {
+        case binary_kind::add: return a + b;
+        case binary_kind::sub: return a - b;
+        case binary_kind::mul: return a * b;
+        case binary_kind::div: return a / b;
+        case binary_kind::max: return xt::maximum(a, b);
+        case binary_kind::min: return xt::minimum(a, b);
+        case binary_kind::pow: return xt::pow(a, b);
+    }
+    return a;
+}
+
+// ----- convolution and friends --------------------------------------------------------------
+
+/// Convolution attributes, ONNX-style: one entry per spatial dim; dilation 1 is dense.
+struct conv_attrs {
+    dims strides, pads_begin, pads_end, dilations;
+    std::int64_t groups = 1;
+};
+
+namespace detail {
+
+// Shapes as 3 spatial dims (1-D and 2-D convs are 3-D ones with leading unit dims).
+struct spatial3 {
+    std::int64_t d[3] = {1, 1, 1};
+};
+inline spatial3 lift(const dims& v, std::size_t rank, std::int64_t fill, const char* what) {
+    if (v.size() != rank) throw kernel_error(std::string("sgmatch::reference::conv: ") + what + " has the wrong rank");
+    spatial3 s;
+    s.d[0] = s.d[1] = s.d[2] = fill;
+    for (std::size_t i = 0; i < rank; ++i) s.d[3 - rank + i] = v[i];
+    return s;
+}
+inline std::vector<std::size_t> to_shape(const dims& d) { return std::vector<std::size_t>(d.begin(), d.end()); }
+
+}  // namespace detail
+
+/// N-D convolution (1 to 3 spatial dims): x is [N, C, spatial...], w is [O, C/groups, k...],
+/// bias is empty or [O].
+inline array conv(const array& x, const array& w, const array& bias, const conv_attrs& a) {
+    if (x.dimension() < 3 || x.dimension() > 5 || w.dimension() != x.dimension())
+        throw kernel_error("sgmatch::reference::conv: input and weights must both be 3-D, 4-D or 5-D");
+    const std::size_t sp = x.dimension() - 2;
+    const std::int64_t N = static_cast<std::int64_t>(x.shape()[0]), C = static_cast<std::int64_t>(x.shape()[1]);
+    const std::int64_t O = static_cast<std::int64_t>(w.shape()[0]), G = a.groups;
+    if (G < 1 || C % G != 0 || O % G != 0 || static_cast<std::int64_t>(w.shape()[1]) != C / G)
+        throw kernel_error("sgmatch::reference::conv: channels " + std::to_string(C) + ", weights' input channels " +
+                           std::to_string(w.shape()[1]) + " and groups " + std::to_string(G) + " do not agree");
+    if (bias.size() != 0 && static_cast<std::int64_t>(bias.size()) != O)
+        throw kernel_error("sgmatch::reference::conv: bias must have one value per output channel");
+    dims in_sp, k_sp;
+    for (std::size_t i = 0; i < sp; ++i) {
+        in_sp.push_back(static_cast<std::int64_t>(x.shape()[2 + i]));
+        k_sp.push_back(static_cast<std::int64_t>(w.shape()[2 + i]));
+    }
+    const auto I = detail::lift(in_sp, sp, 1, "input"), K = detail::lift(k_sp, sp, 1, "kernel");
+    const auto S = detail::lift(a.strides, sp, 1, "strides"), D = detail::lift(a.dilations, sp, 1, "dilations");
+    const auto PB = detail::lift(a.pads_begin, sp, 0, "pads_begin"), PE = detail::lift(a.pads_end, sp, 0, "pads_end");
+    detail::spatial3 OUT;
+    for (int i = 0; i < 3; ++i) {
+        const std::int64_t span = D.d[i] * (K.d[i] - 1) + 1;
+        OUT.d[i] = (I.d[i] + PB.d[i] + PE.d[i] - span) / S.d[i] + 1;
+        if (OUT.d[i] < 1) throw kernel_error("sgmatch::reference::conv: the kernel is larger than the padded input");
+    }
+    dims out_shape{N, O};
+    for (std::size_t i = 0; i < sp; ++i) out_shape.push_back(OUT.d[3 - sp + i]);
+    array y = xt::zeros<float>(detail::to_shape(out_shape));
+    const float* xp = x.data();
+    const float* wp = w.data();
+    float* yp = y.data();
+    const std::int64_t Cg = C / G, Og = O / G;
+    const std::int64_t in_plane = I.d[0] * I.d[1] * I.d[2], k_plane = K.d[0] * K.d[1] * K.d[2];
+    const std::int64_t out_plane = OUT.d[0] * OUT.d[1] * OUT.d[2];
+    for (std::int64_t n = 0; n < N; ++n)
+        for (std::int64_t o = 0; o < O; ++o) {
+            const std::int64_t g = o / Og;
+            float* yo = yp + (n * O + o) * out_plane;
+            for (std::int64_t od = 0; od < OUT.d[0]; ++od)
+                for (std::int64_t oh = 0; oh < OUT.d[1]; ++oh)
+                    for (std::int64_t ow = 0; ow < OUT.d[2]; ++ow) {
+                        double acc = bias.size() ? bias.data()[o] : 0.0;
+                        for (std::int64_t c = 0; c < Cg; ++c) {
+                            const float* xc = xp + (n * C + g * Cg + c) * in_plane;
+                            const float* wc = wp + (o * Cg + c) * k_plane;
+                            for (std::int64_t kd = 0; kd < K.d[0]; ++kd) {
+                                const std::int64_t id = od * S.d[0] - PB.d[0] + kd * D.d[0];
+                                if (id < 0 || id >= I.d[0]) continue;
+                                for (std::int64_t kh = 0; kh < K.d[1]; ++kh) {
+                                    const std::int64_t ih = oh * S.d[1] - PB.d[1] + kh * D.d[1];
+                                    if (ih < 0 || ih >= I.d[1]) continue;
+                                    for (std::int64_t kw = 0; kw < K.d[2]; ++kw) {
+                                        const std::int64_t iw = ow * S.d[2] - PB.d[2] + kw * D.d[2];
+                                        if (iw < 0 || iw >= I.d[2]) continue;
+                                        acc += static_cast<double>(xc[(id * I.d[1] + ih) * I.d[2] + iw]) *
+                                               wc[(kd * K.d[1] + kh) * K.d[2] + kw];
+                                    }
+                                }
+                            }
+                        }
+                        yo[(od * OUT.d[1] + oh) * OUT.d[2] + ow] = static_cast<float>(acc);
+                    }
+        }
+    return y;
+}
+
+/// Inference batch normalization over axis 1: scale * (x - mean) / sqrt(var + eps) + bias.
+inline array batch_norm(const array& x, const array& scale, const array& bias, const array& mean,
+                        const array& var, float eps) {
+    if (x.dimension() < 2) throw kernel_error("sgmatch::reference::batch_norm: input needs a channel axis");
+    const std::size_t C = x.shape()[1];
+    if (scale.size() != C || bias.size() != C || mean.size() != C || var.size() != C)
+        throw kernel_error("sgmatch::reference::batch_norm: parameters must have one value per channel (" +
+                           std::to_string(C) + ")");
+    std::vector<std::size_t> pshape(x.dimension(), 1);
+    pshape[1] = C;
+    auto p = [&](const array& v) { return xt::reshape_view(v, pshape); };
+    return (x - p(mean)) * (p(scale) / xt::sqrt(p(var) + eps)) + p(bias);
+}
+
+enum class pool_kind { max, average };
+
+/// Max or average pooling over 1 to 3 spatial dims. Average pooling divides by the window
+/// inside the input unless count_include_pad.
+inline array pool(const array& x, pool_kind kind, const dims& kernel, const dims& strides, const dims& pads_begin,
+                  const dims& pads_end, bool count_include_pad = false) {
+    if (x.dimension() < 3 || x.dimension() > 5) throw kernel_error("sgmatch::reference::pool: input must be 3-D to 5-D");
+    const std::size_t sp = x.dimension() - 2;
+    dims in_sp;
+    for (std::size_t i = 0; i < sp; ++i) in_sp.push_back(static_cast<std::int64_t>(x.shape()[2 + i]));
+    const auto I = detail::lift(in_sp, sp, 1, "input"), K = detail::lift(kernel, sp, 1, "kernel");
+    const auto S = detail::lift(strides, sp, 1, "strides");
+    const auto PB = detail::lift(pads_begin, sp, 0, "pads_begin"), PE = detail::lift(pads_end, sp, 0, "pads_end");
+    detail::spatial3 OUT;
+    for (int i = 0; i < 3; ++i) OUT.d[i] = (I.d[i] + PB.d[i] + PE.d[i] - K.d[i]) / S.d[i] + 1;
+    const std::int64_t NC = static_cast<std::int64_t>(x.shape()[0] * x.shape()[1]);
+    dims out_shape{static_cast<std::int64_t>(x.shape()[0]), static_cast<std::int64_t>(x.shape()[1])};
+    for (std::size_t i = 0; i < sp; ++i) out_shape.push_back(OUT.d[3 - sp + i]);
+    array y = xt::zeros<float>(detail::to_shape(out_shape));
+    const std::int64_t in_plane = I.d[0] * I.d[1] * I.d[2], out_plane = OUT.d[0] * OUT.d[1] * OUT.d[2];
+    for (std::int64_t nc = 0; nc < NC; ++nc)
+        for (std::int64_t od = 0; od < OUT.d[0]; ++od)
+            for (std::int64_t oh = 0; oh < OUT.d[1]; ++oh)
+                for (std::int64_t ow = 0; ow < OUT.d[2]; ++ow) {
+                    float best = -std::numeric_limits<float>::infinity();
+                    double sum = 0;
+                    std::int64_t count = 0, padded = 0;
+                    for (std::int64_t kd = 0; kd < K.d[0]; ++kd)
+                        for (std::int64_t kh = 0; kh < K.d[1]; ++kh)
+                            for (std::int64_t kw = 0; kw < K.d[2]; ++kw) {
+                                const std::int64_t id = od * S.d[0] - PB.d[0] + kd;
+                                const std::int64_t ih = oh * S.d[1] - PB.d[1] + kh;
+                                const std::int64_t iw = ow * S.d[2] - PB.d[2] + kw;
+                                const bool in = id >= 0 && id < I.d[0] && ih >= 0 && ih < I.d[1] && iw >= 0 && iw < I.d[2];
+                                const bool in_padded = id < I.d[0] + PE.d[0] && ih < I.d[1] + PE.d[1] && iw < I.d[2] + PE.d[2];
+                                if (in_padded) ++padded;
+                                if (!in) continue;
+                                const float v = x.data()[nc * in_plane + (id * I.d[1] + ih) * I.d[2] + iw];
+                                best = std::max(best, v);
+                                sum += v;
+                                ++count;
+                            }
+                    float r = kind == pool_kind::max ? best
+                                                     : static_cast<float>(sum / static_cast<double>(count_include_pad ? padded : count));
+                    y.data()[nc * out_plane + (od * OUT.d[1] + oh) * OUT.d[2] + ow] = r;
+                }
+    return y;
+}
+
+/// Mean over every axis after the first two, kept as size-1 axes.
+inline array global_average_pool(const array& x) {
+    if (x.dimension() < 3) throw kernel_error("sgmatch::reference::global_average_pool: input must be at least 3-D");
+    std::vector<std::size_t> axes;
+    for (std::size_t i = 2; i < x.dimension(); ++i) axes.push_back(i);
+    array m = xt::mean(x, axes, xt::evaluation_strategy::immediate);
+    std::vector<std::size_t> shape(x.shape().begin(), x.shape().end());
+    for (std::size_t i = 2; i < shape.size(); ++i) shape[i] = 1;
+    return xt::reshape_view(m, shape);
+}
+
+/// ONNX Gemm: alpha * A' B' + beta * C, A' = A or A^T, B' likewise; C broadcasts.
+inline array gemm(const array& A, const array& B, const array& C, bool trans_a, bool trans_b, float alpha = 1.0f,
+                  float beta = 1.0f) {
+    if (A.dimension() != 2 || B.dimension() != 2) throw kernel_error("sgmatch::reference::gemm: A and B must be 2-D");
+    const std::size_t M = trans_a ? A.shape()[1] : A.shape()[0], K = trans_a ? A.shape()[0] : A.shape()[1];
+    const std::size_t K2 = trans_b ? B.shape()[1] : B.shape()[0], Ncol = trans_b ? B.shape()[0] : B.shape()[1];
+    if (K != K2) throw kernel_error("sgmatch::reference::gemm: inner dimensions differ (" + std::to_string(K) + " vs " +
+                                    std::to_string(K2) + ")");
+    array y = xt::zeros<float>({M, Ncol});
+    for (std::size_t i = 0; i < M; ++i)
+        for (std::size_t j = 0; j < Ncol; ++j) {
+            double acc = 0;
+            for (std::size_t k = 0; k < K; ++k)
+                acc += static_cast<double>(trans_a ? A(k, i) : A(i, k)) * (trans_b ? B(j, k) : B(k, j));
+            y(i, j) = alpha * static_cast<float>(acc);
+        }
+    if (C.size() != 0) y = y + beta * C;
+    return y;
+}
+
+/// NumPy matmul for rank >= 2 operands (batch dims broadcast).
+inline array matmul(const array& A, const array& B) {
+    if (A.dimension() < 2 || B.dimension() < 2) throw kernel_error("sgmatch::reference::matmul: operands must be at least 2-D");
+    const std::size_t M = A.shape()[A.dimension() - 2], K = A.shape()[A.dimension() - 1];
+    const std::size_t K2 = B.shape()[B.dimension() - 2], Ncol = B.shape()[B.dimension() - 1];
+    if (K != K2) throw kernel_error("sgmatch::reference::matmul: inner dimensions differ");
+    // Broadcast the batch dims.
+    const std::size_t rank = std::max(A.dimension(), B.dimension());
+    std::vector<std::size_t> batch(rank - 2, 1);
+    auto batch_dim = [&](const array& t, std::size_t i) -> std::size_t {
+        const std::size_t off = rank - t.dimension();
+        return i < off ? 1 : t.shape()[i - off];
+    };
+    for (std::size_t i = 0; i + 2 < rank; ++i) {
+        const std::size_t a = batch_dim(A, i), b = batch_dim(B, i);
+        if (a != b && a != 1 && b != 1) throw kernel_error("sgmatch::reference::matmul: batch dims do not broadcast");
+        batch[i] = std::max(a, b);
+    }
+    std::vector<std::size_t> ashape = batch, bshape = batch, yshape = batch;
+    ashape.push_back(M), ashape.push_back(K), bshape.push_back(K), bshape.push_back(Ncol);
+    yshape.push_back(M), yshape.push_back(Ncol);
+    const array Ab = xt::broadcast(A, ashape), Bb = xt::broadcast(B, bshape);
+    array y = xt::zeros<float>(yshape);
+    std::size_t batches = 1;
+    for (auto b : batch) batches *= b;
+    for (std::size_t t = 0; t < batches; ++t)
+        for (std::size_t i = 0; i < M; ++i)
+            for (std::size_t j = 0; j < Ncol; ++j) {
+                double acc = 0;
+                for (std::size_t k = 0; k < K; ++k)
+                    acc += static_cast<double>(Ab.data()[(t * M + i) * K + k]) * Bb.data()[(t * K + k) * Ncol + j];
+                y.data()[(t * M + i) * Ncol + j] = static_cast<float>(acc);
+            }
+    return y;
+}
+
+/// Softmax along `axis` (negative counts from the end).
+inline array softmax(const array& x, std::int64_t axis) {
+    const auto r = static_cast<std::int64_t>(x.dimension());
+    if (axis < 0) axis += r;
+    if (axis < 0 || axis >= r) throw kernel_error("sgmatch::reference::softmax: axis out of range");
+    const std::size_t ax = static_cast<std::size_t>(axis);
+    array m = xt::amax(x, {ax}, xt::evaluation_strategy::immediate);
+    std::vector<std::size_t> keep(x.shape().begin(), x.shape().end());
+    keep[ax] = 1;
+    array e = xt::exp(x - xt::reshape_view(m, keep));
+    array s = xt::sum(e, {ax}, xt::evaluation_strategy::immediate);
+    return e / xt::reshape_view(s, keep);
+}
+
+/// [d0, d1, ...] -> [d0 * ... * d(axis-1), d(axis) * ...].
+inline array flatten(const array& x, std::int64_t axis = 1) {
+    std::size_t a = 1, b = 1;
+    for (std::size_t i = 0; i < x.dimension(); ++i) (static_cast<std::int64_t>(i) < axis ? a : b) *= x.shape()[i];
+    array y = x;
+    y.reshape({a, b});
+    return y;
+}
+
+inline array concat(const std::vector<array>& xs, std::int64_t axis) {
+    if (xs.empty()) throw kernel_error("sgmatch::reference::concat: no inputs");
+    const auto r = static_cast<std::int64_t>(xs[0].dimension());
+    if (axis < 0) axis += r;
+    std::vector<std::size_t> shape(xs[0].shape().begin(), xs[0].shape().end());
+    shape[static_cast<std::size_t>(axis)] = 0;
+    for (auto& x : xs) shape[static_cast<std::size_t>(axis)] += x.shape()[static_cast<std::size_t>(axis)];
+    array y = xt::zeros<float>(shape);
+    std::size_t outer = 1, inner = 1;
+    for (std::int64_t i = 0; i < axis; ++i) outer *= shape[static_cast<std::size_t>(i)];
+    for (std::size_t i = static_cast<std::size_t>(axis) + 1; i < shape.size(); ++i) inner *= shape[i];
+    std::size_t offset = 0;
+    const std::size_t total = shape[static_cast<std::size_t>(axis)] * inner;
+    for (auto& x : xs) {
+        const std::size_t chunk = x.shape()[static_cast<std::size_t>(axis)] * inner;
+        for (std::size_t o = 0; o < outer; ++o)
+            std::copy(x.data() + o * chunk, x.data() + (o + 1) * chunk, y.data() + o * total + offset);
+        offset += chunk;
+    }
+    return y;
+}
+
+/// Layer normalization over the axes from `axis` on: scale * (x - mean) / sqrt(var + eps) + bias.
+inline array layer_norm(const array& x, const array& scale, const array& bias, std::int64_t axis, float eps) {
+    const auto r = static_cast<std::int64_t>(x.dimension());
+    if (axis < 0) axis += r;
+    std::size_t outer = 1, inner = 1;
+    for (std::int64_t i = 0; i < r; ++i) (i < axis ? outer : inner) *= x.shape()[static_cast<std::size_t>(i)];
+    if (scale.size() != inner || (bias.size() != 0 && bias.size() != inner))
+        throw kernel_error("sgmatch::reference::layer_norm: scale and bias must cover the normalized axes");
+    array y = x;
+    for (std::size_t o = 0; o < outer; ++o) {
+        const float* xp = x.data() + o * inner;
+        double mean = 0, var = 0;
+        for (std::size_t i = 0; i < inner; ++i) mean += xp[i];
+        mean /= static_cast<double>(inner);
+        for (std::size_t i = 0; i < inner; ++i) var += (xp[i] - mean) * (xp[i] - mean);
+        var /= static_cast<double>(inner);
+        const double inv = 1.0 / std::sqrt(var + eps);
+        for (std::size_t i = 0; i < inner; ++i)
+            y.data()[o * inner + i] =
+                static_cast<float>((xp[i] - mean) * inv * scale.data()[i] + (bias.size() ? bias.data()[i] : 0.0f));
+    }
+    return y;
+}
+
+}  // namespace reference
+SGMATCH_END_NAMESPACE

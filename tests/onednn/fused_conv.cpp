@@ -1,0 +1,370 @@
+// Fused convolution kernels against the xtensor reference: random shapes and attributes, every
+// eltwise post-op, sum and binary post-ops, BatchNorm folding, the shape cache, concurrent runs.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "sgmatch/onednn/fused_conv.hpp"
+#include "sgmatch/reference/kernels.hpp"
+#include "sgmatch/reference/onednn.hpp"
+#include "support/numeric.hpp"
+
+using namespace sgmatch;
+using onednn::broadcast;
+using onednn::post_op;
+using reference::array;
+using reference::unary_kind;
+using alg = dnnl::algorithm;
+
+namespace {
+
+// One eltwise op: how the fused kernel spells it and how the reference computes it.
+struct eltwise_case {
+    const char* name;
+    std::vector<post_op> fused;
+    unary_kind ref;
+    float alpha, beta;
+};
+
+std::vector<eltwise_case> eltwise_cases() {
+    auto e = [](alg a, float al = 0, float be = 0) { return post_op::eltwise(a, al, be); };
+    return {
+        {"relu", {e(alg::eltwise_relu)}, unary_kind::relu, 0, 0},
+        {"leaky_relu", {e(alg::eltwise_relu, 0.1f)}, unary_kind::leaky_relu, 0.1f, 0},
+        {"clip", {e(alg::eltwise_clip_v2, -0.5f, 0.75f)}, unary_kind::clip, -0.5f, 0.75f},
+        {"relu6", {e(alg::eltwise_clip_v2, 0.0f, 6.0f)}, unary_kind::clip, 0.0f, 6.0f},
+        {"sigmoid", {e(alg::eltwise_logistic)}, unary_kind::sigmoid, 0, 0},
+        {"tanh", {e(alg::eltwise_tanh)}, unary_kind::tanh, 0, 0},
+        {"elu", {e(alg::eltwise_elu, 0.7f)}, unary_kind::elu, 0.7f, 0},
+        {"gelu_erf", {e(alg::eltwise_gelu_erf)}, unary_kind::gelu_erf, 0, 0},
+        {"gelu_tanh", {e(alg::eltwise_gelu_tanh)}, unary_kind::gelu_tanh, 0, 0},
+        {"swish", {e(alg::eltwise_swish, 1.0f)}, unary_kind::swish, 1.0f, 0},
+        {"hardswish", {e(alg::eltwise_hardswish)}, unary_kind::hardswish, 0, 0},
+        // No hardsigmoid eltwise in oneDNN 2.6: linear, then clip to [0, 1].
+        {"hardsigmoid", {e(alg::eltwise_linear, 0.2f, 0.5f), e(alg::eltwise_clip_v2, 0.0f, 1.0f)},
+         unary_kind::hardsigmoid, 0.2f, 0.5f},
+        {"mish", {e(alg::eltwise_mish)}, unary_kind::mish, 0, 0},
+        {"softplus", {e(alg::eltwise_soft_relu)}, unary_kind::softplus, 0, 0},
+        {"exp", {e(alg::eltwise_exp)}, unary_kind::exp, 0, 0},
+        {"square", {e(alg::eltwise_square)}, unary_kind::square, 0, 0},
+        {"abs", {e(alg::eltwise_abs)}, unary_kind::abs, 0, 0},
+        {"linear", {e(alg::eltwise_linear, 1.5f, -0.25f)}, unary_kind::linear, 1.5f, -0.25f},
+    };
+}
+
+struct conv_case {
+    std::int64_t n, c, o, h, w, k, stride, pad, dilation, groups;
+};
+
+conv_case random_conv(std::mt19937& rng) {
+    auto pick = [&](std::initializer_list<std::int64_t> v) {
+        return *(v.begin() + std::uniform_int_distribution<std::size_t>(0, v.size() - 1)(rng));
+    };
+    conv_case c{};
+    c.n = pick({1, 1, 2, 8});
+    c.k = pick({1, 3, 5, 7});
+    c.stride = pick({1, 2});
+    c.pad = c.k / 2;
+    c.dilation = c.k == 3 ? pick({1, 1, 2}) : 1;
+    const int kind = std::uniform_int_distribution<int>(0, 3)(rng);  // plain, plain, grouped, depthwise
+    c.groups = kind == 2 ? 2 : 1;
+    c.c = pick({3, 4, 8, 16}) * (kind == 2 ? 2 : 1);
+    c.o = pick({4, 8, 16}) * (kind == 2 ? 2 : 1);
+    if (kind == 3) c.groups = c.o = c.c = pick({4, 8, 16});
+    c.h = pick({5, 7, 9, 12});
+    c.w = pick({5, 8, 11});
+    if (c.n == 8) c.h = c.w = 6;  // keep the reference fast
+    return c;
+}
+
+onednn::conv_spec spec_for(const conv_case& c, std::mt19937& rng, bool bias) {
+    onednn::conv_spec s;
+    s.weights_dims = {c.o, c.c / c.groups, c.k, c.k};
+    s.weights = test::random_values(static_cast<std::size_t>(c.o * (c.c / c.groups) * c.k * c.k), rng, 0.5f);
+    if (bias) s.bias = test::random_values(static_cast<std::size_t>(c.o), rng, 0.5f);
+    s.groups = c.groups;
+    s.strides = {c.stride, c.stride};
+    s.dilations = {c.dilation, c.dilation};
+    s.pads_begin = s.pads_end = {c.pad, c.pad};
+    return s;
+}
+
+array ref_conv(const array& x, const onednn::conv_spec& s) {
+    array w = test::make_array(s.weights, s.weights_dims);
+    array b = s.bias.empty() ? array() : test::make_array(s.bias, {s.out_channels()});
+    if (s.bias.empty()) b = xt::zeros<float>({std::size_t(0)});
+    return reference::conv(x, w, b, {s.strides, s.pads_begin, s.pads_end, s.dilations, s.groups});
+}
+
+std::string describe(const conv_case& c) {
+    return "n" + std::to_string(c.n) + " c" + std::to_string(c.c) + " o" + std::to_string(c.o) + " " +
+           std::to_string(c.h) + "x" + std::to_string(c.w) + " k" + std::to_string(c.k) + " s" +
+           std::to_string(c.stride) + " d" + std::to_string(c.dilation) + " g" + std::to_string(c.groups);
+}
+
+}  // namespace
+
+TEST_CASE("fused conv + one eltwise post-op equals reference conv then the op, over random shapes") {
+    std::mt19937 rng(7);
+    const auto cases = eltwise_cases();
+    const int rounds = test::sanitized() ? 1 : 3;
+    for (int r = 0; r < rounds; ++r)
+        for (const auto& ec : cases) {
+            const conv_case c = random_conv(rng);
+            CAPTURE(ec.name);
+            const std::string shape = describe(c);
+            CAPTURE(shape);
+            onednn::conv_spec s = spec_for(c, rng, r % 2 == 0);
+            const array x = test::random_array({c.n, c.c, c.h, c.w}, rng, 1.0f);
+            array expect = ref_conv(x, s);
+            expect = reference::unary(expect, ec.ref, ec.alpha, ec.beta);
+            s.post_ops = ec.fused;
+            onednn::fused_conv k(s);
+            const array got = reference::to_array(k.run(reference::to_tensor(x)));
+            CHECK(test::max_rel_error(got, expect) <= 1e-4);
+        }
+}
+
+TEST_CASE("BatchNorm folded into weights and bias, then a chain of up to three post-ops") {
+    std::mt19937 rng(11);
+    const auto cases = eltwise_cases();
+    for (int r = 0; r < (test::sanitized() ? 4 : 24); ++r) {
+        const conv_case c = random_conv(rng);
+        const std::string shape = describe(c);
+        CAPTURE(shape);
+        onednn::conv_spec s = spec_for(c, rng, r % 3 != 0);
+        const array x = test::random_array({c.n, c.c, c.h, c.w}, rng, 1.0f);
+        const auto O = static_cast<std::size_t>(c.o);
+        auto scale = test::random_values(O, rng, 1.0f), shift = test::random_values(O, rng, 1.0f);
+        auto mean = test::random_values(O, rng, 0.5f), var = test::random_values(O, rng, 0.5f);
+        for (auto& v : var) v = std::fabs(v) + 0.1f;
+        const auto vec = [](const std::vector<float>& v) { return test::make_array(v, {std::int64_t(v.size())}); };
+        array expect = reference::batch_norm(ref_conv(x, s), vec(scale), vec(shift), vec(mean), vec(var), 1e-5f);
+        s.fold_batch_norm(scale, shift, mean, var, 1e-5f);
+        const int chain = r % 4;
+        std::string ops;
+        for (int i = 0; i < chain; ++i) {
+            const auto& ec = cases[std::uniform_int_distribution<std::size_t>(0, cases.size() - 1)(rng)];
+            if (std::string(ec.name) == "exp" || std::string(ec.name) == "square") continue;  // keep magnitudes sane
+            ops += std::string(ec.name) + " ";
+            expect = reference::unary(expect, ec.ref, ec.alpha, ec.beta);
+            s.post_ops.insert(s.post_ops.end(), ec.fused.begin(), ec.fused.end());
+        }
+        CAPTURE(ops);
+        onednn::fused_conv k(s);
+        CHECK(test::max_rel_error(reference::to_array(k.run(reference::to_tensor(x))), expect) <= 1e-4);
+    }
+}
+
+TEST_CASE("residual sum, then relu: the residual is read, never written") {
+    std::mt19937 rng(3);
+    for (int r = 0; r < (test::sanitized() ? 2 : 8); ++r) {
+        conv_case c = random_conv(rng);
+        c.stride = 1;
+        const std::string shape = describe(c);
+        CAPTURE(shape);
+        onednn::conv_spec s = spec_for(c, rng, true);
+        const array x = test::random_array({c.n, c.c, c.h, c.w}, rng, 1.0f);
+        array y = ref_conv(x, s);
+        const array residual = test::random_array(test::dims_of(y), rng, 1.0f);
+        const array residual_before = residual;
+        const array expect = reference::unary(y + residual, unary_kind::relu);
+        s.post_ops = {post_op::sum(0), post_op::eltwise(alg::eltwise_relu)};
+        onednn::fused_conv k(s);
+        const array got = reference::to_array(k.run(reference::to_tensor(x), {reference::to_tensor(residual)}));
+        CHECK(test::max_rel_error(got, expect) <= 1e-4);
+        CHECK(residual == residual_before);
+    }
+}
+
+TEST_CASE("binary post-ops: scalar, per-channel and full operands, constant or runtime") {
+    std::mt19937 rng(5);
+    const std::pair<alg, reference::binary_kind> kinds[] = {
+        {alg::binary_add, reference::binary_kind::add}, {alg::binary_sub, reference::binary_kind::sub},
+        {alg::binary_mul, reference::binary_kind::mul}, {alg::binary_div, reference::binary_kind::div},
+        {alg::binary_max, reference::binary_kind::max}, {alg::binary_min, reference::binary_kind::min}};
+    for (const auto& [a, rk] : kinds)
+        for (broadcast b : {broadcast::scalar, broadcast::per_channel, broadcast::full}) {
+            const conv_case c = random_conv(rng);
+            onednn::conv_spec s = spec_for(c, rng, true);
+            const array x = test::random_array({c.n, c.c, c.h, c.w}, rng, 1.0f);
+            const array y = ref_conv(x, s);
+            const auto yd = test::dims_of(y);
+            onednn::dims od(yd.size(), 1);
+            if (b == broadcast::full) od = yd;
+            if (b == broadcast::per_channel) od[1] = yd[1];
+            array operand = test::random_array(od, rng, 1.0f);
+            if (rk == reference::binary_kind::div) operand = xt::abs(operand) + 0.5f;
+            const array expect = reference::binary(y, operand, rk);
+            const bool constant = b != broadcast::full;
+            CAPTURE(static_cast<int>(b));
+            CAPTURE(onednn::describe(post_op::binary_input(a, 0, b)));
+            s.post_ops = {constant ? post_op::binary_constant(a, std::vector<float>(operand.begin(), operand.end()), b)
+                                   : post_op::binary_input(a, 0, b)};
+            onednn::fused_conv k(s);
+            std::vector<onednn::tensor> extra;
+            if (!constant) extra.push_back(reference::to_tensor(operand));
+            CHECK(test::max_rel_error(reference::to_array(k.run(reference::to_tensor(x), extra)), expect) <= 1e-4);
+        }
+}
+
+TEST_CASE("round: exact on integer data") {
+    onednn::conv_spec s;
+    s.weights_dims = {2, 1, 1, 1};
+    s.weights = {1.0f, 2.0f};
+    s.post_ops = {post_op::eltwise(alg::eltwise_linear, 0.5f, 0.25f), post_op::eltwise(alg::eltwise_round)};
+    const array x = test::make_array({-3, -2, -1, 0, 1, 2, 3, 4}, {1, 1, 2, 4});
+    const array got = reference::to_array(onednn::fused_conv(s).run(reference::to_tensor(x)));
+    const array expect = reference::unary(reference::unary(
+        reference::conv(x, test::make_array(s.weights, s.weights_dims), xt::zeros<float>({std::size_t(0)}),
+                        {{1, 1}, {0, 0}, {0, 0}, {1, 1}, 1}),
+        unary_kind::linear, 0.5f, 0.25f), unary_kind::round);
+    CHECK(got == expect);
+}
+
+TEST_CASE("1-D and 3-D convolutions") {
+    std::mt19937 rng(9);
+    for (std::size_t sp : {1u, 3u}) {
+        onednn::conv_spec s;
+        onednn::dims xd{2, 4}, wd{6, 4};
+        for (std::size_t i = 0; i < sp; ++i) {
+            xd.push_back(7);
+            wd.push_back(3);
+            s.strides.push_back(2);
+            s.dilations.push_back(1);
+            s.pads_begin.push_back(1);
+            s.pads_end.push_back(0);
+        }
+        s.weights_dims = wd;
+        std::size_t nw = 1;
+        for (auto d : wd) nw *= static_cast<std::size_t>(d);
+        s.weights = test::random_values(nw, rng, 0.5f);
+        s.post_ops = {post_op::eltwise(alg::eltwise_tanh)};
+        const array x = test::random_array(xd, rng, 1.0f);
+        const array expect = reference::unary(
+            reference::conv(x, test::make_array(s.weights, wd), xt::zeros<float>({std::size_t(0)}),
+                            {s.strides, s.pads_begin, s.pads_end, s.dilations, 1}),
+            unary_kind::tanh);
+        onednn::fused_conv k(s);
+        CHECK(test::max_rel_error(reference::to_array(k.run(reference::to_tensor(x))), expect) <= 1e-4);
+    }
+}
+
+TEST_CASE("one primitive per input shape, rebuilt when the shape changes; NHWC input accepted") {
+    std::mt19937 rng(13);
+    conv_case c{1, 8, 16, 10, 10, 3, 1, 1, 1, 1};
+    onednn::conv_spec s = spec_for(c, rng, true);
+    s.post_ops = {post_op::eltwise(alg::eltwise_relu)};
+    onednn::fused_conv k(s);
+    const array x1 = test::random_array({1, 8, 10, 10}, rng, 1.0f);
+    const array x2 = test::random_array({2, 8, 6, 9}, rng, 1.0f);
+    for (int i = 0; i < 3; ++i) {
+        CHECK(test::max_rel_error(reference::to_array(k.run(reference::to_tensor(x1))),
+                                  reference::unary(ref_conv(x1, s), unary_kind::relu)) <= 1e-4);
+        CHECK(test::max_rel_error(reference::to_array(k.run(reference::to_tensor(x2))),
+                                  reference::unary(ref_conv(x2, s), unary_kind::relu)) <= 1e-4);
+    }
+    CHECK(k.cached_shapes() == 2);
+    // The output of one run, in whatever layout the primitive chose, feeds the next kernel as is.
+    onednn::conv_spec s2 = spec_for(conv_case{1, 16, 8, 10, 10, 1, 1, 0, 1, 1}, rng, false);
+    onednn::fused_conv k2(s2);
+    const onednn::tensor mid = k.run(reference::to_tensor(x1));
+    const array expect = ref_conv(reference::unary(ref_conv(x1, s), unary_kind::relu), s2);
+    CHECK(test::max_rel_error(reference::to_array(k2.run(mid)), expect) <= 1e-4);
+}
+
+TEST_CASE("several threads run one kernel at once") {
+    std::mt19937 rng(17);
+    conv_case c{1, 16, 32, 14, 14, 3, 1, 1, 1, 1};
+    onednn::conv_spec s = spec_for(c, rng, true);
+    s.post_ops = {post_op::sum(0), post_op::eltwise(alg::eltwise_relu)};
+    onednn::fused_conv k(s);
+    constexpr int threads = 4;
+    std::vector<array> xs, rs, expect(threads), got(threads);
+    for (int t = 0; t < threads; ++t) {
+        xs.push_back(test::random_array({1, 16, 14, 14}, rng, 1.0f));
+        rs.push_back(test::random_array({1, 32, 14, 14}, rng, 1.0f));
+        expect[static_cast<std::size_t>(t)] = reference::unary(ref_conv(xs.back(), s) + rs.back(), unary_kind::relu);
+    }
+    std::vector<std::thread> pool;
+    std::vector<double> worst(threads, 0.0);
+    for (int t = 0; t < threads; ++t)
+        pool.emplace_back([&, t] {
+            const auto i = static_cast<std::size_t>(t);
+            for (int rep = 0; rep < 20; ++rep) {
+                const array y = reference::to_array(k.run(reference::to_tensor(xs[i]), {reference::to_tensor(rs[i])}));
+                worst[i] = std::max(worst[i], test::max_rel_error(y, expect[i]));
+            }
+        });
+    for (auto& th : pool) th.join();
+    for (double w : worst) CHECK(w <= 1e-4);
+    CHECK(k.cached_shapes() == 1);
+}
+
+TEST_CASE("bad specs and shapes raise kernel_error naming the kernel") {
+    onednn::conv_spec s;
+    s.name = "convX";
+    s.weights_dims = {4, 3, 3, 3};
+    s.weights.assign(10, 0.0f);
+    CHECK_THROWS_WITH_AS(onednn::fused_conv{s}, doctest::Contains("convX"), onednn::kernel_error);
+    s.weights.assign(4 * 3 * 3 * 3, 0.1f);
+    onednn::fused_conv k(s);
+    std::vector<float> x(1 * 5 * 8 * 8, 1.0f);
+    CHECK_THROWS_WITH_AS(k.run(onednn::tensor::view(x.data(), {1, 5, 8, 8})), doctest::Contains("5 channels"),
+                         onednn::kernel_error);
+    std::vector<float> tiny(1 * 3 * 2 * 2, 1.0f);
+    CHECK_THROWS_WITH_AS(k.run(onednn::tensor::view(tiny.data(), {1, 3, 2, 2})), doctest::Contains("does not fit"),
+                         onednn::kernel_error);
+    s.post_ops = {post_op::sum(0)};
+    onednn::fused_conv needs_residual(s);
+    std::vector<float> x3(1 * 3 * 8 * 8, 1.0f);
+    CHECK_THROWS_WITH_AS(needs_residual.run(onednn::tensor::view(x3.data(), {1, 3, 8, 8})),
+                         doctest::Contains("extra inputs"), onednn::kernel_error);
+    std::vector<float> wrong(1 * 4 * 5 * 5, 1.0f);
+    CHECK_THROWS_WITH_AS(needs_residual.run(onednn::tensor::view(x3.data(), {1, 3, 8, 8}),
+                                            {onednn::tensor::view(wrong.data(), {1, 4, 5, 5})}),
+                         doctest::Contains("sum operand has shape [1,4,5,5]"), onednn::kernel_error);
+    s.post_ops = {post_op::sum(0), post_op::sum(1)};
+    CHECK_THROWS_WITH_AS(onednn::fused_conv{s}, doctest::Contains("at most one sum"), onednn::kernel_error);
+}
+
+TEST_CASE("an eltwise post-op repeated with other parameters runs after the primitive (oneDNN 2.6 fuses it wrongly)") {
+    // Fused, oneDNN 2.6.3 applies the first instance's parameters to both (see compat.hpp).
+    std::mt19937 rng(19);
+    struct step {
+        alg a;
+        float alpha, beta;
+        unary_kind k;
+    };
+    const std::vector<std::vector<step>> chains = {
+        {{alg::eltwise_relu, 0.1f, 0, unary_kind::leaky_relu}, {alg::eltwise_relu, 0, 0, unary_kind::relu}},
+        {{alg::eltwise_clip_v2, -0.5f, 0.75f, unary_kind::clip}, {alg::eltwise_clip_v2, 0, 6, unary_kind::clip}},
+        {{alg::eltwise_clip_v2, -0.5f, 0.75f, unary_kind::clip}, {alg::eltwise_tanh, 0, 0, unary_kind::tanh},
+         {alg::eltwise_clip_v2, 0, 6, unary_kind::clip}},
+        {{alg::eltwise_linear, 2, 1, unary_kind::linear}, {alg::eltwise_linear, 0.5f, -1, unary_kind::linear}},
+        {{alg::eltwise_elu, 0.5f, 0, unary_kind::elu}, {alg::eltwise_elu, 2, 0, unary_kind::elu}},
+    };
+    for (const auto& chain : chains)
+        for (std::int64_t g : {1, 8}) {
+            conv_case c{1, 8, 8, 9, 11, 3, 1, 1, 1, g};
+            onednn::conv_spec s = spec_for(c, rng, true);
+            const array x = test::random_array({1, 8, 9, 11}, rng, 1.0f);
+            array expect = ref_conv(x, s);
+            for (const auto& st : chain) {
+                s.post_ops.push_back(post_op::eltwise(st.a, st.alpha, st.beta));
+                expect = reference::unary(expect, st.k, st.alpha, st.beta);
+            }
+            // With a residual sum after the repeat, the sum runs after the primitive too.
+            const array residual = test::random_array(test::dims_of(expect), rng, 1.0f);
+            s.post_ops.push_back(post_op::sum(0));
+            expect = expect + residual;
+            onednn::fused_conv k(s);
+            CHECK(test::max_rel_error(reference::to_array(k.run(reference::to_tensor(x), {reference::to_tensor(residual)})),
+                                      expect) <= 1e-4);
+        }
+}
