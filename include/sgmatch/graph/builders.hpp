@@ -10,6 +10,7 @@
 //   few long-range edges; ops drawn from a given list
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -45,14 +46,33 @@ struct act {
 /// Builds conv / bn / relu / add layers with real attributes and shapes.
 class layers {
 public:
-    explicit layers(graph& g, bool params = true) : g_(g), params_(params) {}
+    /// With params, convs get a weights constant and BatchNorms their four parameters. With a
+    /// non-zero data_seed, the weights hold values too (He-scaled, seeded: same seed, same
+    /// values) and BatchNorm parameters vary per channel; otherwise weights are shape-only.
+    explicit layers(graph& g, bool params = true, std::uint64_t data_seed = 0)
+        : g_(g), params_(params), data_(data_seed != 0), rng_(data_seed) {}
+
+    /// n values uniform in [lo, hi) from the builder's seeded generator.
+    std::vector<float> values(std::size_t n, float lo, float hi) {
+        std::uniform_real_distribution<float> d(lo, hi);
+        std::vector<float> v(n);
+        for (auto& x : v) x = d(rng_);
+        return v;
+    }
 
     act conv(const std::string& name, act x, std::int64_t out_c, std::int64_t k, std::int64_t stride,
              std::int64_t pad, std::int64_t group = 1) {
         const std::int64_t oh = (x.h + 2 * pad - k) / stride + 1;
         const std::int64_t ow = (x.w + 2 * pad - k) / stride + 1;
         std::vector<input_ref> ins{x.node};
-        if (params_) ins.push_back(g_.add_constant(name + ".weight", {out_c, x.c / group, k, k}));
+        if (params_) {
+            std::vector<float> w;
+            if (data_) {  // He-uniform: keeps activations of deep stacks bounded
+                const float bound = std::sqrt(6.0f / static_cast<float>(x.c / group * k * k));
+                w = values(static_cast<std::size_t>(out_c * (x.c / group) * k * k), -bound, bound);
+            }
+            ins.push_back(g_.add_constant(name + ".weight", {out_c, x.c / group, k, k}, std::move(w)));
+        }
         node_id c = g_.add_op("Conv", name, ins,
                               {{"kernel_shape", attribute::ints{k, k}},
                                {"strides", attribute::ints{stride, stride}},
@@ -66,12 +86,12 @@ public:
     act bn(const std::string& name, act x) {
         std::vector<input_ref> ins{x.node};
         if (params_) {
-            std::vector<float> one(static_cast<std::size_t>(x.c), 1.0f);
-            std::vector<float> zero(static_cast<std::size_t>(x.c), 0.0f);
-            ins.push_back(g_.add_constant(name + ".scale", {x.c}, one));
-            ins.push_back(g_.add_constant(name + ".bias", {x.c}, zero));
-            ins.push_back(g_.add_constant(name + ".mean", {x.c}, zero));
-            ins.push_back(g_.add_constant(name + ".var", {x.c}, one));
+            const auto c = static_cast<std::size_t>(x.c);
+            std::vector<float> one(c, 1.0f), zero(c, 0.0f);
+            ins.push_back(g_.add_constant(name + ".scale", {x.c}, data_ ? values(c, 0.5f, 1.0f) : one));
+            ins.push_back(g_.add_constant(name + ".bias", {x.c}, data_ ? values(c, -0.2f, 0.2f) : zero));
+            ins.push_back(g_.add_constant(name + ".mean", {x.c}, data_ ? values(c, -0.2f, 0.2f) : zero));
+            ins.push_back(g_.add_constant(name + ".var", {x.c}, data_ ? values(c, 0.5f, 1.5f) : one));
         }
         node_id b = g_.add_op("BatchNormalization", name, ins, {{"epsilon", 1e-5}});
         return same(b, x);
@@ -116,12 +136,15 @@ private:
     }
     graph& g_;
     bool params_;
+    bool data_;
+    std::mt19937_64 rng_;
 };
 
 /// ResNet-50 at image x image (torchvision layout): 53 convs, 53 batch norms, 16 residual adds.
-inline graph resnet50(std::int64_t batch = 1, std::int64_t image = 224) {
+/// With a non-zero data_seed every weight holds values (see layers), so the graph can run.
+inline graph resnet50(std::int64_t batch = 1, std::int64_t image = 224, std::uint64_t data_seed = 0) {
     graph g;
-    layers L(g);
+    layers L(g, true, data_seed);
     act x{g.add_input("data", tensor_type{dtype::f32, {batch, 3, image, image}}), batch, 3, image, image};
     x = L.relu("relu", L.bn("bn1", L.conv("conv1", x, 64, 7, 2, 3)));
     x = L.maxpool("maxpool", x, 3, 2, 1);
@@ -135,8 +158,10 @@ inline graph resnet50(std::int64_t batch = 1, std::int64_t image = 224) {
     g.set_type({pool, 0}, tensor_type{dtype::f32, {batch, x.c, 1, 1}});
     node_id flat = g.add_op("Flatten", "flatten", {pool}, {{"axis", 1}});
     g.set_type({flat, 0}, tensor_type{dtype::f32, {batch, x.c}});
-    node_id w = g.add_constant("fc.weight", {1000, x.c});
-    node_id bias = g.add_constant("fc.bias", {1000});
+    const float bound = 1.0f / std::sqrt(static_cast<float>(x.c));
+    node_id w = g.add_constant("fc.weight", {1000, x.c},
+                               data_seed ? L.values(static_cast<std::size_t>(1000 * x.c), -bound, bound) : std::vector<float>{});
+    node_id bias = g.add_constant("fc.bias", {1000}, data_seed ? L.values(1000, -bound, bound) : std::vector<float>{});
     node_id fc = g.add_op("Gemm", "fc", {flat, w, bias}, {{"transB", 1}});
     g.set_type({fc, 0}, tensor_type{dtype::f32, {batch, 1000}});
     g.mark_output(fc);

@@ -1,0 +1,352 @@
+// sgmatch/exec/executor.hpp - run a built-in graph: fused nodes on their oneDNN kernels, every
+// other op on the xtensor reference kernels.
+//
+//   sgmatch::exec::executor run(g);                       // checks the graph, picks a kernel per node
+//   auto outputs = run({{"data", x}});                    // graph outputs, in order, as arrays
+//
+// - Unfused graphs run entirely on the reference kernels (the oracle in tests). Partitioned
+//   graphs run each fused node (payload onednn::fused_conv_node) on its kernel.
+// - Values between kernels keep their layout: a fused node's output stays a oneDNN tensor in the
+//   layout its primitive chose and goes as is into the next fused node; it is reordered to a
+//   plain array only when a reference kernel or a graph output reads it (once per value).
+// - A node no kernel can run is an error when the executor is built, naming the node and op.
+//
+// Known limitations: built-in graph only; fp32 only; no reference kernel yet for ConvTranspose,
+// LRN, Pad and Constant ops; single-threaded node order (kernels use oneDNN's threads).
+#pragma once
+
+#include <any>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sgmatch/detail/config.hpp"
+#include "sgmatch/graph/graph.hpp"
+#include "sgmatch/match/scan.hpp"
+#include "sgmatch/onednn/property.hpp"
+#include "sgmatch/pattern/vocabulary.hpp"
+#include "sgmatch/reference/kernels.hpp"
+#include "sgmatch/reference/onednn.hpp"
+
+SGMATCH_BEGIN_NAMESPACE
+namespace exec {
+
+using reference::array;
+
+/// Raised when a graph cannot run: a node with no kernel, a missing input, a constant without data.
+class exec_error : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+namespace detail {
+
+template <class Tag>
+bool is(std::string_view op) {
+    for (auto n : Tag::names)
+        if (n == op) return true;
+    return false;
+}
+
+inline float real_attr(const graph& g, node_id n, std::string_view k, float fallback) {
+    auto a = g.attr(n, k);
+    auto r = a ? a->as_real() : std::nullopt;
+    return r ? static_cast<float>(*r) : fallback;
+}
+inline std::int64_t int_attr(const graph& g, node_id n, std::string_view k, std::int64_t fallback) {
+    auto a = g.attr(n, k);
+    auto r = a ? a->as_int() : std::nullopt;
+    return r ? *r : fallback;
+}
+inline reference::dims ints_attr(const graph& g, node_id n, std::string_view k, reference::dims fallback) {
+    auto a = g.attr(n, k);
+    if (a && a->as_ints()) return reference::dims(a->as_ints()->begin(), a->as_ints()->end());
+    return fallback;
+}
+
+enum class kind {
+    fused, conv, batch_norm, unary, binary, max_pool, avg_pool, global_avg_pool, gemm, matmul, softmax, concat,
+    flatten, reshape, transpose, layer_norm
+};
+
+struct unary_info {
+    reference::unary_kind k;
+    float alpha, beta;
+};
+
+// The reference kernel for op node n, or nullopt.
+inline std::optional<kind> kind_of(const graph& g, node_id n, unary_info& u, reference::binary_kind& b) {
+    using namespace ops;
+    using uk = reference::unary_kind;
+    const std::string_view op = g.op_name(n);
+    struct simple {
+        bool (*test)(std::string_view);
+        uk k;
+    };
+    static const simple simples[] = {
+        {is<Relu>, uk::relu},       {is<Sigmoid>, uk::sigmoid}, {is<Tanh>, uk::tanh},  {is<HardSwish>, uk::hardswish},
+        {is<Mish>, uk::mish},       {is<Softplus>, uk::softplus}, {is<Exp>, uk::exp},  {is<Log>, uk::log},
+        {is<Sqrt>, uk::sqrt},       {is<Square>, uk::square},   {is<Abs>, uk::abs},    {is<Round>, uk::round},
+        {is<Erf>, uk::erf},         {is<Identity>, uk::identity}};
+    for (const auto& s : simples)
+        if (s.test(op)) {
+            u = {s.k, 0, 0};
+            return kind::unary;
+        }
+    if (is<LeakyRelu>(op)) return u = {uk::leaky_relu, real_attr(g, n, "alpha", 0.01f), 0}, kind::unary;
+    if (is<Elu>(op)) return u = {uk::elu, real_attr(g, n, "alpha", 1.0f), 0}, kind::unary;
+    if (is<Swish>(op)) return u = {uk::swish, real_attr(g, n, "alpha", 1.0f), 0}, kind::unary;
+    if (is<HardSigmoid>(op))
+        return u = {uk::hardsigmoid, real_attr(g, n, "alpha", 0.2f), real_attr(g, n, "beta", 0.5f)}, kind::unary;
+    if (is<Gelu>(op)) {
+        auto a = g.attr(n, "approximate");
+        const bool t = a && a->as_string() && *a->as_string() == "tanh";
+        return u = {t ? uk::gelu_tanh : uk::gelu_erf, 0, 0}, kind::unary;
+    }
+    if (is<Clip>(op)) {
+        u = {uk::clip, real_attr(g, n, "min", -3.4028235e38f), real_attr(g, n, "max", 3.4028235e38f)};
+        for (std::size_t slot = 1; slot < g.input_count(n) && slot < 3; ++slot) {
+            auto c = g.constant(g.input(n, slot).node);
+            auto v = c ? c->scalar() : std::nullopt;
+            if (!v) return std::nullopt;
+            (slot == 1 ? u.alpha : u.beta) = static_cast<float>(*v);
+        }
+        return kind::unary;
+    }
+    using bk = reference::binary_kind;
+    if (is<Add>(op)) return b = bk::add, kind::binary;
+    if (is<Sub>(op)) return b = bk::sub, kind::binary;
+    if (is<Mul>(op)) return b = bk::mul, kind::binary;
+    if (is<Div>(op)) return b = bk::div, kind::binary;
+    if (is<Max>(op)) return b = bk::max, kind::binary;
+    if (is<Min>(op)) return b = bk::min, kind::binary;
+    if (is<Pow>(op)) return b = bk::pow, kind::binary;
+    if (is<Conv>(op)) return kind::conv;
+    if (is<BatchNorm>(op)) return kind::batch_norm;
+    if (is<MaxPool>(op)) return kind::max_pool;
+    if (is<AveragePool>(op)) return kind::avg_pool;
+    if (is<GlobalAveragePool>(op)) return kind::global_avg_pool;
+    if (is<Gemm>(op)) return kind::gemm;
+    if (is<MatMul>(op)) return kind::matmul;
+    if (is<Softmax>(op)) return kind::softmax;
+    if (is<Concat>(op)) return kind::concat;
+    if (is<Flatten>(op)) return kind::flatten;
+    if (is<Reshape>(op)) return kind::reshape;
+    if (is<Transpose>(op)) return kind::transpose;
+    if (is<LayerNorm>(op)) return kind::layer_norm;
+    return std::nullopt;
+}
+
+}  // namespace detail
+
+/// What one run did.
+struct run_stats {
+    std::size_t fused_nodes = 0;      // run on oneDNN kernels
+    std::size_t reference_nodes = 0;  // run on reference kernels
+    std::size_t reorders_to_plain = 0;  // kernel outputs converted for a reference kernel or an output
+};
+
+class executor {
+public:
+    explicit executor(const graph& g) : g_(g) {
+        const op_index<graph> checked(g);  // raises graph_error for a malformed graph
+        (void)checked;
+        for (node_id n : g.nodes()) {
+            step s{n, detail::kind::fused, {}, {}, nullptr};
+            if (g.kind(n) != node_kind::op) continue;
+            if (g.payload(n).has_value()) {
+                const auto* p = std::any_cast<std::shared_ptr<const onednn::fused_conv_node>>(&g.payload(n));
+                if (p == nullptr || !*p)
+                    throw exec_error("sgmatch::exec::executor: fused node '" + std::string(g.name(n)) +
+                                     "' carries no onednn::fused_conv_node");
+                s.fused = p->get();
+            } else {
+                auto k = detail::kind_of(g, n, s.unary, s.binary);
+                if (!k)
+                    throw exec_error("sgmatch::exec::executor: no kernel for op '" + std::string(g.op_name(n)) +
+                                     "' (node '" + std::string(g.name(n)) + "')");
+                s.k = *k;
+            }
+            steps_.push_back(s);
+        }
+    }
+
+    /// Run with the given graph inputs (by name); returns the graph outputs in order.
+    std::vector<array> operator()(const std::map<std::string, array>& inputs, run_stats* stats = nullptr) const {
+        run_stats local;
+        run_stats& st = stats ? *stats : local;
+        std::vector<std::vector<slot>> values(g_.index_bound());
+        for (node_id n : g_.nodes()) {
+            if (g_.kind(n) == node_kind::input) {
+                auto it = inputs.find(std::string(g_.name(n)));
+                if (it == inputs.end())
+                    throw exec_error("sgmatch::exec::executor: no value for graph input '" + std::string(g_.name(n)) + "'");
+                values[n.value].resize(1);
+                values[n.value][0].plain = it->second;
+            } else if (g_.kind(n) == node_kind::constant) {
+                const auto c = g_.constant(n);
+                values[n.value].resize(1);
+                if (c->data != nullptr) {
+                    reference::dims d(c->dims, c->dims + c->rank);
+                    array a = xt::zeros<float>(std::vector<std::size_t>(d.begin(), d.end()));
+                    std::copy_n(static_cast<const float*>(c->data), a.size(), a.data());
+                    values[n.value][0].plain = std::move(a);
+                }
+            }
+        }
+        for (const step& s : steps_) {
+            const node_id n = s.n;
+            values[n.value].resize(g_.output_count(n));
+            if (s.fused) {
+                const auto& fc = *s.fused;
+                std::vector<onednn::tensor> extra;
+                for (std::size_t slot : fc.extra) extra.push_back(tensor_of(values, n, slot));
+                values[n.value][0].t = fc.kernel->run(tensor_of(values, n, fc.src), extra);
+                ++st.fused_nodes;
+            } else {
+                values[n.value][0].plain = run_reference(s, values, st);
+                ++st.reference_nodes;
+            }
+        }
+        std::vector<array> out;
+        for (std::size_t i = 0; i < g_.graph_output_count(); ++i) {
+            const auto v = g_.graph_output(i);
+            out.push_back(plain_of(values, v, st));
+        }
+        return out;
+    }
+
+private:
+    struct slot {
+        std::optional<array> plain;
+        onednn::tensor t;
+    };
+    struct step {
+        node_id n;
+        detail::kind k;
+        detail::unary_info unary;
+        reference::binary_kind binary;
+        const onednn::fused_conv_node* fused;
+    };
+    using store = std::vector<std::vector<slot>>;
+
+    const array& plain_of(store& vs, value_ref<node_id> v, run_stats& st) const {
+        slot& s = vs[v.node.value].at(v.port);
+        if (!s.plain) {
+            if (s.t.empty())
+                throw exec_error("sgmatch::exec::executor: value of '" + std::string(g_.name(v.node)) +
+                                 "' has no data (a constant without values?)");
+            s.plain = reference::to_array(s.t);
+            ++st.reorders_to_plain;
+        }
+        return *s.plain;
+    }
+    onednn::tensor tensor_of(store& vs, node_id n, std::size_t input_slot) const {
+        const auto v = g_.input(n, input_slot);
+        slot& s = vs[v.node.value].at(v.port);
+        if (!s.t.empty()) return s.t;
+        if (!s.plain)
+            throw exec_error("sgmatch::exec::executor: input " + std::to_string(input_slot) + " of '" +
+                             std::string(g_.name(n)) + "' has no data");
+        return reference::to_tensor(*s.plain);  // a view: the array lives in the store for the run
+    }
+
+    array run_reference(const step& s, store& vs, run_stats& st) const {
+        using detail::kind;
+        const node_id n = s.n;
+        std::vector<const array*> in;
+        for (std::size_t i = 0; i < g_.input_count(n); ++i) in.push_back(&plain_of(vs, g_.input(n, i), st));
+        auto need = [&](std::size_t k) {
+            if (in.size() < k)
+                throw exec_error("sgmatch::exec::executor: node '" + std::string(g_.name(n)) + "' (" +
+                                 std::string(g_.op_name(n)) + ") needs " + std::to_string(k) + " inputs");
+        };
+        need(1);
+        const array empty = xt::zeros<float>({std::size_t(0)});
+        const std::size_t sp = in[0]->dimension() > 2 ? in[0]->dimension() - 2 : 0;
+        auto pads = [&](reference::dims& b, reference::dims& e) {
+            const auto p = detail::ints_attr(g_, n, "pads", reference::dims(2 * sp, 0));
+            b.assign(p.begin(), p.begin() + static_cast<std::ptrdiff_t>(sp));
+            e.assign(p.begin() + static_cast<std::ptrdiff_t>(sp), p.end());
+        };
+        switch (s.k) {
+            case kind::unary: return reference::unary(*in[0], s.unary.k, s.unary.alpha, s.unary.beta);
+            case kind::binary: need(2); return reference::binary(*in[0], *in[1], s.binary);
+            case kind::conv: {
+                need(2);
+                reference::conv_attrs a;
+                a.strides = detail::ints_attr(g_, n, "strides", reference::dims(sp, 1));
+                a.dilations = detail::ints_attr(g_, n, "dilations", reference::dims(sp, 1));
+                pads(a.pads_begin, a.pads_end);
+                a.groups = detail::int_attr(g_, n, "group", 1);
+                return reference::conv(*in[0], *in[1], in.size() > 2 ? *in[2] : empty, a);
+            }
+            case kind::batch_norm:
+                need(5);
+                return reference::batch_norm(*in[0], *in[1], *in[2], *in[3], *in[4],
+                                             detail::real_attr(g_, n, "epsilon", 1e-5f));
+            case kind::max_pool:
+            case kind::avg_pool: {
+                reference::dims b, e;
+                pads(b, e);
+                return reference::pool(*in[0], s.k == kind::max_pool ? reference::pool_kind::max : reference::pool_kind::average,
+                                       detail::ints_attr(g_, n, "kernel_shape", {}),
+                                       detail::ints_attr(g_, n, "strides", reference::dims(sp, 1)), b, e,
+                                       detail::int_attr(g_, n, "count_include_pad", 0) != 0);
+            }
+            case kind::global_avg_pool: return reference::global_average_pool(*in[0]);
+            case kind::gemm:
+                need(2);
+                return reference::gemm(*in[0], *in[1], in.size() > 2 ? *in[2] : empty,
+                                       detail::int_attr(g_, n, "transA", 0) != 0, detail::int_attr(g_, n, "transB", 0) != 0,
+                                       detail::real_attr(g_, n, "alpha", 1.0f), detail::real_attr(g_, n, "beta", 1.0f));
+            case kind::matmul: need(2); return reference::matmul(*in[0], *in[1]);
+            case kind::softmax: return reference::softmax(*in[0], detail::int_attr(g_, n, "axis", -1));
+            case kind::concat: {
+                std::vector<array> xs;
+                for (auto* p : in) xs.push_back(*p);
+                return reference::concat(xs, detail::int_attr(g_, n, "axis", 1));
+            }
+            case kind::flatten: return reference::flatten(*in[0], detail::int_attr(g_, n, "axis", 1));
+            case kind::reshape: {
+                reference::dims shape = detail::ints_attr(g_, n, "shape", {});
+                if (in.size() > 1) shape.assign(in[1]->begin(), in[1]->end());
+                std::vector<std::size_t> to;
+                std::int64_t known = 1, infer = -1;
+                for (std::size_t i = 0; i < shape.size(); ++i) {
+                    std::int64_t d = shape[i] == 0 ? static_cast<std::int64_t>(in[0]->shape()[i]) : shape[i];
+                    if (d == -1) infer = static_cast<std::int64_t>(i), d = 1;
+                    known *= d;
+                    to.push_back(static_cast<std::size_t>(d));
+                }
+                if (infer >= 0) to[static_cast<std::size_t>(infer)] = in[0]->size() / static_cast<std::size_t>(known);
+                array y = *in[0];
+                y.reshape(to);
+                return y;
+            }
+            case kind::transpose: {
+                auto perm = detail::ints_attr(g_, n, "perm", {});
+                if (perm.empty())
+                    for (std::size_t i = in[0]->dimension(); i-- > 0;) perm.push_back(static_cast<std::int64_t>(i));
+                return xt::transpose(*in[0], std::vector<std::size_t>(perm.begin(), perm.end()));
+            }
+            case kind::layer_norm:
+                need(2);
+                return reference::layer_norm(*in[0], *in[1], in.size() > 2 ? *in[2] : empty,
+                                             detail::int_attr(g_, n, "axis", -1), detail::real_attr(g_, n, "epsilon", 1e-5f));
+            case kind::fused: break;
+        }
+        throw exec_error("sgmatch::exec::executor: unreachable");
+    }
+
+    const graph& g_;
+    std::vector<step> steps_;
+};
+
+}  // namespace exec
+SGMATCH_END_NAMESPACE

@@ -1,0 +1,523 @@
+// sgmatch/onednn/lowering.hpp - what each op tag becomes in a fused oneDNN kernel, and the
+// lowering of a matched subgraph (a conv and what follows it) into a conv_spec.
+//
+// Compile time: lowering<Tag> says the role of an op (the main conv, a BatchNorm to fold, an
+// eltwise or binary post-op). The standard vocabulary's tags are specialized here (the
+// vocabulary itself knows nothing of oneDNN); specialize lowering<YourTag> for your own ops.
+// A pattern with an op that cannot lower fails to compile (make_fused_property, property.hpp).
+//
+// Partition time: lower_conv() reads the matched nodes through the graph adapter (attributes,
+// constant parameters, shapes when the adapter has them) and either returns the kernel's spec or
+// the reason the match cannot lower (a non-constant BatchNorm, an operand on the wrong side, an
+// intermediate used outside the match, ...). The property declines such matches with that reason.
+//
+// Known limitations of this slice: the main op is Conv (ConvTranspose, MatMul and Gemm are not
+// lowered yet); the chain must be a straight line from the conv (an op computing a binary
+// operand inside the match, as in a decomposed GELU, is declined); auto_pad other than NOTSET
+// is declined.
+#pragma once
+
+#include <cfloat>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "sgmatch/analysis/anchors.hpp"
+#include "sgmatch/analysis/typelist.hpp"
+#include "sgmatch/detail/config.hpp"
+#include "sgmatch/graph/adapter.hpp"
+#include "sgmatch/graph/types.hpp"
+#include "sgmatch/onednn/fused_conv.hpp"
+#include "sgmatch/onednn/post_ops.hpp"
+#include "sgmatch/pattern/vocabulary.hpp"
+
+SGMATCH_BEGIN_NAMESPACE
+namespace onednn {
+
+enum class lowering_role { none, conv, batch_norm, eltwise, binary, identity };
+
+/// What a node's attributes and constant inputs look like to an eltwise lowering.
+struct node_reader {
+    virtual ~node_reader() = default;
+    virtual std::optional<attribute> attr(std::string_view key) const = 0;
+    /// The value of input `slot` when it is a one-element constant; nullopt otherwise.
+    virtual std::optional<double> scalar_input(std::size_t slot) const = 0;
+    virtual std::size_t input_count() const = 0;
+};
+
+/// Raised by a lowering that cannot take a node; lower_conv turns it into a decline reason.
+struct lowering_error : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+/// The role of Tag in a fused kernel. Not specialized: the op cannot lower.
+template <class Tag>
+struct lowering {
+    static constexpr lowering_role role = lowering_role::none;
+};
+
+template <class Tag>
+constexpr bool lowerable_v = lowering<Tag>::role != lowering_role::none;
+
+namespace detail {
+
+inline float attr_real(const node_reader& n, std::string_view key, float fallback) {
+    auto a = n.attr(key);
+    if (!a) return fallback;
+    auto r = a->as_real();
+    return r ? static_cast<float>(*r) : fallback;
+}
+
+template <dnnl::algorithm A>
+struct simple_eltwise {
+    static constexpr lowering_role role = lowering_role::eltwise;
+    static std::vector<post_op> post_ops(const node_reader&) { return {post_op::eltwise(A)}; }
+};
+
+template <dnnl::algorithm A>
+struct binary_op {
+    static constexpr lowering_role role = lowering_role::binary;
+    static constexpr dnnl::algorithm alg = A;
+};
+
+}  // namespace detail
+
+template <>
+struct lowering<ops::Conv> {
+    static constexpr lowering_role role = lowering_role::conv;
+};
+template <>
+struct lowering<ops::BatchNorm> {
+    static constexpr lowering_role role = lowering_role::batch_norm;
+};
+template <>
+struct lowering<ops::Identity> {
+    static constexpr lowering_role role = lowering_role::identity;
+};
+
+template <>
+struct lowering<ops::Relu> : detail::simple_eltwise<dnnl::algorithm::eltwise_relu> {};
+template <>
+struct lowering<ops::Sigmoid> : detail::simple_eltwise<dnnl::algorithm::eltwise_logistic> {};
+template <>
+struct lowering<ops::Tanh> : detail::simple_eltwise<dnnl::algorithm::eltwise_tanh> {};
+template <>
+struct lowering<ops::HardSwish> : detail::simple_eltwise<dnnl::algorithm::eltwise_hardswish> {};
+template <>
+struct lowering<ops::Mish> : detail::simple_eltwise<dnnl::algorithm::eltwise_mish> {};
+template <>
+struct lowering<ops::Softplus> : detail::simple_eltwise<dnnl::algorithm::eltwise_soft_relu> {};
+template <>
+struct lowering<ops::Exp> : detail::simple_eltwise<dnnl::algorithm::eltwise_exp> {};
+template <>
+struct lowering<ops::Log> : detail::simple_eltwise<dnnl::algorithm::eltwise_log> {};
+template <>
+struct lowering<ops::Sqrt> : detail::simple_eltwise<dnnl::algorithm::eltwise_sqrt> {};
+template <>
+struct lowering<ops::Square> : detail::simple_eltwise<dnnl::algorithm::eltwise_square> {};
+template <>
+struct lowering<ops::Abs> : detail::simple_eltwise<dnnl::algorithm::eltwise_abs> {};
+template <>
+struct lowering<ops::Round> : detail::simple_eltwise<dnnl::algorithm::eltwise_round> {};
+
+template <>
+struct lowering<ops::LeakyRelu> {
+    static constexpr lowering_role role = lowering_role::eltwise;
+    static std::vector<post_op> post_ops(const node_reader& n) {
+        return {post_op::eltwise(dnnl::algorithm::eltwise_relu, detail::attr_real(n, "alpha", 0.01f))};
+    }
+};
+template <>
+struct lowering<ops::Elu> {
+    static constexpr lowering_role role = lowering_role::eltwise;
+    static std::vector<post_op> post_ops(const node_reader& n) {
+        return {post_op::eltwise(dnnl::algorithm::eltwise_elu, detail::attr_real(n, "alpha", 1.0f))};
+    }
+};
+/// ONNX Clip: bounds as attributes (opset < 11) or as constant inputs 1 and 2 (opset >= 11).
+template <>
+struct lowering<ops::Clip> {
+    static constexpr lowering_role role = lowering_role::eltwise;
+    static std::vector<post_op> post_ops(const node_reader& n) {
+        float lo = detail::attr_real(n, "min", -FLT_MAX), hi = detail::attr_real(n, "max", FLT_MAX);
+        for (std::size_t slot = 1; slot < n.input_count() && slot < 3; ++slot) {
+            auto v = n.scalar_input(slot);
+            if (!v) throw lowering_error("Clip bound on input " + std::to_string(slot) + " is not a scalar constant");
+            (slot == 1 ? lo : hi) = static_cast<float>(*v);
+        }
+        return {post_op::eltwise(dnnl::algorithm::eltwise_clip_v2, lo, hi)};
+    }
+};
+/// Gelu: approximate="tanh" gives the tanh form, anything else the erf form.
+template <>
+struct lowering<ops::Gelu> {
+    static constexpr lowering_role role = lowering_role::eltwise;
+    static std::vector<post_op> post_ops(const node_reader& n) {
+        auto a = n.attr("approximate");
+        const bool tanh_form = a && a->as_string() && *a->as_string() == "tanh";
+        return {post_op::eltwise(tanh_form ? dnnl::algorithm::eltwise_gelu_tanh : dnnl::algorithm::eltwise_gelu_erf)};
+    }
+};
+/// Swish / SiLU: x * sigmoid(alpha x), alpha 1 unless given.
+template <>
+struct lowering<ops::Swish> {
+    static constexpr lowering_role role = lowering_role::eltwise;
+    static std::vector<post_op> post_ops(const node_reader& n) {
+        return {post_op::eltwise(dnnl::algorithm::eltwise_swish, detail::attr_real(n, "alpha", 1.0f))};
+    }
+};
+/// HardSigmoid: oneDNN 2.6 has no such eltwise; linear(alpha, beta) then clip to [0, 1].
+template <>
+struct lowering<ops::HardSigmoid> {
+    static constexpr lowering_role role = lowering_role::eltwise;
+    static std::vector<post_op> post_ops(const node_reader& n) {
+        return {post_op::eltwise(dnnl::algorithm::eltwise_linear, detail::attr_real(n, "alpha", 0.2f),
+                                 detail::attr_real(n, "beta", 0.5f)),
+                post_op::eltwise(dnnl::algorithm::eltwise_clip_v2, 0.0f, 1.0f)};
+    }
+};
+
+template <>
+struct lowering<ops::Add> : detail::binary_op<dnnl::algorithm::binary_add> {};
+template <>
+struct lowering<ops::Sub> : detail::binary_op<dnnl::algorithm::binary_sub> {};
+template <>
+struct lowering<ops::Mul> : detail::binary_op<dnnl::algorithm::binary_mul> {};
+template <>
+struct lowering<ops::Div> : detail::binary_op<dnnl::algorithm::binary_div> {};
+template <>
+struct lowering<ops::Max> : detail::binary_op<dnnl::algorithm::binary_max> {};
+template <>
+struct lowering<ops::Min> : detail::binary_op<dnnl::algorithm::binary_min> {};
+
+// ----- the runtime table built from a pattern's tags ----------------------------------------
+
+/// One op a pattern may match, as the runtime lowering sees it.
+struct lowering_entry {
+    const std::string_view* names;
+    std::size_t name_count;
+    lowering_role role;
+    std::vector<post_op> (*eltwise)(const node_reader&);
+    dnnl::algorithm binary_alg;
+    bool commutative;
+};
+
+namespace detail {
+
+template <class Tag, class = void>
+struct tag_commutative : std::false_type {};
+template <class Tag>
+struct tag_commutative<Tag, std::void_t<decltype(Tag::commutative)>> : std::bool_constant<Tag::commutative> {};
+
+template <class Tag>
+lowering_entry entry_of() {
+    lowering_entry e{Tag::names, std::size(Tag::names), lowering<Tag>::role, nullptr, dnnl::algorithm::undef,
+                     tag_commutative<Tag>::value};
+    if constexpr (lowering<Tag>::role == lowering_role::eltwise) e.eltwise = &lowering<Tag>::post_ops;
+    if constexpr (lowering<Tag>::role == lowering_role::binary) e.binary_alg = lowering<Tag>::alg;
+    return e;
+}
+
+template <class List>
+struct entries;
+template <class... Tags>
+struct entries<sgmatch::detail::tlist<Tags...>> {
+    static const std::vector<lowering_entry>& get() {
+        static const std::vector<lowering_entry> table{entry_of<Tags>()...};
+        return table;
+    }
+};
+
+// The first tag of a list that cannot lower (void if none).
+template <class List>
+struct first_unlowerable {
+    using type = void;
+};
+template <class T, class... Ts>
+struct first_unlowerable<sgmatch::detail::tlist<T, Ts...>> {
+    using type = std::conditional_t<lowerable_v<T>, typename first_unlowerable<sgmatch::detail::tlist<Ts...>>::type, T>;
+};
+
+template <class List>
+struct all_conv;
+template <class... Tags>
+struct all_conv<sgmatch::detail::tlist<Tags...>>
+    : std::bool_constant<sizeof...(Tags) != 0 && ((lowering<Tags>::role == lowering_role::conv) && ...)> {};
+
+}  // namespace detail
+
+/// The tags of P that cannot lower: void when every op of P has a lowering.
+template <class P>
+using unlowerable_op_t = typename detail::first_unlowerable<tags_t<P>>::type;
+/// True when P's first node is always a main op lowering knows (Conv).
+template <class P>
+constexpr bool anchored_on_conv_v = !anchor_is_wildcard_v<P> && detail::all_conv<anchor_tags_t<P>>::value;
+
+/// What lower_conv produced: a spec, or why the match cannot lower.
+template <class N>
+struct conv_lowering {
+    std::string decline;                      // empty on success
+    conv_spec spec;                           // weights and constants filled only when asked
+    value_ref<N> src{};                       // the conv's data input
+    std::vector<value_ref<N>> extra;          // runtime operands of sum / binary post-ops, by index
+    value_ref<N> dst{};                       // the value the kernel computes
+};
+
+namespace detail {
+
+template <class G>
+struct graph_node_reader final : node_reader {
+    using N = typename graph_traits<G>::node_type;
+    const G& g;
+    N n;
+    graph_node_reader(const G& gg, N nn) : g(gg), n(nn) {}
+    std::optional<attribute> attr(std::string_view key) const override { return graph_traits<G>::attr(g, n, key); }
+    std::optional<double> scalar_input(std::size_t slot) const override {
+        if (slot >= graph_traits<G>::input_count(g, n)) return std::nullopt;
+        const auto c = adapter<G>::constant(g, graph_traits<G>::input(g, n, slot).node);
+        return c ? c->scalar() : std::nullopt;
+    }
+    std::size_t input_count() const override { return graph_traits<G>::input_count(g, n); }
+};
+
+inline const lowering_entry* find_entry(const std::vector<lowering_entry>& table, std::string_view op) {
+    for (const auto& e : table)
+        for (std::size_t i = 0; i < e.name_count; ++i)
+            if (e.names[i] == op) return &e;
+    return nullptr;
+}
+
+inline dims ints_attr(const std::optional<attribute>& a) {
+    if (!a) return {};
+    if (auto v = a->as_ints()) return dims(v->begin(), v->end());
+    if (auto i = a->as_int()) return dims{*i};
+    return {};
+}
+
+template <class G>
+std::vector<float> constant_values(const const_tensor_view& c) {
+    const auto n = static_cast<std::size_t>(c.element_count());
+    std::vector<float> out(n);
+    if (c.type == dtype::f32) {
+        const auto* p = static_cast<const float*>(c.data);
+        out.assign(p, p + n);
+    } else {
+        const auto* p = static_cast<const double*>(c.data);
+        for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<float>(p[i]);
+    }
+    return out;
+}
+
+}  // namespace detail
+
+/// Lower the matched nodes (a Conv and a straight chain after it) to a conv_spec. With
+/// `with_data` false only the checks run (nothing is copied): what a property's check does.
+template <class G, class P>
+conv_lowering<typename graph_traits<G>::node_type> lower_conv(const G& g, const typename graph_traits<G>::node_type* nodes,
+                                                              std::size_t count, bool with_data) {
+    using traits = graph_traits<G>;
+    using N = typename traits::node_type;
+    conv_lowering<N> out;
+    const auto& table = detail::entries<tags_t<P>>::get();
+    auto name = [&](N n) { return "'" + std::string(traits::name(g, n)) + "'"; };
+    auto decline = [&](std::string why) {
+        out.decline = std::move(why);
+        return out;
+    };
+    auto member = [&](N n) {
+        for (std::size_t i = 0; i < count; ++i)
+            if (nodes[i] == n) return true;
+        return false;
+    };
+    auto const_data = [&](value_ref<N> v) -> std::optional<const_tensor_view> {
+        auto c = adapter<G>::constant(g, v.node);
+        if (!c || c->data == nullptr || (c->type != dtype::f32 && c->type != dtype::f64)) return std::nullopt;
+        return c;
+    };
+    if (count == 0) return decline("empty match");
+    const N conv = nodes[0];
+    const lowering_entry* ce = detail::find_entry(table, traits::op_name(g, conv));
+    if (traits::kind(g, conv) != node_kind::op || ce == nullptr || ce->role != lowering_role::conv)
+        return decline("the match does not start with a convolution");
+
+    // ---- the conv ----
+    conv_spec& s = out.spec;
+    s.name = std::string(traits::name(g, conv));
+    const std::size_t ins = traits::input_count(g, conv);
+    if (ins < 2) return decline("Conv " + name(conv) + " has no weights input");
+    out.src = traits::input(g, conv, 0);
+    const auto w = const_data(traits::input(g, conv, 1));
+    if (!w) return decline("Conv " + name(conv) + ": weights are not a constant with data");
+    s.weights_dims.assign(w->dims, w->dims + w->rank);
+    if (auto a = traits::attr(g, conv, "auto_pad"); a && a->as_string() && *a->as_string() != "NOTSET")
+        return decline("Conv " + name(conv) + ": auto_pad " + std::string(*a->as_string()) + " is not supported");
+    if (auto gr = traits::attr(g, conv, "group"); gr && gr->as_int()) s.groups = *gr->as_int();
+    s.strides = detail::ints_attr(traits::attr(g, conv, "strides"));
+    s.dilations = detail::ints_attr(traits::attr(g, conv, "dilations"));
+    const dims pads = detail::ints_attr(traits::attr(g, conv, "pads"));
+    const std::size_t sp = s.spatial_rank();
+    if (!pads.empty()) {
+        if (pads.size() != 2 * sp) return decline("Conv " + name(conv) + ": pads has " + std::to_string(pads.size()) + " values");
+        s.pads_begin.assign(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(sp));
+        s.pads_end.assign(pads.begin() + static_cast<std::ptrdiff_t>(sp), pads.end());
+    }
+    if (with_data) s.weights = detail::constant_values<G>(*w);
+    else s.weights.assign(static_cast<std::size_t>(w->element_count()), 0.0f);  // validate() counts them
+    if (ins >= 3) {
+        const auto b = const_data(traits::input(g, conv, 2));
+        if (!b) return decline("Conv " + name(conv) + ": bias is not a constant with data");
+        s.bias = with_data ? detail::constant_values<G>(*b) : std::vector<float>(static_cast<std::size_t>(b->element_count()));
+    }
+    try {
+        s.validate();
+    } catch (const kernel_error& e) {
+        return decline(e.what());
+    }
+    std::optional<dims> out_dims;  // the conv's output shape, when the adapter knows it
+    if (auto t = adapter<G>::value_type(g, conv, 0); t && !t->dims.empty()) out_dims = t->dims;
+
+    // ---- the chain after it: each member reads the previous one's output 0 ----
+    N cur = conv;
+    std::size_t visited = 1;
+    bool sum_used = false;
+    const std::int64_t O = s.out_channels();
+    while (true) {
+        std::optional<N> next;
+        const std::size_t uc = traits::user_count(g, cur);
+        for (std::size_t i = 0; i < uc; ++i) {
+            const auto u = traits::user(g, cur, i);
+            if (!member(u.user)) continue;
+            if (u.port != 0 || (next && !(*next == u.user)))
+                return decline("node " + name(cur) + " feeds more than one node of the match");
+            next = u.user;
+        }
+        // Every member but the last must feed only the match: a fused kernel does not produce it.
+        if (next) {
+            for (std::size_t i = 0; i < uc; ++i)
+                if (!member(traits::user(g, cur, i).user))
+                    return decline("the value of " + name(cur) + " is used outside the match");
+            if (adapter<G>::has_graph_output(g, cur)) return decline("the value of " + name(cur) + " is a graph output");
+        }
+        if (!next) break;
+        const N n = *next;
+        ++visited;
+        const lowering_entry* e = detail::find_entry(table, traits::op_name(g, n));
+        if (e == nullptr) return decline("op " + std::string(traits::op_name(g, n)) + " has no oneDNN lowering");
+        const std::size_t nin = traits::input_count(g, n);
+        switch (e->role) {
+            case lowering_role::identity: break;
+            case lowering_role::batch_norm: {
+                if (!s.post_ops.empty()) return decline("BatchNorm " + name(n) + " after a post-op cannot be folded");
+                if (nin < 5) return decline("BatchNorm " + name(n) + " has fewer than 5 inputs");
+                std::vector<float> p[4];
+                for (std::size_t k = 0; k < 4; ++k) {
+                    const auto c = const_data(traits::input(g, n, k + 1));
+                    if (!c) return decline("BatchNorm " + name(n) + ": parameters are not constants with data");
+                    if (c->element_count() != O)
+                        return decline("BatchNorm " + name(n) + ": parameters do not have one value per channel");
+                    if (with_data) p[k] = detail::constant_values<G>(*c);
+                }
+                const float eps = detail::attr_real(detail::graph_node_reader<G>(g, n), "epsilon", 1e-5f);
+                if (with_data) s.fold_batch_norm(p[0], p[1], p[2], p[3], eps);
+                else if (s.bias.empty()) s.bias.assign(static_cast<std::size_t>(O), 0.0f);
+                break;
+            }
+            case lowering_role::eltwise: {
+                if (!(traits::input(g, n, 0) == value_ref<N>{cur, 0}))
+                    return decline(std::string(traits::op_name(g, n)) + " " + name(n) + " reads the chain on input " +
+                                   "other than 0");
+                try {
+                    auto po = e->eltwise(detail::graph_node_reader<G>(g, n));
+                    s.post_ops.insert(s.post_ops.end(), po.begin(), po.end());
+                } catch (const lowering_error& err) {
+                    return decline(std::string(traits::op_name(g, n)) + " " + name(n) + ": " + err.what());
+                }
+                break;
+            }
+            case lowering_role::binary: {
+                if (nin != 2) return decline("binary op " + name(n) + " has " + std::to_string(nin) + " inputs");
+                const bool chain_left = traits::input(g, n, 0) == value_ref<N>{cur, 0};
+                if (!chain_left && !e->commutative)
+                    return decline(std::string(traits::op_name(g, n)) + " " + name(n) +
+                                   ": the convolution is its right operand");
+                const value_ref<N> operand = traits::input(g, n, chain_left ? 1 : 0);
+                if (member(operand.node)) return decline("the operand of " + name(n) + " is computed inside the match");
+                if (const auto c = const_data(operand)) {
+                    // A constant: scalar, per-channel ([C,1,...] or [1,C,1,...]) or full.
+                    const dims cd(c->dims, c->dims + c->rank);
+                    const std::int64_t cnt = c->element_count();
+                    broadcast b;
+                    std::size_t non_one = 0, where = 0;
+                    for (std::size_t k = 0; k < cd.size(); ++k)
+                        if (cd[k] != 1) ++non_one, where = k;
+                    if (cnt == 1) {
+                        b = broadcast::scalar;
+                    } else if (non_one == 1 && cd[where] == O && cd.size() - where == sp + 1) {
+                        b = broadcast::per_channel;
+                    } else if (out_dims && cd == *out_dims) {
+                        b = broadcast::full;
+                    } else {
+                        return decline("the constant operand of " + name(n) + " (shape " + to_string(cd) +
+                                       ") is neither a scalar, per-channel nor the output's shape");
+                    }
+                    std::vector<float> v = with_data ? detail::constant_values<G>(*c)
+                                                     : std::vector<float>(static_cast<std::size_t>(cnt));
+                    // A per-channel Add before any post-op is a bias: folded.
+                    if (b == broadcast::per_channel && e->binary_alg == dnnl::algorithm::binary_add && s.post_ops.empty()) {
+                        if (s.bias.empty()) s.bias.assign(static_cast<std::size_t>(O), 0.0f);
+                        for (std::size_t k = 0; k < v.size(); ++k) s.bias[k] += v[k];
+                        break;
+                    }
+                    s.post_ops.push_back(post_op::binary_constant(e->binary_alg, std::move(v), b));
+                    break;
+                }
+                // A runtime operand: same shape as the output (or unknown), or broadcast per the
+                // adapter's shapes.
+                broadcast b = broadcast::full;
+                if (auto t = adapter<G>::value_type(g, operand.node, operand.port); t && !t->dims.empty() && out_dims) {
+                    std::int64_t cnt = 1;
+                    for (auto d : t->dims) cnt *= d;
+                    if (t->dims == *out_dims) b = broadcast::full;
+                    else if (cnt == 1) b = broadcast::scalar;
+                    else if (cnt == O && t->dims.size() == out_dims->size() && t->dims[1] == O) b = broadcast::per_channel;
+                    else return decline("the operand of " + name(n) + " (shape " + to_string(t->dims) +
+                                        ") is neither a scalar, per-channel nor the output's shape");
+                }
+                const int index = static_cast<int>(out.extra.size());
+                out.extra.push_back(operand);
+                if (b == broadcast::full && e->binary_alg == dnnl::algorithm::binary_add && !sum_used) {
+                    s.post_ops.push_back(post_op::sum(index));  // residual: accumulated in place
+                    sum_used = true;
+                } else {
+                    s.post_ops.push_back(post_op::binary_input(e->binary_alg, index, b));
+                }
+                break;
+            }
+            case lowering_role::conv:
+                return decline("a second convolution " + name(n) + " in one match");
+            case lowering_role::none:
+                return decline("op " + std::string(traits::op_name(g, n)) + " has no oneDNN lowering");
+        }
+        cur = n;
+    }
+    std::size_t ops_in_match = 0;
+    for (std::size_t i = 0; i < count; ++i) ops_in_match += traits::kind(g, nodes[i]) == node_kind::op ? 1 : 0;
+    if (visited != ops_in_match) return decline("the match is not a straight chain from the convolution");
+    out.dst = value_ref<N>{cur, 0};
+    if (auto t = adapter<G>::value_type(g, out.src.node, out.src.port); t && !t->dims.empty()) {
+        try {
+            (void)s.output_dims(t->dims);
+        } catch (const kernel_error& err) {
+            return decline(err.what());
+        }
+    }
+    return out;
+}
+
+}  // namespace onednn
+SGMATCH_END_NAMESPACE

@@ -1,0 +1,91 @@
+// sgmatch/onednn/property.hpp - a property whose fused nodes run as oneDNN kernels.
+//
+//   auto prop = sgmatch::onednn::make_fused_property<my_graph>(
+//       "conv_bn_relu", op<Conv>() >> optional(op<BatchNorm>()) >> repeat<0, 3>(op<Relu>() | op<Add>(any())));
+//   sgmatch::apply_property(g, prop);   // each fused node's payload: a fused_conv_node
+//
+// The pattern's ops must all lower (lowering.hpp): otherwise the call fails to compile, with the
+// op named in the instantiation note. What the type cannot know is checked for each match
+// before anything is written (property::check): a match with non-constant BatchNorm parameters,
+// a shape the conv cannot take, an intermediate used outside the match, ... is declined with
+// the reason, counted in the property_report and printed under SGMATCH_VERBOSE=1.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "sgmatch/detail/config.hpp"
+#include "sgmatch/graph/adapter.hpp"
+#include "sgmatch/onednn/fused_conv.hpp"
+#include "sgmatch/onednn/lowering.hpp"
+#include "sgmatch/partition/property.hpp"
+
+SGMATCH_BEGIN_NAMESPACE
+namespace onednn {
+
+/// What a fused node built by make_fused_property carries: its kernel, and which of the fused
+/// node's inputs (slots, in the order of the subgraph's boundary inputs) feed the kernel.
+struct fused_conv_node {
+    std::shared_ptr<const fused_conv> kernel;
+    std::size_t src = 0;             // input slot of the conv's data
+    std::vector<std::size_t> extra;  // input slots of the post-ops' runtime operands, by index
+};
+
+namespace detail {
+
+template <class Op>
+struct no_lowering {
+    static_assert(std::is_void_v<Op> && !std::is_void_v<Op>,
+                  "sgmatch::onednn::make_fused_property<G>(name, p): every op of p must have a oneDNN lowering "
+                  "(specialize sgmatch::onednn::lowering<Op>); the op is the Op named in this instantiation");
+};
+
+template <class N>
+std::size_t slot_of(const std::vector<value_ref<N>>& inputs, value_ref<N> v, const std::string& what) {
+    for (std::size_t i = 0; i < inputs.size(); ++i)
+        if (inputs[i] == v) return i;
+    throw lowering_error("sgmatch::onednn::make_fused_property: the " + what + " is not an input of the fused node");
+}
+
+}  // namespace detail
+
+/// A property of pattern p whose fused nodes carry a fused_conv_node (see the top of this file).
+template <class G, class P>
+property<G> make_fused_property(std::string name, const P& p) {
+    using N = typename graph_traits<G>::node_type;
+    if constexpr (!is_pattern_v<P>) {
+        static_assert(is_pattern_v<P>, "sgmatch::onednn::make_fused_property<G>(name, p): p must be a pattern");
+        return property<G>(std::move(name), {});
+    } else if constexpr (!std::is_void_v<unlowerable_op_t<P>>) {
+        (void)sizeof(detail::no_lowering<unlowerable_op_t<P>>);
+        return property<G>(std::move(name), {});
+    } else if constexpr (!anchored_on_conv_v<P>) {
+        static_assert(anchored_on_conv_v<P>,
+                      "sgmatch::onednn::make_fused_property<G>(name, p): p must start with op<Conv>() (the main op a "
+                      "fused kernel is built around; ConvTranspose, MatMul and Gemm are not lowered yet)");
+        return property<G>(std::move(name), {});
+    } else {
+        auto prop = make_property<G>(std::move(name), p, [](const subgraph<G>& s) {
+            const auto l = lower_conv<G, P>(*s.graph, s.nodes.data(), s.nodes.size(), /*with_data=*/true);
+            if (!l.decline.empty()) throw lowering_error("sgmatch::onednn::make_fused_property: " + l.decline);
+            if (s.outputs.size() != 1 || !(s.outputs[0] == l.dst))
+                throw lowering_error("sgmatch::onednn::make_fused_property: the fused node must have exactly the "
+                                     "chain's last value as its output");
+            auto node = std::make_shared<fused_conv_node>();
+            node->src = detail::slot_of(s.inputs, l.src, "convolution's input");
+            for (const auto& v : l.extra) node->extra.push_back(detail::slot_of(s.inputs, v, "post-op operand"));
+            node->kernel = std::make_shared<const fused_conv>(l.spec);
+            return std::shared_ptr<const fused_conv_node>(std::move(node));
+        });
+        prop.check([](const G& g, const N* nodes, std::size_t count) {
+            return lower_conv<G, P>(g, nodes, count, /*with_data=*/false).decline;
+        });
+        return prop;
+    }
+}
+
+}  // namespace onednn
+SGMATCH_END_NAMESPACE

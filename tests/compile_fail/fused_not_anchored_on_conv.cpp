@@ -1,0 +1,10 @@
+// expect: sgmatch::onednn::make_fused_property<G>(name, p): p must start with op<Conv>()
+#include "sgmatch/graph/graph.hpp"
+#include "sgmatch/onednn/property.hpp"
+#include "sgmatch/sgmatch.hpp"
+using namespace sgmatch::ops;
+int main() {
+    auto p = sgmatch::onednn::make_fused_property<sgmatch::graph>("p", sgmatch::optional(sgmatch::op<Conv>()) >>
+                                                                           sgmatch::op<Relu>());
+    (void)p;
+}

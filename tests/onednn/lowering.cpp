@@ -1,0 +1,201 @@
+// Lowering generated from patterns: a graph partitioned by make_fused_property and run on
+// oneDNN kernels computes what the unfused graph computes on the reference kernels. Declines
+// carry their reasons.
+#include <doctest/doctest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "sgmatch/exec/executor.hpp"
+#include "sgmatch/graph/builders.hpp"
+#include "sgmatch/onednn/property.hpp"
+#include "sgmatch/partition/dot.hpp"
+#include "sgmatch/partition/partition.hpp"
+#include "sgmatch/sgmatch.hpp"
+#include "support/numeric.hpp"
+
+using namespace sgmatch;
+using namespace sgmatch::ops;
+using reference::array;
+
+namespace {
+
+// Conv, an optional BatchNorm, then up to three of: eltwise ops, a residual Add, binary ops with
+// constants.
+constexpr auto conv_chain = op<Conv>() >> optional(op<BatchNorm>()) >>
+                            repeat<0, 3>(op<Relu>() | op<LeakyRelu>() | op<Clip>() | op<HardSigmoid>() | op<Sigmoid>() |
+                                         op<Tanh>() | op<Elu>() | op<Gelu>() | op<Swish>() | op<HardSwish>() |
+                                         op<Add>(any()) | op<Mul>(any()) | op<Sub>(any()) | op<Max>(any()));
+
+struct built {
+    graph g;
+    std::map<std::string, array> inputs;
+    std::string ops;
+};
+
+// A random conv chain with data, the kind conv_chain matches; residual operands are inputs.
+built random_chain(std::mt19937& rng) {
+    built b;
+    graph& g = b.g;
+    auto pick = [&](int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); };
+    const std::int64_t N = pick(3) == 0 ? 2 : 1, C = 4 + 4 * pick(3), O = 4 + 4 * pick(3), H = 5 + pick(6), W = 5 + pick(6);
+    const std::int64_t k = std::vector<std::int64_t>{1, 3, 5, 7}[static_cast<std::size_t>(pick(4))];
+    const std::int64_t s = 1 + pick(2), p = k / 2, group = pick(4) == 0 ? 2 : 1;
+    const std::int64_t oh = (H + 2 * p - k) / s + 1, ow = (W + 2 * p - k) / s + 1;
+    const std::vector<std::int64_t> od{N, O, oh, ow};
+    auto x = g.add_input("x", tensor_type{dtype::f32, {N, C, H, W}});
+    b.inputs["x"] = test::random_array({N, C, H, W}, rng, 1.0f);
+    std::vector<input_ref> conv_in{x, g.add_constant("w", {O, C / group, k, k},
+                                                     test::random_values(static_cast<std::size_t>(O * C / group * k * k), rng, 0.4f))};
+    if (pick(2)) conv_in.push_back(g.add_constant("b", {O}, test::random_values(static_cast<std::size_t>(O), rng, 0.5f)));
+    node_id cur = g.add_op("Conv", "conv", conv_in,
+                           {{"strides", attribute::ints{s, s}}, {"pads", attribute::ints{p, p, p, p}},
+                            {"dilations", attribute::ints{1, 1}}, {"group", group}});
+    g.set_type({cur, 0}, tensor_type{dtype::f32, od});
+    b.ops = "conv k" + std::to_string(k) + " s" + std::to_string(s) + " g" + std::to_string(group);
+    if (pick(2)) {
+        auto O_ = static_cast<std::size_t>(O);
+        auto var = test::random_values(O_, rng, 0.5f);
+        for (auto& v : var) v = v + 1.0f;
+        cur = g.add_op("BatchNormalization", "bn",
+                       {cur, g.add_constant("bn.s", {O}, test::random_values(O_, rng, 1.0f)),
+                        g.add_constant("bn.b", {O}, test::random_values(O_, rng, 1.0f)),
+                        g.add_constant("bn.m", {O}, test::random_values(O_, rng, 0.5f)), g.add_constant("bn.v", {O}, var)},
+                       {{"epsilon", 1e-5}});
+        g.set_type({cur, 0}, tensor_type{dtype::f32, od});
+        b.ops += " bn";
+    }
+    const int chain = pick(4);
+    for (int i = 0; i < chain; ++i) {
+        const std::string nm = "op" + std::to_string(i);
+        const int which = pick(12);
+        node_id next;
+        if (which == 0) next = g.add_op("Relu", nm, {cur});
+        else if (which == 1) next = g.add_op("LeakyRelu", nm, {cur}, {{"alpha", 0.2}});
+        else if (which == 2) next = g.add_op("Clip", nm, {cur, g.add_scalar(nm + ".lo", -0.3f), g.add_scalar(nm + ".hi", 0.6f)});
+        else if (which == 3) next = g.add_op("HardSigmoid", nm, {cur}, {{"alpha", 0.25}, {"beta", 0.4}});
+        else if (which == 4) next = g.add_op("Sigmoid", nm, {cur});
+        else if (which == 5) next = g.add_op("Gelu", nm, {cur}, {{"approximate", pick(2) ? "tanh" : "none"}});
+        else if (which == 6) next = g.add_op("Elu", nm, {cur}, {{"alpha", 0.5}});
+        else if (which == 7) next = g.add_op("HardSwish", nm, {cur});
+        else if (which == 8) {  // residual: a runtime tensor of the output's shape, either side
+            auto r = g.add_input(nm + ".r", tensor_type{dtype::f32, od});
+            b.inputs[nm + ".r"] = test::random_array(od, rng, 1.0f);
+            next = pick(2) ? g.add_op("Add", nm, {cur, r}) : g.add_op("Add", nm, {r, cur});
+        } else if (which == 9) {  // per-channel constant multiplier
+            next = g.add_op("Mul", nm, {cur, g.add_constant(nm + ".c", {1, O, 1, 1}, test::random_values(static_cast<std::size_t>(O), rng, 2.0f))});
+        } else if (which == 10) {  // scalar subtraction
+            next = g.add_op("Sub", nm, {cur, g.add_scalar(nm + ".c", 0.25f)});
+        } else {  // max with a full-shape runtime tensor
+            auto r = g.add_input(nm + ".r", tensor_type{dtype::f32, od});
+            b.inputs[nm + ".r"] = test::random_array(od, rng, 1.0f);
+            next = g.add_op("Max", nm, {cur, r});
+        }
+        g.set_type({next, 0}, tensor_type{dtype::f32, od});
+        b.ops += " " + std::string(g.op_name(next));
+        cur = next;
+    }
+    g.mark_output(cur);
+    return b;
+}
+
+}  // namespace
+
+TEST_CASE("random conv chains: partitioned on oneDNN == unfused on the reference kernels") {
+    std::mt19937 rng(23);
+    const auto prop = onednn::make_fused_property<graph>("conv_chain", conv_chain);
+    const int rounds = test::sanitized() ? 40 : 300;
+    for (int r = 0; r < rounds; ++r) {
+        built b = random_chain(rng);
+        CAPTURE(b.ops);
+        const array expect = exec::executor(b.g)(b.inputs).at(0);
+        graph fused = b.g;
+        const property_report rep = apply_property(fused, prop);
+        REQUIRE(rep.accepted == 1);
+        std::size_t op_nodes = 0;
+        for (auto n : fused.nodes()) op_nodes += fused.kind(n) == node_kind::op ? 1 : 0;
+        CHECK(op_nodes == 1);  // the whole chain is one fused node
+        exec::run_stats st;
+        const array got = exec::executor(fused)(b.inputs, &st).at(0);
+        CHECK(st.fused_nodes == 1);
+        CHECK(st.reference_nodes == 0);
+        CHECK(test::max_rel_error(got, expect) <= 1e-4);
+    }
+}
+
+TEST_CASE("ResNet-50-shaped graph: partitioned on oneDNN == unfused reference") {
+    const std::int64_t image = test::sanitized() ? 32 : 64;
+    const graph g = build::resnet50(1, image, /*data_seed=*/42);
+    std::mt19937 rng(1);
+    const std::map<std::string, array> in{{"data", test::random_array({1, 3, image, image}, rng, 1.0f)}};
+    const array expect = exec::executor(g)(in).at(0);
+    graph fused = g;
+    const auto prop = onednn::make_fused_property<graph>(
+        "conv_bn_add_relu", op<Conv>() >> optional(op<BatchNorm>()) >> optional(op<Add>(any())) >> optional(op<Relu>()));
+    const property_report rep = apply_property(fused, prop);
+    CHECK(rep.accepted == 53);  // every conv, with its BN, and the residual add + relu where they follow
+    CHECK(rep.rejected_check == 0);
+    exec::run_stats st;
+    const array got = exec::executor(fused)(in, &st).at(0);
+    CHECK(st.fused_nodes == 53);
+    CHECK(st.reference_nodes == 4);  // maxpool, global pool, flatten, fc
+    // Kernels hand NHWC tensors on to each other: only the maxpool's input and the last block's
+    // output are converted to plain arrays (plus nothing else).
+    CHECK(st.reorders_to_plain == 2);
+    CHECK(test::max_rel_error(got, expect) <= 1e-4);
+}
+
+TEST_CASE("matches that cannot lower are declined with the reason, and the graph is left as it was") {
+    SUBCASE("BatchNorm parameters that are not constants") {
+        graph g;
+        auto x = g.add_input("x", tensor_type{dtype::f32, {1, 4, 6, 6}});
+        auto c = g.add_op("Conv", "conv", {x, g.add_constant("w", {4, 4, 1, 1}, std::vector<float>(16, 0.1f))});
+        std::vector<input_ref> bn_in{c};
+        for (const char* p : {"s", "b", "m", "v"}) bn_in.push_back(g.add_input(p));
+        auto bn = g.add_op("BatchNormalization", "bn", bn_in);
+        auto r = g.add_op("Relu", "relu", {bn});
+        g.mark_output(r);
+        const auto prop = onednn::make_fused_property<graph>("p", op<Conv>() >> op<BatchNorm>() >> op<Relu>());
+        const std::size_t before = g.node_count();
+        const property_report rep = apply_property(g, prop);
+        CHECK(rep.accepted == 0);
+        REQUIRE(rep.check_reasons.size() == 1);
+        CHECK(rep.check_reasons.begin()->first == "BatchNorm 'bn': parameters are not constants with data");
+        CHECK(g.node_count() == before);
+        CHECK(summary({rep}).find("declined: BatchNorm 'bn'") != std::string::npos);
+    }
+    SUBCASE("the conv on the right of a Sub; a shape the conv cannot take") {
+        graph g;
+        auto x = g.add_input("x", tensor_type{dtype::f32, {1, 4, 6, 6}});
+        auto c = g.add_op("Conv", "conv", {x, g.add_constant("w", {4, 4, 1, 1}, std::vector<float>(16, 0.1f))});
+        auto s = g.add_op("Sub", "sub", {g.add_scalar("one", 1.0f), c});
+        g.mark_output(s);
+        auto y = g.add_input("y", tensor_type{dtype::f32, {1, 3, 6, 6}});  // 3 channels, weights need 4
+        auto c2 = g.add_op("Conv", "conv2", {y, g.add_constant("w2", {4, 4, 1, 1}, std::vector<float>(16, 0.1f))});
+        g.mark_output(c2);
+        const auto prop = onednn::make_fused_property<graph>("p", op<Conv>() >> optional(op<Sub>(any())));
+        const property_report rep = apply_property(g, prop);
+        // conv alone is still fused (the declined longer match gives way); conv2 is declined.
+        CHECK(rep.accepted == 1);
+        CHECK(rep.check_reasons.count("Sub 'sub': the convolution is its right operand") == 1);
+        bool shape_reason = false;
+        for (auto& [why, n] : rep.check_reasons) shape_reason = shape_reason || why.find("3 channels") != std::string::npos;
+        CHECK(shape_reason);
+        CHECK(g.contains(s));
+        CHECK(g.contains(c2));
+    }
+    SUBCASE("an intermediate used outside the match") {
+        graph g;
+        auto x = g.add_input("x", tensor_type{dtype::f32, {1, 4, 6, 6}});
+        auto c = g.add_op("Conv", "conv", {x, g.add_constant("w", {4, 4, 1, 1}, std::vector<float>(16, 0.1f))});
+        auto r = g.add_op("Relu", "relu", {c});
+        g.mark_output(r);
+        g.mark_output(c);
+        auto prop = onednn::make_fused_property<graph>("p", op<Conv>() >> op<Relu>());
+        prop.allow_escaping();
+        const property_report rep = apply_property(g, prop);
+        CHECK(rep.accepted == 0);
+        CHECK(rep.check_reasons.count("the value of 'conv' is a graph output") == 1);
+    }
+}
