@@ -368,3 +368,32 @@ TEST_CASE("an eltwise post-op repeated with other parameters runs after the prim
                                       expect) <= 1e-4);
         }
 }
+
+TEST_CASE("run_into: a reused destination, and a sum that accumulates in place into its residual") {
+    std::mt19937 rng(29);
+    conv_case c{2, 8, 16, 9, 9, 3, 1, 1, 1, 1};
+    for (bool tail : {false, true}) {  // tail: the sum runs after the primitive (repeated eltwise first)
+        onednn::conv_spec s = spec_for(c, rng, true);
+        const array x = test::random_array({2, 8, 9, 9}, rng, 1.0f);
+        array expect = ref_conv(x, s);
+        if (tail) {
+            s.post_ops = {post_op::eltwise(alg::eltwise_relu, 0.1f), post_op::eltwise(alg::eltwise_relu)};
+            expect = reference::unary(reference::unary(expect, unary_kind::leaky_relu, 0.1f), unary_kind::relu);
+        }
+        s.post_ops.push_back(post_op::sum(0));
+        const array residual = test::random_array(test::dims_of(expect), rng, 1.0f);
+        expect = expect + residual;
+        onednn::fused_conv k(s);
+        const onednn::tensor xt_ = reference::to_tensor(x);
+        // The residual in the destination's layout, then used as the destination itself.
+        onednn::tensor acc = onednn::tensor::allocate(k.dst_desc(xt_.shape()));
+        reference::to_tensor(residual).reorder_into(acc, dnnl::stream(onednn::cpu_engine()));
+        k.run_into(xt_, {acc}, acc);
+        CHECK(test::max_rel_error(reference::to_array(acc), expect) <= 1e-4);
+        // A wrong destination layout is refused.
+        std::vector<float> buf(test::dims_of(expect).size() ? expect.size() : 0);
+        const auto plain = onednn::tensor::view(buf.data(), test::dims_of(expect));
+        if (k.dst_desc(xt_.shape()) != plain.desc())
+            CHECK_THROWS_AS(k.run_into(xt_, {reference::to_tensor(residual)}, plain), onednn::kernel_error);
+    }
+}

@@ -142,28 +142,40 @@ public:
     }
 
     /// Convolve src, apply the post-ops (reading extra[i] for post-ops with input i) and return
-    /// the destination in the primitive's layout.
+    /// the destination in the primitive's layout (dst_desc()).
     tensor run(const tensor& src, const std::vector<tensor>& extra = {}) const {
+        tensor y = tensor::allocate(entry_for(src.shape())->pd.dst_desc());
+        run_into(src, extra, y);
+        return y;
+    }
+
+    /// The same, into a destination the caller provides (layout dst_desc(src.shape())), so that
+    /// buffers can be reused. When dst is the residual of the sum post-op itself (the same
+    /// memory), the sum accumulates in place and the residual is consumed: no copy.
+    void run_into(const tensor& src, const std::vector<tensor>& extra, const tensor& y) const {
         if (extra.size() < extra_inputs())
             throw kernel_error("sgmatch::onednn::fused_conv('" + spec_.name + "'): " + std::to_string(extra.size()) +
                                " extra inputs given, " + std::to_string(extra_inputs()) + " needed");
         const auto e = entry_for(src.shape());
+        if (y.empty() || y.desc() != e->pd.dst_desc())
+            throw kernel_error("sgmatch::onednn::fused_conv('" + spec_.name + "'): the destination does not have the "
+                               "primitive's layout (use dst_desc(src_shape))");
         dnnl::stream s(cpu_engine());
         const tensor x = src.in_layout(e->pd.src_desc(), s);
-        const tensor y = tensor::allocate(e->pd.dst_desc());
         std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, x.memory()},
                                                    {DNNL_ARG_WEIGHTS, e->weights},
                                                    {DNNL_ARG_DST, y.memory()}};
         if (e->bias) args[DNNL_ARG_BIAS] = e->bias;
-        const dnnl::memory scratch(e->pd.scratchpad_desc(), cpu_engine());
-        args[DNNL_ARG_SCRATCHPAD] = scratch;
+        const tensor scratch = tensor::allocate(e->pd.scratchpad_desc());  // per call: runs may overlap
+        args[DNNL_ARG_SCRATCHPAD] = scratch.memory();
         std::vector<tensor> keep;  // operands reordered for this call
         for (std::size_t i = 0; i < e->fused; ++i) {
             const post_op& p = spec_.post_ops[i];
             if (p.k == post_op::kind::eltwise) continue;
             if (p.k == post_op::kind::sum) {
-                check_operand(extra[static_cast<std::size_t>(p.input)], e->dst_dims, "sum");
-                extra[static_cast<std::size_t>(p.input)].reorder_into(y, s);
+                const tensor& r = extra[static_cast<std::size_t>(p.input)];
+                check_operand(r, e->dst_dims, "sum");
+                if (r.memory().get_data_handle() != y.memory().get_data_handle()) r.reorder_into(y, s);
                 continue;
             }
             const int arg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) | DNNL_ARG_SRC_1;
@@ -176,6 +188,14 @@ public:
                 keep.push_back(t.in_layout(plain_desc(want), s));
                 args[arg] = keep.back().memory();
             }
+        }
+        // A tail operand that is the destination itself would be overwritten first: copy it now.
+        std::map<std::size_t, tensor> saved;
+        for (const auto& t : e->tail) {
+            const post_op& p = spec_.post_ops[t.op];
+            if (p.input >= 0 && extra[static_cast<std::size_t>(p.input)].memory().get_data_handle() ==
+                                    y.memory().get_data_handle())
+                saved.emplace(t.op, extra[static_cast<std::size_t>(p.input)].in_layout(plain_desc(y.shape()), s));
         }
         e->prim.execute(s, args);
         // Post-ops oneDNN cannot fuse correctly (compat::fusable_prefix) run after it, in place.
@@ -190,7 +210,8 @@ public:
                 operand = e->constants.at(t.op).memory();
             } else {
                 const dims want = p.k == post_op::kind::sum ? e->dst_dims : detail::operand_dims(p.bcast, e->dst_dims);
-                const tensor& x_op = extra[static_cast<std::size_t>(p.input)];
+                auto sv = saved.find(t.op);
+                const tensor& x_op = sv != saved.end() ? sv->second : extra[static_cast<std::size_t>(p.input)];
                 check_operand(x_op, want, describe(p));
                 keep.push_back(x_op.in_layout(plain_desc(want), s));
                 operand = keep.back().memory();
@@ -198,7 +219,6 @@ public:
             t.prim.execute(s, {{DNNL_ARG_SRC_0, y.memory()}, {DNNL_ARG_SRC_1, operand}, {DNNL_ARG_DST, y.memory()}});
         }
         s.wait();
-        return y;
     }
 
     /// Which oneDNN implementation runs for this input shape (e.g. "brg:avx512_core").

@@ -7,7 +7,12 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <unordered_map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -55,6 +60,68 @@ inline dnnl::memory::format_tag plain_tag(std::size_t rank) {
     }
 }
 
+namespace detail {
+
+/// Buffers recycled by size: a kernel run allocates its destination and scratchpad, and fresh
+/// pages cost a page fault each (measured: a fused 1x1 conv at 56x56 ran 2-2.4x slower with a
+/// fresh destination every call). Buffers come back here when their last tensor goes away and
+/// serve the next request of the same size. Thread-safe; keeps at most `cap` bytes idle.
+class buffer_pool {
+public:
+    static buffer_pool& instance() {
+        static buffer_pool p;
+        return p;
+    }
+    std::shared_ptr<void> get(std::size_t bytes) {
+        bytes = round_up(bytes);
+        {
+            std::lock_guard<std::mutex> lock(mu_);
+            auto it = free_.find(bytes);
+            if (it != free_.end() && !it->second.empty()) {
+                void* p = it->second.back();
+                it->second.pop_back();
+                idle_ -= bytes;
+                return wrap(p, bytes);
+            }
+        }
+        void* p = std::aligned_alloc(64, bytes);
+        if (p == nullptr) throw std::bad_alloc();
+        return wrap(p, bytes);
+    }
+    std::size_t idle_bytes() const {
+        std::lock_guard<std::mutex> lock(mu_);
+        return idle_;
+    }
+    ~buffer_pool() {
+        for (auto& [n, list] : free_)
+            for (void* p : list) std::free(p);
+    }
+
+private:
+    static constexpr std::size_t cap = std::size_t(1) << 30;
+    static std::size_t round_up(std::size_t b) { return b == 0 ? 64 : (b + 63) / 64 * 64; }
+    std::shared_ptr<void> wrap(void* p, std::size_t bytes) {
+        return std::shared_ptr<void>(p, [this, bytes](void* q) { put(q, bytes); });
+    }
+    void put(void* p, std::size_t bytes) noexcept {
+        try {
+            std::lock_guard<std::mutex> lock(mu_);
+            if (idle_ + bytes <= cap) {
+                free_[bytes].push_back(p);
+                idle_ += bytes;
+                return;
+            }
+        } catch (...) {
+        }
+        std::free(p);
+    }
+    mutable std::mutex mu_;
+    std::unordered_map<std::size_t, std::vector<void*>> free_;
+    std::size_t idle_ = 0;
+};
+
+}  // namespace detail
+
 inline dnnl::memory::desc plain_desc(const dims& d) {
     return dnnl::memory::desc(d, dnnl::memory::data_type::f32, plain_tag(d.size()));
 }
@@ -68,8 +135,13 @@ public:
     static tensor view(const float* data, const dims& shape) {
         return tensor(dnnl::memory(plain_desc(shape), cpu_engine(), const_cast<float*>(data)));
     }
-    /// A new tensor with layout d (library-owned memory, uninitialized).
-    static tensor allocate(const dnnl::memory::desc& d) { return tensor(dnnl::memory(d, cpu_engine())); }
+    /// A new tensor with layout d (library-owned memory from a recycling pool, uninitialized).
+    static tensor allocate(const dnnl::memory::desc& d) {
+        tensor t;
+        t.owner_ = detail::buffer_pool::instance().get(d.get_size());
+        t.mem_ = dnnl::memory(d, cpu_engine(), t.owner_.get());
+        return t;
+    }
     /// A new plain tensor holding a copy of values.
     static tensor from_values(const std::vector<float>& values, const dims& shape) {
         tensor t = allocate(plain_desc(shape));
@@ -118,6 +190,7 @@ public:
 
 private:
     dnnl::memory mem_;
+    std::shared_ptr<void> owner_;  // the buffer, when the tensor allocated it
 };
 
 }  // namespace onednn

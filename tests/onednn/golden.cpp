@@ -1,0 +1,137 @@
+// Golden outputs from an independent implementation: PyTorch computed each case once
+// (tests/golden/make_golden.py, committed .bin files). The graph each file describes is
+// partitioned by make_fused_property and run on oneDNN; the unfused graph runs on the reference
+// kernels; both must match PyTorch.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sgmatch/exec/executor.hpp"
+#include "sgmatch/onednn/property.hpp"
+#include "sgmatch/partition/partition.hpp"
+#include "sgmatch/sgmatch.hpp"
+#include "support/numeric.hpp"
+
+#ifndef SGMATCH_GOLDEN_DIR
+#error "SGMATCH_GOLDEN_DIR must name tests/golden"
+#endif
+
+using namespace sgmatch;
+using namespace sgmatch::ops;
+using reference::array;
+
+namespace {
+
+struct named_tensor {
+    std::string name;
+    std::vector<std::int64_t> dims;
+    std::vector<float> data;
+};
+
+std::vector<named_tensor> read_golden(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    REQUIRE_MESSAGE(f.good(), "cannot open " << path);
+    char magic[4];
+    f.read(magic, 4);
+    REQUIRE(std::string(magic, 4) == "SGG1");
+    auto u32 = [&] {
+        std::uint32_t v = 0;
+        f.read(reinterpret_cast<char*>(&v), 4);
+        return v;
+    };
+    std::vector<named_tensor> out;
+    const std::uint32_t count = u32();
+    for (std::uint32_t i = 0; i < count; ++i) {
+        named_tensor t;
+        t.name.resize(u32());
+        f.read(t.name.data(), static_cast<std::streamsize>(t.name.size()));
+        t.dims.resize(u32());
+        f.read(reinterpret_cast<char*>(t.dims.data()), static_cast<std::streamsize>(t.dims.size() * 8));
+        std::size_t n = 1;
+        for (auto d : t.dims) n *= static_cast<std::size_t>(d);
+        t.data.resize(n);
+        f.read(reinterpret_cast<char*>(t.data.data()), static_cast<std::streamsize>(n * 4));
+        out.push_back(std::move(t));
+    }
+    REQUIRE(f.good());
+    return out;
+}
+
+constexpr auto golden_pattern =
+    op<Conv>() >> optional(op<BatchNorm>()) >>
+    repeat<0, 3>(op<Relu>() | op<Clip>() | op<LeakyRelu>() | op<Swish>() | op<Gelu>() | op<HardSwish>() |
+                 op<HardSigmoid>() | op<Mish>() | op<Tanh>() | op<Elu>() | op<Sigmoid>() | op<Add>(any()) |
+                 op<Mul>(constant()) | op<Sub>(constant()));
+
+}  // namespace
+
+TEST_CASE("oneDNN lowering and reference kernels match PyTorch's golden outputs") {
+    const char* cases[] = {"k3_bn_relu",    "k1s2_bn_add_relu",  "dw3s2_bn_relu6", "g2k5_bias_leaky",
+                           "k7s2_b8_swish", "k3d2_gelu_erf",     "k3_hardswish_mulc", "k3_hardsigmoid",
+                           "k3_mish_tanh",  "k1_elu_sigmoid",    "k5s2_gelu_tanh_sub"};
+    const auto prop = onednn::make_fused_property<graph>("golden", golden_pattern);
+    for (const char* name : cases) {
+        CAPTURE(name);
+        const auto ts = read_golden(std::string(SGMATCH_GOLDEN_DIR) + "/" + name + ".bin");
+        std::map<std::string, const named_tensor*> by;
+        for (auto& t : ts) by[t.name] = &t;
+        REQUIRE(by.count("conv"));
+        const auto& ca = by["conv"]->data;
+        const auto s = static_cast<std::int64_t>(ca[0]), p = static_cast<std::int64_t>(ca[1]);
+        const auto d = static_cast<std::int64_t>(ca[2]), grp = static_cast<std::int64_t>(ca[3]);
+        graph g;
+        const named_tensor& x = *by["x"];
+        auto in = g.add_input("x", tensor_type{dtype::f32, x.dims});
+        std::vector<input_ref> conv_in{in, g.add_constant("w", by["w"]->dims, by["w"]->data)};
+        if (by.count("b")) conv_in.push_back(g.add_constant("b", by["b"]->dims, by["b"]->data));
+        node_id cur = g.add_op("Conv", "conv", conv_in,
+                               {{"strides", attribute::ints{s, s}}, {"pads", attribute::ints{p, p, p, p}},
+                                {"dilations", attribute::ints{d, d}}, {"group", grp}});
+        if (by.count("bn.scale")) {
+            std::vector<input_ref> bn_in{cur};
+            for (const char* k : {"bn.scale", "bn.shift", "bn.mean", "bn.var"})
+                bn_in.push_back(g.add_constant(k, by[k]->dims, by[k]->data));
+            cur = g.add_op("BatchNormalization", "bn", bn_in, {{"epsilon", 1e-5}});
+        }
+        std::map<std::string, array> inputs{{"x", test::make_array(x.data, x.dims)}};
+        for (const auto& t : ts) {
+            if (t.name.rfind("op.", 0) != 0) continue;
+            const std::string op = t.name.substr(t.name.find('.', 3) + 1), nm = t.name;
+            if (op == "relu") cur = g.add_op("Relu", nm, {cur});
+            else if (op == "relu6") cur = g.add_op("Clip", nm, {cur, g.add_scalar(nm + ".lo", 0.0f), g.add_scalar(nm + ".hi", 6.0f)});
+            else if (op == "leaky_relu") cur = g.add_op("LeakyRelu", nm, {cur}, {{"alpha", 0.1}});
+            else if (op == "swish") cur = g.add_op("SiLU", nm, {cur});
+            else if (op == "gelu_erf") cur = g.add_op("Gelu", nm, {cur});
+            else if (op == "gelu_tanh") cur = g.add_op("Gelu", nm, {cur}, {{"approximate", "tanh"}});
+            else if (op == "hardswish") cur = g.add_op("HardSwish", nm, {cur});
+            else if (op == "hardsigmoid") cur = g.add_op("HardSigmoid", nm, {cur}, {{"alpha", 1.0 / 6.0}, {"beta", 0.5}});
+            else if (op == "mish") cur = g.add_op("Mish", nm, {cur});
+            else if (op == "tanh") cur = g.add_op("Tanh", nm, {cur});
+            else if (op == "elu") cur = g.add_op("Elu", nm, {cur}, {{"alpha", 0.5}});
+            else if (op == "sigmoid") cur = g.add_op("Sigmoid", nm, {cur});
+            else if (op == "add_residual") {
+                auto r = g.add_input("residual", tensor_type{dtype::f32, by["residual"]->dims});
+                inputs["residual"] = test::make_array(by["residual"]->data, by["residual"]->dims);
+                cur = g.add_op("Add", nm, {cur, r});
+            } else if (op == "mul_channel") cur = g.add_op("Mul", nm, {cur, g.add_constant("mul", by["mul"]->dims, by["mul"]->data)});
+            else if (op == "sub_scalar") cur = g.add_op("Sub", nm, {cur, g.add_scalar(nm + ".c", 0.25f)});
+            else FAIL("unknown op in the golden file: " << op);
+        }
+        g.mark_output(cur);
+        const array expect = test::make_array(by["y"]->data, by["y"]->dims);
+
+        CHECK(test::max_rel_error(exec::executor(g)(inputs).at(0), expect) <= 1e-4);  // reference kernels
+        graph fused = g;
+        const property_report rep = apply_property(fused, prop);
+        CHECK(rep.accepted == 1);
+        exec::run_stats st;
+        CHECK(test::max_rel_error(exec::executor(fused)(inputs, &st).at(0), expect) <= 1e-4);
+        CHECK(st.fused_nodes == 1);
+        CHECK(st.reference_nodes == 0);
+    }
+}
