@@ -25,7 +25,12 @@ inline dnnl::memory::dims dims_of(const dnnl::memory::desc& d) {
 #if DNNL_VERSION_MAJOR >= 3
     return d.get_dims();
 #else
-    return d.dims();
+    // Not d.dims(): its range constructor, inlined at -O3, trips g++ 12's false
+    // -Wfree-nonheap-object in users' code.
+    const int n = d.data.ndims;
+    dnnl::memory::dims out(static_cast<std::size_t>(n < 0 ? 0 : n));
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = d.data.dims[i];
+    return out;
 #endif
 }
 
