@@ -199,3 +199,65 @@ TEST_CASE("matches that cannot lower are declined with the reason, and the graph
         CHECK(rep.check_reasons.count("the value of 'conv' is a graph output") == 1);
     }
 }
+
+TEST_CASE("executor modes: one oneDNN primitive per op (format any, or plain NCHW) == reference, unfused and fused") {
+    const std::int64_t image = test::sanitized() ? 32 : 64;
+    const graph g = build::resnet50(2, image, /*data_seed=*/7);
+    std::mt19937 rng(3);
+    const std::map<std::string, array> in{{"data", test::random_array({2, 3, image, image}, rng, 1.0f)}};
+    const array expect = exec::executor(g)(in).at(0);
+    for (exec::mode m : {exec::mode::onednn, exec::mode::onednn_plain}) {
+        CAPTURE(static_cast<int>(m));
+        exec::run_stats st;
+        const array got = exec::executor(g, m)(in, &st).at(0);
+        CHECK(test::max_rel_error(got, expect) <= 1e-4);
+        CHECK(st.reference_nodes == 0);  // every op of ResNet-50 has a primitive
+        CHECK(st.onednn_nodes == 53 + 53 + 16 + 49 + 4);  // conv, bn, add, relu, maxpool/gpool/flatten/fc
+        // Fused nodes and single-op primitives together.
+        graph fused = g;
+        apply_property(fused, onednn::make_fused_property<graph>("cbar", op<Conv>() >> op<BatchNorm>() >>
+                                                                              optional(op<Add>(any())) >> optional(op<Relu>())));
+        exec::run_stats fs;
+        CHECK(test::max_rel_error(exec::executor(fused, m)(in, &fs).at(0), expect) <= 1e-4);
+        CHECK(fs.fused_nodes == 53);
+        CHECK(fs.onednn_nodes == 4);
+        CHECK(fs.reference_nodes == 0);
+    }
+}
+
+TEST_CASE("single-op oneDNN kernels on random DAGs of element-wise and pooling ops == reference") {
+    const char* unary_ops[] = {"Relu", "Sigmoid", "Tanh", "MaxPool", "HardSwish", "Abs"};
+    const char* binary_ops[] = {"Add", "Mul", "Max", "Sub", "Min"};
+    for (unsigned seed = 1; seed <= (test::sanitized() ? 3u : 20u); ++seed) {
+        CAPTURE(seed);
+        std::mt19937 rng(seed);
+        graph g;
+        std::vector<node_id> all;
+        std::map<std::string, array> in;
+        for (int i = 0; i < 3; ++i) {
+            const std::string nm = "in" + std::to_string(i);
+            all.push_back(g.add_input(nm, tensor_type{dtype::f32, {2, 8, 5, 5}}));
+            in[nm] = test::random_array({2, 8, 5, 5}, rng, 1.0f);
+        }
+        auto pick = [&](std::size_t n) { return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng); };
+        auto recent = [&] { return all[all.size() - 1 - pick(std::min<std::size_t>(all.size(), 12))]; };
+        for (int i = 0; i < 60; ++i) {
+            const std::string nm = "v" + std::to_string(i);
+            if (pick(2)) {
+                const char* op = unary_ops[pick(6)];
+                all.push_back(std::string(op) == "MaxPool"
+                                  ? g.add_op(op, nm, {recent()}, {{"kernel_shape", attribute::ints{3, 3}},
+                                                                  {"pads", attribute::ints{1, 1, 1, 1}}})
+                                  : g.add_op(op, nm, {recent()}));
+            } else {
+                all.push_back(g.add_op(binary_ops[pick(5)], nm, {recent(), recent()}));
+            }
+        }
+        g.mark_output(all.back());
+        const array expect = exec::executor(g)(in).at(0);
+        exec::run_stats st;
+        CHECK(test::max_rel_error(exec::executor(g, exec::mode::onednn)(in, &st).at(0), expect) <= 1e-4);
+        CHECK(st.reference_nodes == 0);
+        CHECK(st.onednn_nodes == 60);
+    }
+}

@@ -11,8 +11,12 @@
 //   plain array only when a reference kernel or a graph output reads it (once per value).
 // - A node no kernel can run is an error when the executor is built, naming the node and op.
 //
+// - mode::onednn runs every other op it can on one oneDNN primitive (op_kernels.hpp): the best
+//   unfused baseline; mode::onednn_plain forces plain NCHW layouts (a naive integration).
+//
 // Known limitations: built-in graph only; fp32 only; no reference kernel yet for ConvTranspose,
-// LRN, Pad and Constant ops; single-threaded node order (kernels use oneDNN's threads).
+// LRN, Pad and Constant ops; nodes run one after another (kernels use oneDNN's threads); buffers
+// are recycled through a pool, not planned ahead.
 #pragma once
 
 #include <any>
@@ -28,6 +32,7 @@
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/graph/graph.hpp"
 #include "sgmatch/match/scan.hpp"
+#include "sgmatch/onednn/op_kernels.hpp"
 #include "sgmatch/onednn/property.hpp"
 #include "sgmatch/pattern/vocabulary.hpp"
 #include "sgmatch/reference/kernels.hpp"
@@ -144,20 +149,29 @@ inline std::optional<kind> kind_of(const graph& g, node_id n, unary_info& u, ref
 
 }  // namespace detail
 
+/// How the nodes that are not fused run.
+enum class mode {
+    reference,     // on the xtensor reference kernels (the oracle)
+    onednn,        // one oneDNN primitive per op where there is one (format any: the best unfused run),
+                   // else the reference kernel
+    onednn_plain,  // the same, with convs and pooling in plain NCHW layouts (a naive integration)
+};
+
 /// What one run did.
 struct run_stats {
-    std::size_t fused_nodes = 0;      // run on oneDNN kernels
+    std::size_t fused_nodes = 0;      // fused nodes, run on their oneDNN kernels
+    std::size_t onednn_nodes = 0;     // single ops run on oneDNN primitives
     std::size_t reference_nodes = 0;  // run on reference kernels
     std::size_t reorders_to_plain = 0;  // kernel outputs converted for a reference kernel or an output
 };
 
 class executor {
 public:
-    explicit executor(const graph& g) : g_(g) {
+    explicit executor(const graph& g, mode m = mode::reference) : g_(g) {
         const op_index<graph> checked(g);  // raises graph_error for a malformed graph
         (void)checked;
         for (node_id n : g.nodes()) {
-            step s{n, detail::kind::fused, {}, {}, nullptr};
+            step s{n, detail::kind::fused, {}, {}, nullptr, nullptr};
             if (g.kind(n) != node_kind::op) continue;
             if (g.payload(n).has_value()) {
                 const auto* p = std::any_cast<std::shared_ptr<const onednn::fused_conv_node>>(&g.payload(n));
@@ -171,6 +185,7 @@ public:
                     throw exec_error("sgmatch::exec::executor: no kernel for op '" + std::string(g.op_name(n)) +
                                      "' (node '" + std::string(g.name(n)) + "')");
                 s.k = *k;
+                if (m != mode::reference) s.op = onednn_kernel(n, *k, m == mode::onednn_plain);
             }
             steps_.push_back(s);
         }
@@ -202,7 +217,14 @@ public:
         for (const step& s : steps_) {
             const node_id n = s.n;
             values[n.value].resize(g_.output_count(n));
-            if (s.fused) {
+            if (s.op) {
+                std::vector<onednn::tensor> ins;
+                for (std::size_t i = 0; i < g_.input_count(n); ++i)
+                    if (g_.kind(g_.input(n, i).node) != node_kind::constant || s.k == detail::kind::binary)
+                        ins.push_back(tensor_of(values, n, i));
+                values[n.value][0].t = s.op->run(ins);
+                ++st.onednn_nodes;
+            } else if (s.fused) {
                 const auto& fc = *s.fused;
                 std::vector<onednn::tensor> extra;
                 for (std::size_t slot : fc.extra) extra.push_back(tensor_of(values, n, slot));
@@ -232,7 +254,97 @@ private:
         detail::unary_info unary;
         reference::binary_kind binary;
         const onednn::fused_conv_node* fused;
+        std::shared_ptr<const onednn::op_kernel> op = nullptr;  // mode onednn: the op on a oneDNN primitive
     };
+
+    // The conv as a kernel with no post-ops.
+    struct conv_op final : onednn::op_kernel {
+        onednn::fused_conv k;
+        explicit conv_op(onednn::conv_spec s) : k(std::move(s)) {}
+        onednn::tensor run(const std::vector<onednn::tensor>& in) const override { return k.run(in.at(0)); }
+        const char* kind() const override { return "conv"; }
+    };
+
+    std::vector<float> constant_input(node_id n, std::size_t slot) const {
+        if (slot >= g_.input_count(n)) return {};
+        const auto c = g_.constant(g_.input(n, slot).node);
+        if (!c || c->data == nullptr) return {};
+        const auto* p = static_cast<const float*>(c->data);
+        return std::vector<float>(p, p + c->element_count());
+    }
+
+    // A oneDNN primitive for op node n when one fits (constant parameters where it needs them),
+    // else nullptr (the reference kernel runs).
+    std::shared_ptr<const onednn::op_kernel> onednn_kernel(node_id n, detail::kind k, bool plain) const {
+        using detail::kind;
+        const std::string_view op_name = g_.op_name(n);
+        switch (k) {
+            case kind::conv: {
+                auto l = onednn::lower_conv<graph, pat::op<pat::tags<ops::Conv>>>(g_, &n, 1, true);
+                if (!l.decline.empty()) return nullptr;
+                if (plain) l.spec.layout = onednn::conv_spec::layout_choice::plain;
+                return std::make_shared<conv_op>(std::move(l.spec));
+            }
+            case kind::batch_norm: {
+                std::vector<float> p[4];
+                for (std::size_t i = 0; i < 4; ++i) {
+                    p[i] = constant_input(n, i + 1);
+                    if (p[i].empty()) return nullptr;
+                }
+                return std::make_shared<onednn::batch_norm_kernel>(p[0], p[1], p[2], p[3],
+                                                                   detail::real_attr(g_, n, "epsilon", 1e-5f));
+            }
+            case kind::unary: {
+                using namespace ops;
+                using table = onednn::detail::entries<sgmatch::detail::tlist<
+                    Relu, LeakyRelu, Clip, Sigmoid, Tanh, Elu, Gelu, Swish, HardSwish, HardSigmoid, Mish, Softplus, Exp,
+                    Log, Sqrt, Square, Abs, Round>>;
+                const auto* e = onednn::detail::find_entry(table::get(), op_name);
+                if (e == nullptr) return nullptr;
+                try {
+                    return std::make_shared<onednn::eltwise_kernel>(e->eltwise(onednn::detail::graph_node_reader<graph>(g_, n)));
+                } catch (const onednn::lowering_error&) {
+                    return nullptr;
+                }
+            }
+            case kind::binary: {
+                using namespace ops;
+                if (g_.kind(g_.input(n, 0).node) == node_kind::constant) return nullptr;  // only b broadcasts
+                using table = onednn::detail::entries<sgmatch::detail::tlist<Add, Sub, Mul, Div, Max, Min>>;
+                const auto* e = onednn::detail::find_entry(table::get(), op_name);
+                return e ? std::make_shared<onednn::binary_kernel>(e->binary_alg) : nullptr;
+            }
+            case kind::max_pool:
+            case kind::avg_pool: {
+                const auto ks = detail::ints_attr(g_, n, "kernel_shape", {});
+                const auto pads = detail::ints_attr(g_, n, "pads", reference::dims(2 * ks.size(), 0));
+                if (ks.empty() || pads.size() != 2 * ks.size()) return nullptr;
+                return std::make_shared<onednn::pool_kernel>(
+                    k == kind::max_pool, ks, detail::ints_attr(g_, n, "strides", reference::dims(ks.size(), 1)),
+                    reference::dims(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(ks.size())),
+                    reference::dims(pads.begin() + static_cast<std::ptrdiff_t>(ks.size()), pads.end()),
+                    detail::int_attr(g_, n, "count_include_pad", 0) != 0, plain);
+            }
+            case kind::global_avg_pool:
+                return std::make_shared<onednn::pool_kernel>(false, onednn::dims{}, onednn::dims{}, onednn::dims{},
+                                                             onednn::dims{}, false, plain);
+            case kind::gemm: {
+                const auto b = g_.input_count(n) > 1 ? g_.constant(g_.input(n, 1).node) : std::nullopt;
+                if (!b || b->data == nullptr || b->rank != 2) return nullptr;
+                std::vector<float> c;
+                if (g_.input_count(n) > 2) {
+                    c = constant_input(n, 2);
+                    if (c.empty()) return nullptr;
+                }
+                return std::make_shared<onednn::gemm_kernel>(
+                    onednn::dims(b->dims, b->dims + 2), constant_input(n, 1), detail::int_attr(g_, n, "transB", 0) != 0,
+                    std::move(c), detail::int_attr(g_, n, "transA", 0) != 0, detail::real_attr(g_, n, "alpha", 1.0f),
+                    detail::real_attr(g_, n, "beta", 1.0f));
+            }
+            case kind::flatten: return std::make_shared<onednn::flatten_kernel>(detail::int_attr(g_, n, "axis", 1));
+            default: return nullptr;
+        }
+    }
     using store = std::vector<std::vector<slot>>;
 
     const array& plain_of(store& vs, value_ref<node_id> v, run_stats& st) const {

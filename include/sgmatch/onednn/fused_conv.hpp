@@ -51,6 +51,10 @@ struct conv_spec {
     dims strides, dilations;        // per spatial dim; dilation 1 is dense (empty: all 1)
     dims pads_begin, pads_end;      // per spatial dim (empty: all 0)
     std::vector<post_op> post_ops;  // in pattern order
+    /// any: oneDNN picks source, weights and destination layouts (NHWC / blocked: the fast
+    /// path). plain: NCHW activations and OIHW weights, what a naive integration gets; kept
+    /// for comparisons (post-ops on a plain conv are slower than none, ../docs/design.md).
+    enum class layout_choice { any, plain } layout = layout_choice::any;
 
     std::int64_t out_channels() const { return weights_dims.empty() ? 0 : weights_dims[0]; }
     std::size_t spatial_rank() const { return weights_dims.size() < 2 ? 0 : weights_dims.size() - 2; }
@@ -291,8 +295,11 @@ private:
         const md bias_md = spec_.bias.empty() ? md() : md({spec_.out_channels()}, dt::f32, tag::a);
         auto pd = [&] {
             try {
-                return compat::conv_pd(cpu_engine(), md(src, dt::f32, tag::any), md(w, dt::f32, tag::any), bias_md,
-                                       md(dst, dt::f32, tag::any), strides, dil, pl, pr, attr);
+                const bool any = spec_.layout == conv_spec::layout_choice::any;
+                return compat::conv_pd(cpu_engine(), md(src, dt::f32, any ? tag::any : plain_tag(src.size())),
+                                       md(w, dt::f32, any ? tag::any : plain_tag(w.size())), bias_md,
+                                       md(dst, dt::f32, any ? tag::any : plain_tag(dst.size())), strides, dil, pl, pr,
+                                       attr);
             } catch (const dnnl::error& err) {
                 throw kernel_error("sgmatch::onednn::fused_conv('" + spec_.name + "'): oneDNN has no convolution for input " +
                                    to_string(src) + ", weights " + to_string(spec_.weights_dims) + ", groups " +

@@ -174,6 +174,18 @@ public:
     void reorder_into(const tensor& dst, const dnnl::stream& s) const {
         dnnl::reorder(mem_, dst.mem_).execute(s, const_cast<dnnl::memory&>(mem_), const_cast<dnnl::memory&>(dst.mem_));
     }
+    /// The same plain buffer read with another shape of as many elements (no copy).
+    tensor reshaped(const dims& shape) const {
+        std::size_t n = 1;
+        for (auto d : shape) n *= static_cast<std::size_t>(d);
+        if (!is_plain() || n != element_count())
+            throw kernel_error("sgmatch::onednn::tensor::reshaped: " + onednn::to_string(this->shape()) + " -> " +
+                               onednn::to_string(shape) + " needs a plain tensor of the same element count");
+        tensor t;
+        t.owner_ = owner_;
+        t.mem_ = dnnl::memory(plain_desc(shape), cpu_engine(), mem_.get_data_handle());
+        return t;
+    }
     /// The values in plain row-major order.
     std::vector<float> to_plain() const {
         std::vector<float> out(element_count());
