@@ -143,6 +143,7 @@ TEST_CASE("ResNet-50-shaped graph: partitioned on oneDNN == unfused reference") 
     // Kernels hand NHWC tensors on to each other: only the maxpool's input and the last block's
     // output are converted to plain arrays (plus nothing else).
     CHECK(st.reorders_to_plain == 2);
+    CHECK(st.in_place_sums == 16);  // each residual is read last by its block's fused conv: accumulated into
     CHECK(test::max_rel_error(got, expect) <= 1e-4);
 }
 

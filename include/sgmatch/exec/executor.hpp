@@ -163,6 +163,7 @@ struct run_stats {
     std::size_t onednn_nodes = 0;     // single ops run on oneDNN primitives
     std::size_t reference_nodes = 0;  // run on reference kernels
     std::size_t reorders_to_plain = 0;  // kernel outputs converted for a reference kernel or an output
+    std::size_t in_place_sums = 0;      // residuals accumulated into in place (no copy)
 };
 
 class executor {
@@ -196,6 +197,13 @@ public:
         run_stats local;
         run_stats& st = stats ? *stats : local;
         std::vector<std::vector<slot>> values(g_.index_bound());
+        // Edges still to read each value: a value is dropped (its buffer back to the pool) after
+        // its last read, and a residual read last by a fused conv is accumulated into in place.
+        std::vector<std::vector<std::uint32_t>> uses(g_.index_bound());
+        for (node_id n : g_.nodes()) {
+            uses[n.value].assign(g_.output_count(n), 0);
+            for (const auto& u : g_.users(n)) ++uses[n.value][u.port];
+        }
         for (node_id n : g_.nodes()) {
             if (g_.kind(n) == node_kind::input) {
                 auto it = inputs.find(std::string(g_.name(n)));
@@ -223,16 +231,42 @@ public:
                     if (g_.kind(g_.input(n, i).node) != node_kind::constant || s.k == detail::kind::binary)
                         ins.push_back(tensor_of(values, n, i));
                 values[n.value][0].t = s.op->run(ins);
+                values[n.value][0].owned = true;
                 ++st.onednn_nodes;
             } else if (s.fused) {
                 const auto& fc = *s.fused;
                 std::vector<onednn::tensor> extra;
                 for (std::size_t slot : fc.extra) extra.push_back(tensor_of(values, n, slot));
-                values[n.value][0].t = fc.kernel->run(tensor_of(values, n, fc.src), extra);
+                const onednn::tensor src = tensor_of(values, n, fc.src);
+                // The residual of a sum post-op, read here for the last time, in the destination's
+                // layout and owned by the run: the kernel accumulates into it (no copy).
+                onednn::tensor in_place;
+                for (const auto& p : fc.kernel->spec().post_ops) {
+                    if (p.k != onednn::post_op::kind::sum) continue;
+                    const auto v = g_.input(n, fc.extra[static_cast<std::size_t>(p.input)]);
+                    slot& r = values[v.node.value][v.port];
+                    if (uses[v.node.value][v.port] == 1 && !g_.is_graph_output(v.node, v.port) && r.owned &&
+                        !r.t.empty() && r.t.desc() == fc.kernel->dst_desc(src.shape()))
+                        in_place = r.t;
+                }
+                if (!in_place.empty()) {
+                    fc.kernel->run_into(src, extra, in_place);
+                    values[n.value][0].t = in_place;
+                    ++st.in_place_sums;
+                } else {
+                    values[n.value][0].t = fc.kernel->run(src, extra);
+                }
+                values[n.value][0].owned = true;
                 ++st.fused_nodes;
             } else {
                 values[n.value][0].plain = run_reference(s, values, st);
                 ++st.reference_nodes;
+            }
+            for (std::size_t i = 0; i < g_.input_count(n); ++i) {
+                const auto v = g_.input(n, i);
+                if (--uses[v.node.value][v.port] == 0 && !g_.is_graph_output(v.node, v.port) &&
+                    g_.kind(v.node) == node_kind::op)
+                    values[v.node.value][v.port] = slot{};
             }
         }
         std::vector<array> out;
@@ -247,6 +281,7 @@ private:
     struct slot {
         std::optional<array> plain;
         onednn::tensor t;
+        bool owned = false;  // t was made by this run (not a view of an input or a constant)
     };
     struct step {
         node_id n;
