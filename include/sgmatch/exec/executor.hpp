@@ -212,14 +212,7 @@ public:
                 values[n.value].resize(1);
                 values[n.value][0].plain = it->second;
             } else if (g_.kind(n) == node_kind::constant) {
-                const auto c = g_.constant(n);
-                values[n.value].resize(1);
-                if (c->data != nullptr) {
-                    reference::dims d(c->dims, c->dims + c->rank);
-                    array a = xt::zeros<float>(std::vector<std::size_t>(d.begin(), d.end()));
-                    std::copy_n(static_cast<const float*>(c->data), a.size(), a.data());
-                    values[n.value][0].plain = std::move(a);
-                }
+                values[n.value].resize(1);  // read on demand: a view for kernels, a copy for reference kernels
             }
         }
         for (const step& s : steps_) {
@@ -299,6 +292,16 @@ private:
         onednn::tensor run(const std::vector<onednn::tensor>& in) const override { return k.run(in.at(0)); }
         const char* kind() const override { return "conv"; }
     };
+
+    // A constant's values as a tensor over the graph's own storage (no copy).
+    onednn::tensor constant_view(node_id c) const {
+        const auto k = g_.constant(c);
+        if (!k || k->data == nullptr)
+            throw exec_error("sgmatch::exec::executor: constant '" + std::string(g_.name(c)) + "' has no data");
+        onednn::dims d(k->dims, k->dims + k->rank);
+        if (d.empty()) d = {1};  // a scalar as a one-element tensor
+        return onednn::tensor::view(static_cast<const float*>(k->data), d);
+    }
 
     std::vector<float> constant_input(node_id n, std::size_t slot) const {
         if (slot >= g_.input_count(n)) return {};
@@ -384,6 +387,11 @@ private:
 
     const array& plain_of(store& vs, value_ref<node_id> v, run_stats& st) const {
         slot& s = vs[v.node.value].at(v.port);
+        if (!s.plain && s.t.empty() && g_.kind(v.node) == node_kind::constant) {
+            s.t = constant_view(v.node);
+            s.plain = reference::to_array(s.t);
+            return *s.plain;
+        }
         if (!s.plain) {
             if (s.t.empty())
                 throw exec_error("sgmatch::exec::executor: value of '" + std::string(g_.name(v.node)) +
@@ -397,6 +405,7 @@ private:
         const auto v = g_.input(n, input_slot);
         slot& s = vs[v.node.value].at(v.port);
         if (!s.t.empty()) return s.t;
+        if (!s.plain && g_.kind(v.node) == node_kind::constant) return s.t = constant_view(v.node);
         if (!s.plain)
             throw exec_error("sgmatch::exec::executor: input " + std::to_string(input_slot) + " of '" +
                              std::string(g_.name(n)) + "' has no data");
