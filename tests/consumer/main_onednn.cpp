@@ -1,22 +1,22 @@
-// Uses the installed oneDNN part's link line: sgmatch's core plus a oneDNN primitive.
+// Uses the installed oneDNN part: a fused conv + relu kernel from sgmatch's onednn headers.
 #include <cstdio>
 #include <vector>
 
-#include <oneapi/dnnl/dnnl.hpp>
+#include <sgmatch/onednn/fused_conv.hpp>
 #include <sgmatch/sgmatch.hpp>
 
 int main() {
-    using namespace dnnl;
-    engine eng(engine::kind::cpu, 0);
-    stream s(eng);
-    const memory::desc md({4}, memory::data_type::f32, memory::format_tag::a);
-    std::vector<float> in = {-2.f, -1.f, 1.f, 2.f}, out(4, 0.f);
-    memory src(md, eng, in.data()), dst(md, eng, out.data());
-    const eltwise_forward::desc d(prop_kind::forward_inference, algorithm::eltwise_relu, md, 0.f);
-    eltwise_forward(eltwise_forward::primitive_desc(d, eng)).execute(s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
-    s.wait();
-    const bool ok = out[0] == 0.f && out[1] == 0.f && out[2] == 1.f && out[3] == 2.f &&
+    namespace so = sgmatch::onednn;
+    so::conv_spec s;
+    s.weights_dims = {1, 1, 1, 1};  // y = relu(2 x - 1)
+    s.weights = {2.0f};
+    s.bias = {-1.0f};
+    s.post_ops = {so::post_op::eltwise(dnnl::algorithm::eltwise_relu)};
+    const so::fused_conv k(s);
+    std::vector<float> in = {-1.f, 0.f, 1.f, 2.f};
+    const std::vector<float> out = k.run(so::tensor::view(in.data(), {1, 1, 2, 2})).to_plain();
+    const bool ok = out == std::vector<float>{0.f, 0.f, 1.f, 3.f} &&
                     sgmatch::is_pattern_v<decltype(sgmatch::op<sgmatch::ops::Relu>())>;
-    std::printf("consumer (onednn): relu via oneDNN %s\n", ok ? "ok" : "WRONG");
+    std::printf("consumer (onednn): fused conv + relu %s\n", ok ? "ok" : "WRONG");
     return ok ? 0 : 1;
 }

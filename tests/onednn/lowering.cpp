@@ -3,12 +3,14 @@
 // carry their reasons.
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "sgmatch/exec/executor.hpp"
 #include "sgmatch/graph/builders.hpp"
+#include "sgmatch/onednn/backend.hpp"
 #include "sgmatch/onednn/property.hpp"
 #include "sgmatch/partition/dot.hpp"
 #include "sgmatch/partition/partition.hpp"
@@ -261,4 +263,38 @@ TEST_CASE("single-op oneDNN kernels on random DAGs of element-wise and pooling o
         CHECK(st.reference_nodes == 0);
         CHECK(st.onednn_nodes == 60);
     }
+}
+
+TEST_CASE("the ready-made onednn backend, switched on by SGMATCH_BACKEND") {
+    CHECK(onednn::register_backend<graph>());
+    CHECK(onednn::register_backend<graph>());  // idempotent
+    REQUIRE(backend_registry<graph>::instance().find("onednn")->properties().size() == 1);
+    const graph g = build::resnet50(1, 32, /*data_seed=*/11);
+    std::mt19937 rng(4);
+    const std::map<std::string, array> in{{"data", test::random_array({1, 3, 32, 32}, rng, 1.0f)}};
+    const array expect = exec::executor(g)(in).at(0);
+    graph fused = g;
+    ::setenv("SGMATCH_BACKEND", "onednn", 1);
+    const auto reports = apply_backend_from_env(fused);
+    ::unsetenv("SGMATCH_BACKEND");
+    REQUIRE(reports.size() == 1);
+    CHECK(reports[0].accepted == 53);
+    exec::run_stats st;
+    CHECK(test::max_rel_error(exec::executor(fused, exec::mode::onednn)(in, &st).at(0), expect) <= 1e-4);
+    CHECK(st.fused_nodes == 53);
+    // A bias Add before the BatchNorm is folded; a training graph is left alone (inference_only).
+    graph h;
+    auto x = h.add_input("x", tensor_type{dtype::f32, {1, 2, 4, 4}});
+    auto c = h.add_op("Conv", "c", {x, h.add_constant("w", {2, 2, 1, 1}, {1, 2, 3, 4})});
+    auto a = h.add_op("Add", "bias", {c, h.add_constant("b", {1, 2, 1, 1}, {0.5f, -0.5f})});
+    auto r = h.add_op("Relu", "r", {a});
+    h.mark_output(r);
+    graph train = h;
+    train.set_needs_gradients(true);
+    CHECK(apply_backend(train, "onednn")[0].skipped);
+    const std::map<std::string, array> hx{{"x", test::random_array({1, 2, 4, 4}, rng, 1.0f)}};
+    const array hexpect = exec::executor(h)(hx).at(0);
+    CHECK(apply_backend(h, "onednn")[0].accepted == 1);
+    CHECK(h.node_count() == 4);  // x, w, b and the fused node
+    CHECK(test::max_rel_error(exec::executor(h)(hx).at(0), hexpect) <= 1e-5);
 }

@@ -1,0 +1,47 @@
+// sgmatch/onednn/backend.hpp - the ready-made "onednn" backend.
+//
+//   sgmatch::onednn::register_backend<my_graph>();      // once, e.g. at static-init time
+//   sgmatch::apply_backend(g, "onednn");                 // or SGMATCH_BACKEND=onednn and
+//                                                        // sgmatch::apply_backend_from_env(g)
+//
+// Its properties, in order (fp32 inference, after oneDNN's own graph component's fusions):
+//   onednn.conv_post_ops  conv + bias add? + batchnorm? + [unary | binary]{0,3}
+//
+// Known limitations (issue 4 continues): no ConvTranspose / MatMul / Gemm / BatchNorm-led
+// properties, no conv 1x1 + depthwise, no capability property for whole supported regions yet.
+#pragma once
+
+#include <string>
+
+#include "sgmatch/detail/config.hpp"
+#include "sgmatch/onednn/property.hpp"
+#include "sgmatch/partition/partition.hpp"
+#include "sgmatch/pattern/combinators.hpp"
+#include "sgmatch/pattern/vocabulary.hpp"
+
+SGMATCH_BEGIN_NAMESPACE
+namespace onednn {
+
+/// The unary ops a fused kernel takes as eltwise post-ops.
+inline constexpr auto unary_post_op =
+    op<ops::Relu, ops::LeakyRelu, ops::Clip, ops::Sigmoid, ops::Tanh, ops::Elu, ops::Gelu, ops::Swish, ops::HardSwish,
+       ops::HardSigmoid, ops::Mish, ops::Softplus, ops::Exp, ops::Log, ops::Sqrt, ops::Square, ops::Abs, ops::Round>();
+/// The binary ops a fused kernel takes as sum / binary post-ops (the other operand: anything).
+inline constexpr auto binary_post_op = op<ops::Add, ops::Sub, ops::Mul, ops::Div, ops::Max, ops::Min>(any());
+
+/// conv + bias add? + batchnorm? + [unary | binary]{0,3}
+inline constexpr auto conv_post_ops = op<ops::Conv>() >> optional(op<ops::Add>(constant())) >>
+                                      optional(op<ops::BatchNorm>()) >> repeat<0, 3>(unary_post_op | binary_post_op);
+
+/// Register the "onednn" backend for graphs of type G (idempotent). Returns true, so that a .cpp
+/// can call it at static-initialization time.
+template <class G>
+bool register_backend(const std::string& name = "onednn") {
+    if (backend_registry<G>::instance().find(name) != nullptr) return true;
+    auto p = make_fused_property<G>("onednn.conv_post_ops", conv_post_ops);
+    p.fused_op("onednn.fused_conv").inference_only();
+    return register_property<G>(name, std::move(p));
+}
+
+}  // namespace onednn
+SGMATCH_END_NAMESPACE
