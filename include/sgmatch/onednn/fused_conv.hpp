@@ -172,57 +172,8 @@ public:
         if (e->bias) args[DNNL_ARG_BIAS] = e->bias;
         const tensor scratch = tensor::allocate(e->pd.scratchpad_desc());  // per call: runs may overlap
         args[DNNL_ARG_SCRATCHPAD] = scratch.memory();
-        std::vector<tensor> keep;  // operands reordered for this call
-        for (std::size_t i = 0; i < e->fused; ++i) {
-            const post_op& p = spec_.post_ops[i];
-            if (p.k == post_op::kind::eltwise) continue;
-            if (p.k == post_op::kind::sum) {
-                const tensor& r = extra[static_cast<std::size_t>(p.input)];
-                check_operand(r, e->dst_dims, "sum");
-                if (r.memory().get_data_handle() != y.memory().get_data_handle()) r.reorder_into(y, s);
-                continue;
-            }
-            const int arg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) | DNNL_ARG_SRC_1;
-            if (p.input < 0) {
-                args[arg] = e->constants.at(i).memory();
-            } else {
-                const dims want = detail::operand_dims(p.bcast, e->dst_dims);
-                const tensor& t = extra[static_cast<std::size_t>(p.input)];
-                check_operand(t, want, describe(p));
-                keep.push_back(t.in_layout(plain_desc(want), s));
-                args[arg] = keep.back().memory();
-            }
-        }
-        // A tail operand that is the destination itself would be overwritten first: copy it now.
-        std::map<std::size_t, tensor> saved;
-        for (const auto& t : e->tail) {
-            const post_op& p = spec_.post_ops[t.op];
-            if (p.input >= 0 && extra[static_cast<std::size_t>(p.input)].memory().get_data_handle() ==
-                                    y.memory().get_data_handle())
-                saved.emplace(t.op, extra[static_cast<std::size_t>(p.input)].in_layout(plain_desc(y.shape()), s));
-        }
-        e->prim.execute(s, args);
-        // Post-ops oneDNN cannot fuse correctly (compat::fusable_prefix) run after it, in place.
-        for (const auto& t : e->tail) {
-            const post_op& p = spec_.post_ops[t.op];
-            if (p.k == post_op::kind::eltwise) {
-                t.prim.execute(s, {{DNNL_ARG_SRC, y.memory()}, {DNNL_ARG_DST, y.memory()}});
-                continue;
-            }
-            dnnl::memory operand;
-            if (p.input < 0) {
-                operand = e->constants.at(t.op).memory();
-            } else {
-                const dims want = p.k == post_op::kind::sum ? e->dst_dims : detail::operand_dims(p.bcast, e->dst_dims);
-                auto sv = saved.find(t.op);
-                const tensor& x_op = sv != saved.end() ? sv->second : extra[static_cast<std::size_t>(p.input)];
-                check_operand(x_op, want, describe(p));
-                keep.push_back(x_op.in_layout(plain_desc(want), s));
-                operand = keep.back().memory();
-            }
-            t.prim.execute(s, {{DNNL_ARG_SRC_0, y.memory()}, {DNNL_ARG_SRC_1, operand}, {DNNL_ARG_DST, y.memory()}});
-        }
-        s.wait();
+        e->plan.run(spec_.post_ops, "sgmatch::onednn::fused_conv('" + spec_.name + "')", e->prim, std::move(args), extra,
+                    y, s);
     }
 
     /// Which oneDNN implementation runs for this input shape (e.g. "brg:avx512_core").
@@ -240,21 +191,8 @@ private:
         dnnl::convolution_forward::primitive_desc pd;
         dnnl::convolution_forward prim;
         dnnl::memory weights, bias;
-        std::map<std::size_t, tensor> constants;  // binary operands that are constants, by post-op
-        dims dst_dims;
-        std::size_t fused = 0;  // post-ops [0, fused) are fused into prim
-        struct tail_op {
-            std::size_t op;        // index into spec().post_ops
-            dnnl::primitive prim;  // eltwise or binary, run in place on the destination
-        };
-        std::vector<tail_op> tail;
+        detail::post_op_plan plan;
     };
-
-    void check_operand(const tensor& t, const dims& want, const std::string& what) const {
-        if (t.shape() != want)
-            throw kernel_error("sgmatch::onednn::fused_conv('" + spec_.name + "'): the " + what + " operand has shape " +
-                               to_string(t.shape()) + ", the post-op needs " + to_string(want));
-    }
 
     std::shared_ptr<const entry> entry_for(const dims& src) const {
         {
@@ -285,13 +223,10 @@ private:
             if (!spec_.pads_begin.empty()) pl[i] = spec_.pads_begin[i];
             if (!spec_.pads_end.empty()) pr[i] = spec_.pads_end[i];
         }
-        const std::size_t cut = compat::fusable_prefix(spec_.post_ops, [](const post_op& p) {
-            return std::make_tuple(p.k == post_op::kind::eltwise, p.alg, p.alpha, p.beta);
-        });
-        const std::vector<post_op> fused_ops(spec_.post_ops.begin(), spec_.post_ops.begin() + static_cast<std::ptrdiff_t>(cut));
+        detail::post_op_plan plan(spec_.post_ops, dst, 1);
         dnnl::primitive_attr attr;
         attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-        attr.set_post_ops(detail::make_post_ops(fused_ops, dst));
+        attr.set_post_ops(plan.po);
         const md bias_md = spec_.bias.empty() ? md() : md({spec_.out_channels()}, dt::f32, tag::a);
         auto pd = [&] {
             try {
@@ -306,17 +241,8 @@ private:
                                    std::to_string(spec_.groups) + " with these post-ops (" + err.what() + ")");
             }
         }();
-        auto e = std::make_shared<entry>(entry{pd, dnnl::convolution_forward(pd), {}, {}, {}, dst, cut, {}});
-        for (std::size_t i = cut; i < spec_.post_ops.size(); ++i) {
-            const post_op& p = spec_.post_ops[i];
-            if (p.k == post_op::kind::eltwise) {
-                e->tail.push_back({i, dnnl::eltwise_forward(compat::eltwise_pd(cpu_engine(), p.alg, pd.dst_desc(), p.alpha, p.beta))});
-            } else {
-                const dims od = p.k == post_op::kind::sum ? dst : detail::operand_dims(p.bcast, dst);
-                const auto a = p.k == post_op::kind::sum ? dnnl::algorithm::binary_add : p.alg;
-                e->tail.push_back({i, dnnl::binary(compat::binary_pd(cpu_engine(), a, pd.dst_desc(), plain_desc(od), pd.dst_desc()))});
-            }
-        }
+        plan.build_tail(spec_.post_ops, pd.dst_desc());
+        auto e = std::make_shared<entry>(entry{pd, dnnl::convolution_forward(pd), {}, {}, std::move(plan)});
         dnnl::stream s(cpu_engine());
         // Weights: plain (g)oi(d)(h)w -> the primitive's layout, once.
         const tensor plain_w = tensor::view(spec_.weights.data(), w);
@@ -325,12 +251,6 @@ private:
         if (!spec_.bias.empty()) {
             e->bias = dnnl::memory(pd.bias_desc(), cpu_engine());
             tensor::view(spec_.bias.data(), {spec_.out_channels()}).reorder_into(tensor(e->bias), s);
-        }
-        for (std::size_t i = 0; i < spec_.post_ops.size(); ++i) {
-            const post_op& p = spec_.post_ops[i];
-            if (p.k != post_op::kind::binary || p.input >= 0) continue;
-            const dims od = detail::operand_dims(p.bcast, dst);
-            e->constants.emplace(i, tensor::from_values(p.values, od));  // checks the value count
         }
         s.wait();
         return e;

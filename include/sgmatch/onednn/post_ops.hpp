@@ -6,7 +6,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -91,26 +93,127 @@ inline std::string describe(const post_op& p) {
 
 namespace detail {
 
-/// The shape of a binary operand against a destination of shape dst.
-inline dims operand_dims(broadcast b, const dims& dst) {
+/// The shape of a binary operand against a destination of shape dst; per_channel broadcasts
+/// along `axis` (1 for convolutions, the last axis for matmuls).
+inline dims operand_dims(broadcast b, const dims& dst, std::size_t axis = 1) {
     dims d(dst.size(), 1);
     if (b == broadcast::full) return dst;
-    if (b == broadcast::per_channel && dst.size() > 1) d[1] = dst[1];
+    if (b == broadcast::per_channel && axis < dst.size()) d[axis] = dst[axis];
     return d;
 }
 
-/// dnnl::post_ops for `ops` against a destination of shape dst.
-inline dnnl::post_ops make_post_ops(const std::vector<post_op>& ops, const dims& dst) {
+/// How a kernel runs its post-ops for one destination shape: the prefix oneDNN fuses (as
+/// dnnl::post_ops), constant operands as tensors, and the rest as in-place primitives after the
+/// main one (compat::fusable_prefix: oneDNN 2.6.3 gets some chains wrong when fused).
+struct post_op_plan {
+    std::size_t fused = 0;
     dnnl::post_ops po;
-    for (const auto& p : ops) {
-        switch (p.k) {
-            case post_op::kind::eltwise: compat::append_eltwise(po, p.alg, p.alpha, p.beta); break;
-            case post_op::kind::sum: po.append_sum(1.0f); break;
-            case post_op::kind::binary: po.append_binary(p.alg, plain_desc(operand_dims(p.bcast, dst))); break;
+    std::map<std::size_t, tensor> constants;  // by post-op index
+    struct tail_op {
+        std::size_t op;
+        dnnl::primitive prim;
+    };
+    std::vector<tail_op> tail;
+    dims dst_dims;
+    std::size_t axis = 1;
+
+    /// Before the main primitive is built.
+    post_op_plan(const std::vector<post_op>& ops, const dims& dst, std::size_t channel_axis)
+        : dst_dims(dst), axis(channel_axis) {
+        fused = compat::fusable_prefix(ops, [](const post_op& p) {
+            return std::make_tuple(p.k == post_op::kind::eltwise, p.alg, p.alpha, p.beta);
+        });
+        for (std::size_t i = 0; i < ops.size(); ++i) {
+            const post_op& p = ops[i];
+            if (i < fused) {
+                switch (p.k) {
+                    case post_op::kind::eltwise: compat::append_eltwise(po, p.alg, p.alpha, p.beta); break;
+                    case post_op::kind::sum: po.append_sum(1.0f); break;
+                    case post_op::kind::binary: po.append_binary(p.alg, plain_desc(operand_dims(p.bcast, dst, axis))); break;
+                }
+            }
+            if (p.k == post_op::kind::binary && p.input < 0)
+                constants.emplace(i, tensor::from_values(p.values, operand_dims(p.bcast, dst, axis)));
         }
     }
-    return po;
-}
+
+    /// Once the main primitive's destination layout is known: the tail primitives.
+    void build_tail(const std::vector<post_op>& ops, const dnnl::memory::desc& dst_md) {
+        for (std::size_t i = fused; i < ops.size(); ++i) {
+            const post_op& p = ops[i];
+            if (p.k == post_op::kind::eltwise) {
+                tail.push_back({i, dnnl::eltwise_forward(compat::eltwise_pd(cpu_engine(), p.alg, dst_md, p.alpha, p.beta))});
+            } else {
+                const dims od = p.k == post_op::kind::sum ? dst_dims : operand_dims(p.bcast, dst_dims, axis);
+                const auto a = p.k == post_op::kind::sum ? dnnl::algorithm::binary_add : p.alg;
+                tail.push_back({i, dnnl::binary(compat::binary_pd(cpu_engine(), a, dst_md, plain_desc(od), dst_md))});
+            }
+        }
+    }
+
+    /// Bind the operands of the fused post-ops into args, run `main` into y, then the tail.
+    /// extra[i] is the runtime operand of post-ops with input i. A sum whose residual is y itself
+    /// accumulates in place.
+    void run(const std::vector<post_op>& ops, const std::string& who, const dnnl::primitive& main,
+             std::unordered_map<int, dnnl::memory> args, const std::vector<tensor>& extra, const tensor& y,
+             dnnl::stream& s) const {
+        auto check = [&](const tensor& t, const dims& want, const post_op& p) {
+            if (t.shape() != want)
+                throw kernel_error(who + ": the " + describe(p) + " operand has shape " + to_string(t.shape()) +
+                                   ", the post-op needs " + to_string(want));
+        };
+        std::vector<tensor> keep;  // operands reordered for this call
+        for (std::size_t i = 0; i < fused; ++i) {
+            const post_op& p = ops[i];
+            if (p.k == post_op::kind::eltwise) continue;
+            if (p.k == post_op::kind::sum) {
+                const tensor& r = extra[static_cast<std::size_t>(p.input)];
+                check(r, dst_dims, p);
+                if (r.memory().get_data_handle() != y.memory().get_data_handle()) r.reorder_into(y, s);
+                continue;
+            }
+            const int arg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) | DNNL_ARG_SRC_1;
+            if (p.input < 0) {
+                args[arg] = constants.at(i).memory();
+            } else {
+                const dims want = operand_dims(p.bcast, dst_dims, axis);
+                const tensor& t = extra[static_cast<std::size_t>(p.input)];
+                check(t, want, p);
+                keep.push_back(t.in_layout(plain_desc(want), s));
+                args[arg] = keep.back().memory();
+            }
+        }
+        // A tail operand that is the destination itself would be overwritten first: copy it now.
+        std::map<std::size_t, tensor> saved;
+        for (const auto& t : tail) {
+            const post_op& p = ops[t.op];
+            if (p.input >= 0 &&
+                extra[static_cast<std::size_t>(p.input)].memory().get_data_handle() == y.memory().get_data_handle())
+                saved.emplace(t.op, extra[static_cast<std::size_t>(p.input)].in_layout(plain_desc(y.shape()), s));
+        }
+        main.execute(s, args);
+        for (const auto& t : tail) {
+            const post_op& p = ops[t.op];
+            if (p.k == post_op::kind::eltwise) {
+                t.prim.execute(s, {{DNNL_ARG_SRC, y.memory()}, {DNNL_ARG_DST, y.memory()}});
+                continue;
+            }
+            dnnl::memory operand;
+            if (p.input < 0) {
+                operand = constants.at(t.op).memory();
+            } else {
+                const dims want = p.k == post_op::kind::sum ? dst_dims : operand_dims(p.bcast, dst_dims, axis);
+                auto sv = saved.find(t.op);
+                const tensor& x_op = sv != saved.end() ? sv->second : extra[static_cast<std::size_t>(p.input)];
+                check(x_op, want, p);
+                keep.push_back(x_op.in_layout(plain_desc(want), s));
+                operand = keep.back().memory();
+            }
+            t.prim.execute(s, {{DNNL_ARG_SRC_0, y.memory()}, {DNNL_ARG_SRC_1, operand}, {DNNL_ARG_DST, y.memory()}});
+        }
+        s.wait();
+    }
+};
 
 }  // namespace detail
 }  // namespace onednn
