@@ -76,7 +76,8 @@ TEST_CASE("oneDNN lowering and reference kernels match PyTorch's golden outputs"
                            "k3_mish_tanh",  "k1_elu_sigmoid",    "k5s2_gelu_tanh_sub"};
     const auto prop = onednn::make_fused_property<graph>("golden", golden_pattern);
     for (const char* name : cases) {
-        CAPTURE(name);
+        const std::string case_name = name;
+        CAPTURE(case_name);
         const auto ts = read_golden(std::string(SGMATCH_GOLDEN_DIR) + "/" + name + ".bin");
         std::map<std::string, const named_tensor*> by;
         for (auto& t : ts) by[t.name] = &t;

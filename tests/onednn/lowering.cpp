@@ -268,7 +268,7 @@ TEST_CASE("single-op oneDNN kernels on random DAGs of element-wise and pooling o
 TEST_CASE("the ready-made onednn backend, switched on by SGMATCH_BACKEND") {
     CHECK(onednn::register_backend<graph>());
     CHECK(onednn::register_backend<graph>());  // idempotent
-    REQUIRE(backend_registry<graph>::instance().find("onednn")->properties().size() == 1);
+    REQUIRE(backend_registry<graph>::instance().find("onednn")->properties().size() == 2);
     const graph g = build::resnet50(1, 32, /*data_seed=*/11);
     std::mt19937 rng(4);
     const std::map<std::string, array> in{{"data", test::random_array({1, 3, 32, 32}, rng, 1.0f)}};
@@ -277,11 +277,12 @@ TEST_CASE("the ready-made onednn backend, switched on by SGMATCH_BACKEND") {
     ::setenv("SGMATCH_BACKEND", "onednn", 1);
     const auto reports = apply_backend_from_env(fused);
     ::unsetenv("SGMATCH_BACKEND");
-    REQUIRE(reports.size() == 1);
+    REQUIRE(reports.size() == 2);
     CHECK(reports[0].accepted == 53);
+    CHECK(reports[1].accepted == 1);  // the classifier's Gemm
     exec::run_stats st;
     CHECK(test::max_rel_error(exec::executor(fused, exec::mode::onednn)(in, &st).at(0), expect) <= 1e-4);
-    CHECK(st.fused_nodes == 53);
+    CHECK(st.fused_nodes == 54);
     // A bias Add before the BatchNorm is folded; a training graph is left alone (inference_only).
     graph h;
     auto x = h.add_input("x", tensor_type{dtype::f32, {1, 2, 4, 4}});
@@ -294,7 +295,82 @@ TEST_CASE("the ready-made onednn backend, switched on by SGMATCH_BACKEND") {
     CHECK(apply_backend(train, "onednn")[0].skipped);
     const std::map<std::string, array> hx{{"x", test::random_array({1, 2, 4, 4}, rng, 1.0f)}};
     const array hexpect = exec::executor(h)(hx).at(0);
-    CHECK(apply_backend(h, "onednn")[0].accepted == 1);
+    CHECK(apply_backend(h, "onednn")[0].accepted == 1);  // conv + bias + relu
     CHECK(h.node_count() == 4);  // x, w, b and the fused node
     CHECK(test::max_rel_error(exec::executor(h)(hx).at(0), hexpect) <= 1e-5);
+}
+
+TEST_CASE("MatMul and Gemm with constant weights lower to fused matmuls (bias folded, post-ops, residual sum)") {
+    std::mt19937 rng(31);
+    const auto prop = onednn::make_fused_property<graph>(
+        "mm", (op<MatMul>() | op<Gemm>()) >> optional(op<Add>(constant())) >>
+                  repeat<0, 3>(op<Relu>() | op<Gelu>() | op<Tanh>() | op<Sigmoid>() | op<Add>(any()) | op<Mul>(constant())));
+    auto pick = [&](int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); };
+    for (int r = 0; r < (test::sanitized() ? 20 : 120); ++r) {
+        graph g;
+        const std::int64_t M = 1 + pick(9), K = 4 + pick(29), N = 3 + pick(30);
+        const bool batched = pick(3) == 0, gemm = !batched && pick(2) == 1;
+        const std::vector<std::int64_t> xd = batched ? std::vector<std::int64_t>{2, M, K} : std::vector<std::int64_t>{M, K};
+        std::vector<std::int64_t> od = xd;
+        od.back() = N;
+        std::map<std::string, array> in{{"x", test::random_array(xd, rng, 1.0f)}};
+        auto x = g.add_input("x", tensor_type{dtype::f32, xd});
+        std::string ops;
+        node_id cur;
+        if (gemm) {  // FullyConnected as exported: Gemm(x, W^T, b), transB = 1
+            const bool tb = pick(2) == 1;
+            auto w = g.add_constant("W", tb ? std::vector<std::int64_t>{N, K} : std::vector<std::int64_t>{K, N},
+                                    test::random_values(static_cast<std::size_t>(K * N), rng, 0.3f));
+            std::vector<input_ref> ins{x, w};
+            if (pick(2)) ins.push_back(g.add_constant("C", {N}, test::random_values(static_cast<std::size_t>(N), rng, 0.5f)));
+            cur = g.add_op("Gemm", "fc", ins, {{"transB", tb ? 1 : 0}, {"alpha", 0.5}, {"beta", 2.0}});
+            ops = tb ? "Gemm^T" : "Gemm";
+        } else {
+            cur = g.add_op("MatMul", "mm", {x, g.add_constant("W", {K, N}, test::random_values(static_cast<std::size_t>(K * N), rng, 0.3f))});
+            ops = batched ? "MatMul3d" : "MatMul";
+            if (pick(2)) {
+                cur = g.add_op("Add", "bias", {cur, g.add_constant("b", {N}, test::random_values(static_cast<std::size_t>(N), rng, 0.5f))});
+                ops += " +bias";
+            }
+        }
+        g.set_type({cur, 0}, tensor_type{dtype::f32, od});
+        for (int i = 0, n = pick(4); i < n; ++i) {
+            const std::string nm = "op" + std::to_string(i);
+            const int w = pick(6);
+            if (w == 0) cur = g.add_op("Relu", nm, {cur});
+            else if (w == 1) cur = g.add_op("Gelu", nm, {cur});
+            else if (w == 2) cur = g.add_op("Tanh", nm, {cur});
+            else if (w == 3) cur = g.add_op("Sigmoid", nm, {cur});
+            else if (w == 4) {
+                auto res = g.add_input(nm + ".r", tensor_type{dtype::f32, od});
+                in[nm + ".r"] = test::random_array(od, rng, 1.0f);
+                cur = g.add_op("Add", nm, {res, cur});
+            } else {
+                std::vector<std::int64_t> cd(od.size(), 1);
+                cd.back() = N;
+                cur = g.add_op("Mul", nm, {cur, g.add_constant(nm + ".c", cd, test::random_values(static_cast<std::size_t>(N), rng, 2.0f))});
+            }
+            g.set_type({cur, 0}, tensor_type{dtype::f32, od});
+            ops += " " + std::string(g.op_name(cur));
+        }
+        g.mark_output(cur);
+        CAPTURE(ops);
+        const array expect = exec::executor(g)(in).at(0);
+        graph fused = g;
+        const property_report rep = apply_property(fused, prop);
+        CHECK(rep.accepted == 1);
+        CHECK(rep.check_reasons.empty());
+        exec::run_stats st;
+        CHECK(test::max_rel_error(exec::executor(fused)(in, &st).at(0), expect) <= 1e-4);
+        CHECK(st.fused_nodes == 1);
+        CHECK(st.reference_nodes == 0);
+    }
+    // Declined: a matmul whose right operand is computed; BatchNorm after a matmul.
+    graph g;
+    auto a = g.add_input("a", tensor_type{dtype::f32, {4, 8}});
+    auto b = g.add_input("b", tensor_type{dtype::f32, {8, 3}});
+    g.mark_output(g.add_op("Relu", "r", {g.add_op("MatMul", "mm", {a, b})}));
+    const property_report rep = apply_property(g, prop);
+    CHECK(rep.accepted == 0);
+    CHECK(rep.check_reasons.count("MatMul 'mm': the right operand is not a 2-D constant with data") == 1);
 }

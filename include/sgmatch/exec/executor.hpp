@@ -5,7 +5,7 @@
 //   auto outputs = run({{"data", x}});                    // graph outputs, in order, as arrays
 //
 // - Unfused graphs run entirely on the reference kernels (the oracle in tests). Partitioned
-//   graphs run each fused node (payload onednn::fused_conv_node) on its kernel.
+//   graphs run each fused node (payload onednn::fused_node) on its kernel.
 // - Values between kernels keep their layout: a fused node's output stays a oneDNN tensor in the
 //   layout its primitive chose and goes as is into the next fused node; it is reordered to a
 //   plain array only when a reference kernel or a graph output reads it (once per value).
@@ -175,10 +175,10 @@ public:
             step s{n, detail::kind::fused, {}, {}, nullptr, nullptr};
             if (g.kind(n) != node_kind::op) continue;
             if (g.payload(n).has_value()) {
-                const auto* p = std::any_cast<std::shared_ptr<const onednn::fused_conv_node>>(&g.payload(n));
+                const auto* p = std::any_cast<std::shared_ptr<const onednn::fused_node>>(&g.payload(n));
                 if (p == nullptr || !*p)
                     throw exec_error("sgmatch::exec::executor: fused node '" + std::string(g.name(n)) +
-                                     "' carries no onednn::fused_conv_node");
+                                     "' carries no onednn::fused_node");
                 s.fused = p->get();
             } else {
                 auto k = detail::kind_of(g, n, s.unary, s.binary);
@@ -234,7 +234,7 @@ public:
                 // The residual of a sum post-op, read here for the last time, in the destination's
                 // layout and owned by the run: the kernel accumulates into it (no copy).
                 onednn::tensor in_place;
-                for (const auto& p : fc.kernel->spec().post_ops) {
+                for (const auto& p : fc.kernel->post_ops()) {
                     if (p.k != onednn::post_op::kind::sum) continue;
                     const auto v = g_.input(n, fc.extra[static_cast<std::size_t>(p.input)]);
                     slot& r = values[v.node.value][v.port];
@@ -281,7 +281,7 @@ private:
         detail::kind k;
         detail::unary_info unary;
         reference::binary_kind binary;
-        const onednn::fused_conv_node* fused;
+        const onednn::fused_node* fused;
         std::shared_ptr<const onednn::op_kernel> op = nullptr;  // mode onednn: the op on a oneDNN primitive
     };
 

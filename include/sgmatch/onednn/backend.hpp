@@ -5,10 +5,12 @@
 //                                                        // sgmatch::apply_backend_from_env(g)
 //
 // Its properties, in order (fp32 inference, after oneDNN's own graph component's fusions):
-//   onednn.conv_post_ops  conv + bias add? + batchnorm? + [unary | binary]{0,3}
+//   onednn.conv_post_ops    conv + bias add? + batchnorm? + [unary | binary]{0,3}
+//   onednn.matmul_post_ops  (matmul | gemm) + bias add? + [unary | binary]{0,3}
 //
-// Known limitations (issue 4 continues): no ConvTranspose / MatMul / Gemm / BatchNorm-led
-// properties, no conv 1x1 + depthwise, no capability property for whole supported regions yet.
+// Known limitations (issue 4 continues): no ConvTranspose / BatchNorm-led properties, no conv
+// 1x1 + depthwise, no decomposed-GELU recognition, no capability property for whole supported
+// regions yet.
 #pragma once
 
 #include <string>
@@ -33,14 +35,21 @@ inline constexpr auto binary_post_op = op<ops::Add, ops::Sub, ops::Mul, ops::Div
 inline constexpr auto conv_post_ops = op<ops::Conv>() >> optional(op<ops::Add>(constant())) >>
                                       optional(op<ops::BatchNorm>()) >> repeat<0, 3>(unary_post_op | binary_post_op);
 
+/// (matmul | gemm) + bias add? + [unary | binary]{0,3}
+inline constexpr auto matmul_post_ops = (op<ops::MatMul>() | op<ops::Gemm>()) >> optional(op<ops::Add>(constant())) >>
+                                        repeat<0, 3>(unary_post_op | binary_post_op);
+
 /// Register the "onednn" backend for graphs of type G (idempotent). Returns true, so that a .cpp
 /// can call it at static-initialization time.
 template <class G>
 bool register_backend(const std::string& name = "onednn") {
     if (backend_registry<G>::instance().find(name) != nullptr) return true;
-    auto p = make_fused_property<G>("onednn.conv_post_ops", conv_post_ops);
-    p.fused_op("onednn.fused_conv").inference_only();
-    return register_property<G>(name, std::move(p));
+    auto conv = make_fused_property<G>("onednn.conv_post_ops", conv_post_ops);
+    conv.fused_op("onednn.fused_conv").inference_only();
+    register_property<G>(name, std::move(conv));
+    auto mm = make_fused_property<G>("onednn.matmul_post_ops", matmul_post_ops);
+    mm.fused_op("onednn.fused_matmul").inference_only();
+    return register_property<G>(name, std::move(mm));
 }
 
 }  // namespace onednn

@@ -131,7 +131,7 @@ struct conv_spec {
     }
 };
 
-class fused_conv {
+class fused_conv final : public fused_kernel {
 public:
     explicit fused_conv(conv_spec s) : spec_(std::move(s)) { spec_.validate(); }
 
@@ -147,7 +147,7 @@ public:
 
     /// Convolve src, apply the post-ops (reading extra[i] for post-ops with input i) and return
     /// the destination in the primitive's layout (dst_desc()).
-    tensor run(const tensor& src, const std::vector<tensor>& extra = {}) const {
+    tensor run(const tensor& src, const std::vector<tensor>& extra = {}) const override {
         tensor y = tensor::allocate(entry_for(src.shape())->pd.dst_desc());
         run_into(src, extra, y);
         return y;
@@ -156,7 +156,7 @@ public:
     /// The same, into a destination the caller provides (layout dst_desc(src.shape())), so that
     /// buffers can be reused. When dst is the residual of the sum post-op itself (the same
     /// memory), the sum accumulates in place and the residual is consumed: no copy.
-    void run_into(const tensor& src, const std::vector<tensor>& extra, const tensor& y) const {
+    void run_into(const tensor& src, const std::vector<tensor>& extra, const tensor& y) const override {
         if (extra.size() < extra_inputs())
             throw kernel_error("sgmatch::onednn::fused_conv('" + spec_.name + "'): " + std::to_string(extra.size()) +
                                " extra inputs given, " + std::to_string(extra_inputs()) + " needed");
@@ -179,7 +179,8 @@ public:
     /// Which oneDNN implementation runs for this input shape (e.g. "brg:avx512_core").
     std::string implementation(const dims& src) const { return compat::impl_name(entry_for(src)->pd); }
     /// The destination layout chosen for this input shape.
-    dnnl::memory::desc dst_desc(const dims& src) const { return entry_for(src)->pd.dst_desc(); }
+    dnnl::memory::desc dst_desc(const dims& src) const override { return entry_for(src)->pd.dst_desc(); }
+    const std::vector<post_op>& post_ops() const override { return spec_.post_ops; }
     /// How many input shapes have a built primitive.
     std::size_t cached_shapes() const {
         std::lock_guard<std::mutex> lock(mu_);

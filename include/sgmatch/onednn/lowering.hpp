@@ -11,8 +11,9 @@
 // the reason the match cannot lower (a non-constant BatchNorm, an operand on the wrong side, an
 // intermediate used outside the match, ...). The property declines such matches with that reason.
 //
-// Known limitations of this slice: the main op is Conv (ConvTranspose, MatMul and Gemm are not
-// lowered yet); the chain must be a straight line from the conv (an op computing a binary
+// Known limitations of this slice: the main op is Conv, MatMul or Gemm with constant weights
+// (ConvTranspose is not lowered yet; Gemm with transA, BatchNorm after a matmul and a MatMul
+// whose right operand is computed are declined); the chain must be a straight line from the conv (an op computing a binary
 // operand inside the match, as in a decomposed GELU, is declined); auto_pad other than NOTSET
 // is declined.
 #pragma once
@@ -33,13 +34,14 @@
 #include "sgmatch/graph/adapter.hpp"
 #include "sgmatch/graph/types.hpp"
 #include "sgmatch/onednn/fused_conv.hpp"
+#include "sgmatch/onednn/fused_matmul.hpp"
 #include "sgmatch/onednn/post_ops.hpp"
 #include "sgmatch/pattern/vocabulary.hpp"
 
 SGMATCH_BEGIN_NAMESPACE
 namespace onednn {
 
-enum class lowering_role { none, conv, batch_norm, eltwise, binary, identity };
+enum class lowering_role { none, conv, matmul, batch_norm, eltwise, binary, identity };
 
 /// What a node's attributes and constant inputs look like to an eltwise lowering.
 struct node_reader {
@@ -90,6 +92,15 @@ struct binary_op {
 template <>
 struct lowering<ops::Conv> {
     static constexpr lowering_role role = lowering_role::conv;
+};
+/// MatMul and Gemm / FullyConnected with constant weights: a fused_matmul.
+template <>
+struct lowering<ops::MatMul> {
+    static constexpr lowering_role role = lowering_role::matmul;
+};
+template <>
+struct lowering<ops::Gemm> {
+    static constexpr lowering_role role = lowering_role::matmul;
 };
 template <>
 struct lowering<ops::BatchNorm> {
@@ -244,25 +255,29 @@ struct first_unlowerable<sgmatch::detail::tlist<T, Ts...>> {
 };
 
 template <class List>
-struct all_conv;
+struct all_main;
 template <class... Tags>
-struct all_conv<sgmatch::detail::tlist<Tags...>>
-    : std::bool_constant<sizeof...(Tags) != 0 && ((lowering<Tags>::role == lowering_role::conv) && ...)> {};
+struct all_main<sgmatch::detail::tlist<Tags...>>
+    : std::bool_constant<sizeof...(Tags) != 0 && ((lowering<Tags>::role == lowering_role::conv ||
+                                                   lowering<Tags>::role == lowering_role::matmul) &&
+                                                  ...)> {};
 
 }  // namespace detail
 
 /// The tags of P that cannot lower: void when every op of P has a lowering.
 template <class P>
 using unlowerable_op_t = typename detail::first_unlowerable<tags_t<P>>::type;
-/// True when P's first node is always a main op lowering knows (Conv).
+/// True when P's first node is always a main op lowering knows (Conv, MatMul, Gemm).
 template <class P>
-constexpr bool anchored_on_conv_v = !anchor_is_wildcard_v<P> && detail::all_conv<anchor_tags_t<P>>::value;
+constexpr bool anchored_on_main_op_v = !anchor_is_wildcard_v<P> && detail::all_main<anchor_tags_t<P>>::value;
 
-/// What lower_conv produced: a spec, or why the match cannot lower.
+/// What lower_match produced: a spec (conv or matmul), or why the match cannot lower.
 template <class N>
-struct conv_lowering {
+struct match_lowering {
     std::string decline;                      // empty on success
+    bool matmul = false;                      // which spec below
     conv_spec spec;                           // weights and constants filled only when asked
+    matmul_spec mm;
     value_ref<N> src{};                       // the conv's data input
     std::vector<value_ref<N>> extra;          // runtime operands of sum / binary post-ops, by index
     value_ref<N> dst{};                       // the value the kernel computes
@@ -315,14 +330,14 @@ std::vector<float> constant_values(const const_tensor_view& c) {
 
 }  // namespace detail
 
-/// Lower the matched nodes (a Conv and a straight chain after it) to a conv_spec. With
-/// `with_data` false only the checks run (nothing is copied): what a property's check does.
+/// Lower the matched nodes (a Conv, MatMul or Gemm and a straight chain after it) to a spec.
+/// With `with_data` false only the checks run (nothing is copied): what a property's check does.
 template <class G, class P>
-conv_lowering<typename graph_traits<G>::node_type> lower_conv(const G& g, const typename graph_traits<G>::node_type* nodes,
-                                                              std::size_t count, bool with_data) {
+match_lowering<typename graph_traits<G>::node_type> lower_match(const G& g, const typename graph_traits<G>::node_type* nodes,
+                                                                std::size_t count, bool with_data) {
     using traits = graph_traits<G>;
     using N = typename traits::node_type;
-    conv_lowering<N> out;
+    match_lowering<N> out;
     const auto& table = detail::entries<tags_t<P>>::get();
     auto name = [&](N n) { return "'" + std::string(traits::name(g, n)) + "'"; };
     auto decline = [&](std::string why) {
@@ -342,41 +357,79 @@ conv_lowering<typename graph_traits<G>::node_type> lower_conv(const G& g, const 
     if (count == 0) return decline("empty match");
     const N conv = nodes[0];
     const lowering_entry* ce = detail::find_entry(table, traits::op_name(g, conv));
-    if (traits::kind(g, conv) != node_kind::op || ce == nullptr || ce->role != lowering_role::conv)
-        return decline("the match does not start with a convolution");
-
-    // ---- the conv ----
+    if (traits::kind(g, conv) != node_kind::op || ce == nullptr ||
+        (ce->role != lowering_role::conv && ce->role != lowering_role::matmul))
+        return decline("the match does not start with a convolution or a matmul");
+    out.matmul = ce->role == lowering_role::matmul;
     conv_spec& s = out.spec;
-    s.name = std::string(traits::name(g, conv));
     const std::size_t ins = traits::input_count(g, conv);
-    if (ins < 2) return decline("Conv " + name(conv) + " has no weights input");
-    out.src = traits::input(g, conv, 0);
-    const auto w = const_data(traits::input(g, conv, 1));
-    if (!w) return decline("Conv " + name(conv) + ": weights are not a constant with data");
-    s.weights_dims.assign(w->dims, w->dims + w->rank);
-    if (auto a = traits::attr(g, conv, "auto_pad"); a && a->as_string() && *a->as_string() != "NOTSET")
-        return decline("Conv " + name(conv) + ": auto_pad " + std::string(*a->as_string()) + " is not supported");
-    if (auto gr = traits::attr(g, conv, "group"); gr && gr->as_int()) s.groups = *gr->as_int();
-    s.strides = detail::ints_attr(traits::attr(g, conv, "strides"));
-    s.dilations = detail::ints_attr(traits::attr(g, conv, "dilations"));
-    const dims pads = detail::ints_attr(traits::attr(g, conv, "pads"));
-    const std::size_t sp = s.spatial_rank();
-    if (!pads.empty()) {
-        if (pads.size() != 2 * sp) return decline("Conv " + name(conv) + ": pads has " + std::to_string(pads.size()) + " values");
-        s.pads_begin.assign(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(sp));
-        s.pads_end.assign(pads.begin() + static_cast<std::ptrdiff_t>(sp), pads.end());
-    }
-    if (with_data) s.weights = detail::constant_values<G>(*w);
-    else s.weights.assign(static_cast<std::size_t>(w->element_count()), 0.0f);  // validate() counts them
-    if (ins >= 3) {
-        const auto b = const_data(traits::input(g, conv, 2));
-        if (!b) return decline("Conv " + name(conv) + ": bias is not a constant with data");
-        s.bias = with_data ? detail::constant_values<G>(*b) : std::vector<float>(static_cast<std::size_t>(b->element_count()));
-    }
-    try {
-        s.validate();
-    } catch (const kernel_error& e) {
-        return decline(e.what());
+    if (out.matmul) {
+        // ---- MatMul / Gemm with constant weights: x [.., M, K] times W [K, N] ----
+        matmul_spec& m = out.mm;
+        m.name = std::string(traits::name(g, conv));
+        const std::string what = std::string(traits::op_name(g, conv)) + " " + name(conv);
+        if (ins < 2) return decline(what + " has fewer than 2 inputs");
+        out.src = traits::input(g, conv, 0);
+        const auto w = const_data(traits::input(g, conv, 1));
+        if (!w || w->rank != 2) return decline(what + ": the right operand is not a 2-D constant with data");
+        const bool gemm = ins >= 3 || traits::attr(g, conv, "transB").has_value() || traits::attr(g, conv, "alpha").has_value();
+        auto int_attr = [&](const char* k) {
+            auto a = traits::attr(g, conv, k);
+            return a && a->as_int() ? *a->as_int() : 0;
+        };
+        if (int_attr("transA") != 0) return decline(what + ": transA is not supported");
+        const bool tb = gemm && int_attr("transB") != 0;
+        const float alpha = detail::attr_real(detail::graph_node_reader<G>(g, conv), "alpha", 1.0f);
+        const float beta = detail::attr_real(detail::graph_node_reader<G>(g, conv), "beta", 1.0f);
+        m.K = tb ? w->dims[1] : w->dims[0];
+        m.N = tb ? w->dims[0] : w->dims[1];
+        m.weights.assign(static_cast<std::size_t>(m.K * m.N), 0.0f);
+        if (with_data) {
+            const auto v = detail::constant_values<G>(*w);
+            for (std::int64_t k = 0; k < m.K; ++k)
+                for (std::int64_t n = 0; n < m.N; ++n)
+                    m.weights[static_cast<std::size_t>(k * m.N + n)] =
+                        alpha * v[static_cast<std::size_t>(tb ? n * m.K + k : k * m.N + n)];
+        }
+        if (ins >= 3) {
+            const auto c = const_data(traits::input(g, conv, 2));
+            if (!c || c->element_count() != m.N || (c->rank == 2 && c->dims[0] != 1) || c->rank > 2)
+                return decline(what + ": C is not a constant of shape [N] or [1, N]");
+            m.bias = with_data ? detail::constant_values<G>(*c) : std::vector<float>(static_cast<std::size_t>(m.N));
+            for (auto& b : m.bias) b *= beta;
+        }
+    } else {
+    // ---- the conv ----
+        s.name = std::string(traits::name(g, conv));
+        if (ins < 2) return decline("Conv " + name(conv) + " has no weights input");
+        out.src = traits::input(g, conv, 0);
+        const auto w = const_data(traits::input(g, conv, 1));
+        if (!w) return decline("Conv " + name(conv) + ": weights are not a constant with data");
+        s.weights_dims.assign(w->dims, w->dims + w->rank);
+        if (auto a = traits::attr(g, conv, "auto_pad"); a && a->as_string() && *a->as_string() != "NOTSET")
+            return decline("Conv " + name(conv) + ": auto_pad " + std::string(*a->as_string()) + " is not supported");
+        if (auto gr = traits::attr(g, conv, "group"); gr && gr->as_int()) s.groups = *gr->as_int();
+        s.strides = detail::ints_attr(traits::attr(g, conv, "strides"));
+        s.dilations = detail::ints_attr(traits::attr(g, conv, "dilations"));
+        const dims pads = detail::ints_attr(traits::attr(g, conv, "pads"));
+        const std::size_t sp = s.spatial_rank();
+        if (!pads.empty()) {
+            if (pads.size() != 2 * sp) return decline("Conv " + name(conv) + ": pads has " + std::to_string(pads.size()) + " values");
+            s.pads_begin.assign(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(sp));
+            s.pads_end.assign(pads.begin() + static_cast<std::ptrdiff_t>(sp), pads.end());
+        }
+        if (with_data) s.weights = detail::constant_values<G>(*w);
+        else s.weights.assign(static_cast<std::size_t>(w->element_count()), 0.0f);  // validate() counts them
+        if (ins >= 3) {
+            const auto b = const_data(traits::input(g, conv, 2));
+            if (!b) return decline("Conv " + name(conv) + ": bias is not a constant with data");
+            s.bias = with_data ? detail::constant_values<G>(*b) : std::vector<float>(static_cast<std::size_t>(b->element_count()));
+        }
+        try {
+            s.validate();
+        } catch (const kernel_error& e) {
+            return decline(e.what());
+        }
     }
     std::optional<dims> out_dims;  // the conv's output shape, when the adapter knows it
     if (auto t = adapter<G>::value_type(g, conv, 0); t && !t->dims.empty()) out_dims = t->dims;
@@ -385,7 +438,11 @@ conv_lowering<typename graph_traits<G>::node_type> lower_conv(const G& g, const 
     N cur = conv;
     std::size_t visited = 1;
     bool sum_used = false;
-    const std::int64_t O = s.out_channels();
+    const std::int64_t O = out.matmul ? out.mm.N : s.out_channels();  // channels: the conv's dim 1, a matmul's last
+    std::vector<post_op>& pops = out.matmul ? out.mm.post_ops : s.post_ops;
+    std::vector<float>& bias = out.matmul ? out.mm.bias : s.bias;
+    // A shape with one non-1 dim of size O at the channel position (counted from the right).
+    const std::size_t channel_from_right = out.matmul ? 1 : s.spatial_rank() + 1;
     while (true) {
         std::optional<N> next;
         const std::size_t uc = traits::user_count(g, cur);
@@ -412,7 +469,8 @@ conv_lowering<typename graph_traits<G>::node_type> lower_conv(const G& g, const 
         switch (e->role) {
             case lowering_role::identity: break;
             case lowering_role::batch_norm: {
-                if (!s.post_ops.empty()) return decline("BatchNorm " + name(n) + " after a post-op cannot be folded");
+                if (out.matmul) return decline("BatchNorm " + name(n) + " after a matmul is not folded yet");
+                if (!pops.empty()) return decline("BatchNorm " + name(n) + " after a post-op cannot be folded");
                 if (nin < 5) return decline("BatchNorm " + name(n) + " has fewer than 5 inputs");
                 std::vector<float> p[4];
                 for (std::size_t k = 0; k < 4; ++k) {
@@ -424,7 +482,7 @@ conv_lowering<typename graph_traits<G>::node_type> lower_conv(const G& g, const 
                 }
                 const float eps = detail::attr_real(detail::graph_node_reader<G>(g, n), "epsilon", 1e-5f);
                 if (with_data) s.fold_batch_norm(p[0], p[1], p[2], p[3], eps);
-                else if (s.bias.empty()) s.bias.assign(static_cast<std::size_t>(O), 0.0f);
+                else if (bias.empty()) bias.assign(static_cast<std::size_t>(O), 0.0f);
                 break;
             }
             case lowering_role::eltwise: {
@@ -433,7 +491,7 @@ conv_lowering<typename graph_traits<G>::node_type> lower_conv(const G& g, const 
                                    "other than 0");
                 try {
                     auto po = e->eltwise(detail::graph_node_reader<G>(g, n));
-                    s.post_ops.insert(s.post_ops.end(), po.begin(), po.end());
+                    pops.insert(pops.end(), po.begin(), po.end());
                 } catch (const lowering_error& err) {
                     return decline(std::string(traits::op_name(g, n)) + " " + name(n) + ": " + err.what());
                 }
@@ -457,7 +515,7 @@ conv_lowering<typename graph_traits<G>::node_type> lower_conv(const G& g, const 
                         if (cd[k] != 1) ++non_one, where = k;
                     if (cnt == 1) {
                         b = broadcast::scalar;
-                    } else if (non_one == 1 && cd[where] == O && cd.size() - where == sp + 1) {
+                    } else if (non_one == 1 && cd[where] == O && cd.size() - where == channel_from_right) {
                         b = broadcast::per_channel;
                     } else if (out_dims && cd == *out_dims) {
                         b = broadcast::full;
@@ -468,12 +526,12 @@ conv_lowering<typename graph_traits<G>::node_type> lower_conv(const G& g, const 
                     std::vector<float> v = with_data ? detail::constant_values<G>(*c)
                                                      : std::vector<float>(static_cast<std::size_t>(cnt));
                     // A per-channel Add before any post-op is a bias: folded.
-                    if (b == broadcast::per_channel && e->binary_alg == dnnl::algorithm::binary_add && s.post_ops.empty()) {
-                        if (s.bias.empty()) s.bias.assign(static_cast<std::size_t>(O), 0.0f);
-                        for (std::size_t k = 0; k < v.size(); ++k) s.bias[k] += v[k];
+                    if (b == broadcast::per_channel && e->binary_alg == dnnl::algorithm::binary_add && pops.empty()) {
+                        if (bias.empty()) bias.assign(static_cast<std::size_t>(O), 0.0f);
+                        for (std::size_t k = 0; k < v.size(); ++k) bias[k] += v[k];
                         break;
                     }
-                    s.post_ops.push_back(post_op::binary_constant(e->binary_alg, std::move(v), b));
+                    pops.push_back(post_op::binary_constant(e->binary_alg, std::move(v), b));
                     break;
                 }
                 // A runtime operand: same shape as the output (or unknown), or broadcast per the
@@ -484,22 +542,25 @@ conv_lowering<typename graph_traits<G>::node_type> lower_conv(const G& g, const 
                     for (auto d : t->dims) cnt *= d;
                     if (t->dims == *out_dims) b = broadcast::full;
                     else if (cnt == 1) b = broadcast::scalar;
-                    else if (cnt == O && t->dims.size() == out_dims->size() && t->dims[1] == O) b = broadcast::per_channel;
+                    else if (cnt == O && t->dims.size() == out_dims->size() &&
+                             t->dims[t->dims.size() - channel_from_right] == O)
+                        b = broadcast::per_channel;
                     else return decline("the operand of " + name(n) + " (shape " + to_string(t->dims) +
                                         ") is neither a scalar, per-channel nor the output's shape");
                 }
                 const int index = static_cast<int>(out.extra.size());
                 out.extra.push_back(operand);
                 if (b == broadcast::full && e->binary_alg == dnnl::algorithm::binary_add && !sum_used) {
-                    s.post_ops.push_back(post_op::sum(index));  // residual: accumulated in place
+                    pops.push_back(post_op::sum(index));  // residual: accumulated in place
                     sum_used = true;
                 } else {
-                    s.post_ops.push_back(post_op::binary_input(e->binary_alg, index, b));
+                    pops.push_back(post_op::binary_input(e->binary_alg, index, b));
                 }
                 break;
             }
             case lowering_role::conv:
-                return decline("a second convolution " + name(n) + " in one match");
+            case lowering_role::matmul:
+                return decline("a second main op " + name(n) + " in one match");
             case lowering_role::none:
                 return decline("op " + std::string(traits::op_name(g, n)) + " has no oneDNN lowering");
         }
@@ -511,12 +572,20 @@ conv_lowering<typename graph_traits<G>::node_type> lower_conv(const G& g, const 
     out.dst = value_ref<N>{cur, 0};
     if (auto t = adapter<G>::value_type(g, out.src.node, out.src.port); t && !t->dims.empty()) {
         try {
-            (void)s.output_dims(t->dims);
+            if (out.matmul) (void)out.mm.output_dims(t->dims);
+            else (void)s.output_dims(t->dims);
         } catch (const kernel_error& err) {
             return decline(err.what());
         }
     }
     return out;
+}
+
+/// lower_match for patterns anchored on Conv (kept for callers that lower a single conv).
+template <class G, class P>
+match_lowering<typename graph_traits<G>::node_type> lower_conv(const G& g, const typename graph_traits<G>::node_type* nodes,
+                                                               std::size_t count, bool with_data) {
+    return lower_match<G, P>(g, nodes, count, with_data);
 }
 
 }  // namespace onednn

@@ -91,6 +91,19 @@ inline std::string describe(const post_op& p) {
     return it == names.end() ? "post_op" : it->second;
 }
 
+/// What a fused node's kernel offers its executor: one main primitive plus post-ops.
+class fused_kernel {
+public:
+    virtual ~fused_kernel() = default;
+    /// Run on src, with extra[i] the runtime operand of post-ops with input i; the result in the
+    /// primitive's layout.
+    virtual tensor run(const tensor& src, const std::vector<tensor>& extra) const = 0;
+    /// The same into y (layout dst_desc(src.shape())); a sum whose residual is y accumulates in place.
+    virtual void run_into(const tensor& src, const std::vector<tensor>& extra, const tensor& y) const = 0;
+    virtual dnnl::memory::desc dst_desc(const dims& src) const = 0;
+    virtual const std::vector<post_op>& post_ops() const = 0;
+};
+
 namespace detail {
 
 /// The shape of a binary operand against a destination of shape dst; per_channel broadcasts

@@ -2,7 +2,7 @@
 //
 //   auto prop = sgmatch::onednn::make_fused_property<my_graph>(
 //       "conv_bn_relu", op<Conv>() >> optional(op<BatchNorm>()) >> repeat<0, 3>(op<Relu>() | op<Add>(any())));
-//   sgmatch::apply_property(g, prop);   // each fused node's payload: a fused_conv_node
+//   sgmatch::apply_property(g, prop);   // each fused node's payload: a fused_node
 //
 // The pattern's ops must all lower (lowering.hpp): otherwise the call fails to compile, with the
 // op named in the instantiation note. What the type cannot know is checked for each match
@@ -20,6 +20,7 @@
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/graph/adapter.hpp"
 #include "sgmatch/onednn/fused_conv.hpp"
+#include "sgmatch/onednn/fused_matmul.hpp"
 #include "sgmatch/onednn/lowering.hpp"
 #include "sgmatch/partition/property.hpp"
 
@@ -28,9 +29,9 @@ namespace onednn {
 
 /// What a fused node built by make_fused_property carries: its kernel, and which of the fused
 /// node's inputs (slots, in the order of the subgraph's boundary inputs) feed the kernel.
-struct fused_conv_node {
-    std::shared_ptr<const fused_conv> kernel;
-    std::size_t src = 0;             // input slot of the conv's data
+struct fused_node {
+    std::shared_ptr<const fused_kernel> kernel;  // a fused_conv or a fused_matmul
+    std::size_t src = 0;             // input slot of the main op's data
     std::vector<std::size_t> extra;  // input slots of the post-ops' runtime operands, by index
 };
 
@@ -52,7 +53,7 @@ std::size_t slot_of(const std::vector<value_ref<N>>& inputs, value_ref<N> v, con
 
 }  // namespace detail
 
-/// A property of pattern p whose fused nodes carry a fused_conv_node (see the top of this file).
+/// A property of pattern p whose fused nodes carry a fused_node (see the top of this file).
 template <class G, class P>
 property<G> make_fused_property(std::string name, const P& p) {
     using N = typename graph_traits<G>::node_type;
@@ -62,26 +63,27 @@ property<G> make_fused_property(std::string name, const P& p) {
     } else if constexpr (!std::is_void_v<unlowerable_op_t<P>>) {
         (void)sizeof(detail::no_lowering<unlowerable_op_t<P>>);
         return property<G>(std::move(name), {});
-    } else if constexpr (!anchored_on_conv_v<P>) {
-        static_assert(anchored_on_conv_v<P>,
-                      "sgmatch::onednn::make_fused_property<G>(name, p): p must start with op<Conv>() (the main op a "
-                      "fused kernel is built around; ConvTranspose, MatMul and Gemm are not lowered yet)");
+    } else if constexpr (!anchored_on_main_op_v<P>) {
+        static_assert(anchored_on_main_op_v<P>,
+                      "sgmatch::onednn::make_fused_property<G>(name, p): p must start with op<Conv>(), op<MatMul>() or "
+                      "op<Gemm>() (the main op a fused kernel is built around)");
         return property<G>(std::move(name), {});
     } else {
         auto prop = make_property<G>(std::move(name), p, [](const subgraph<G>& s) {
-            const auto l = lower_conv<G, P>(*s.graph, s.nodes.data(), s.nodes.size(), /*with_data=*/true);
+            const auto l = lower_match<G, P>(*s.graph, s.nodes.data(), s.nodes.size(), /*with_data=*/true);
             if (!l.decline.empty()) throw lowering_error("sgmatch::onednn::make_fused_property: " + l.decline);
             if (s.outputs.size() != 1 || !(s.outputs[0] == l.dst))
                 throw lowering_error("sgmatch::onednn::make_fused_property: the fused node must have exactly the "
                                      "chain's last value as its output");
-            auto node = std::make_shared<fused_conv_node>();
+            auto node = std::make_shared<fused_node>();
             node->src = detail::slot_of(s.inputs, l.src, "convolution's input");
             for (const auto& v : l.extra) node->extra.push_back(detail::slot_of(s.inputs, v, "post-op operand"));
-            node->kernel = std::make_shared<const fused_conv>(l.spec);
-            return std::shared_ptr<const fused_conv_node>(std::move(node));
+            if (l.matmul) node->kernel = std::make_shared<const fused_matmul>(l.mm);
+            else node->kernel = std::make_shared<const fused_conv>(l.spec);
+            return std::shared_ptr<const fused_node>(std::move(node));
         });
         prop.check([](const G& g, const N* nodes, std::size_t count) {
-            return lower_conv<G, P>(g, nodes, count, /*with_data=*/false).decline;
+            return lower_match<G, P>(g, nodes, count, /*with_data=*/false).decline;
         });
         return prop;
     }

@@ -1,0 +1,159 @@
+// sgmatch/onednn/fused_matmul.hpp - a fused matmul kernel: x W (+ bias) + post-ops, for Gemm /
+// FullyConnected / MatMul with constant weights, built once per input shape and cached.
+//
+// - x is [..., M, K] (any leading batch dims), W is constant [K, N] (stored after any transpose
+//   the lowering applied), the result [..., M, N] in plain layout. Weights use format `any`
+//   (oneDNN's blocked layout for its brgemm kernels), reordered once per cached shape.
+// - Post-ops as in fused_conv; a per-channel operand broadcasts along the last axis (N).
+// - run() is thread-safe (per-call scratchpad and stream), like fused_conv.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "sgmatch/detail/config.hpp"
+#include "sgmatch/onednn/compat.hpp"
+#include "sgmatch/onednn/post_ops.hpp"
+#include "sgmatch/onednn/tensor.hpp"
+
+SGMATCH_BEGIN_NAMESPACE
+namespace onednn {
+
+struct matmul_spec {
+    std::string name = "matmul";
+    std::int64_t K = 0, N = 0;
+    std::vector<float> weights;  // [K, N] row-major
+    std::vector<float> bias;     // empty or N values
+    std::vector<post_op> post_ops;
+
+    void validate() const {
+        auto fail = [&](const std::string& why) { throw kernel_error("sgmatch::onednn::matmul_spec('" + name + "'): " + why); };
+        if (K < 1 || N < 1) fail("K and N must be positive");
+        if (weights.size() != static_cast<std::size_t>(K * N)) fail(std::to_string(weights.size()) + " weight values for [K, N]");
+        if (!bias.empty() && static_cast<std::int64_t>(bias.size()) != N) fail("bias must have N values");
+        int sums = 0;
+        for (auto& p : post_ops) sums += p.k == post_op::kind::sum ? 1 : 0;
+        if (sums > 1) fail("at most one sum post-op");
+    }
+    dims output_dims(const dims& src) const {
+        if (src.size() < 2 || src.size() > 5 || src.back() != K)
+            throw kernel_error("sgmatch::onednn::fused_matmul('" + name + "'): input " + to_string(src) +
+                               " must be [..., M, " + std::to_string(K) + "] with at most 3 batch dims");
+        dims out = src;
+        out.back() = N;
+        return out;
+    }
+};
+
+class fused_matmul final : public fused_kernel {
+public:
+    explicit fused_matmul(matmul_spec s) : spec_(std::move(s)) { spec_.validate(); }
+    const matmul_spec& spec() const { return spec_; }
+    const std::vector<post_op>& post_ops() const override { return spec_.post_ops; }
+
+    tensor run(const tensor& src, const std::vector<tensor>& extra = {}) const override {
+        tensor y = tensor::allocate(entry_for(src.shape())->pd.dst_desc());
+        run_into(src, extra, y);
+        return y;
+    }
+    void run_into(const tensor& src, const std::vector<tensor>& extra, const tensor& y) const override {
+        std::size_t need = 0;
+        for (auto& p : spec_.post_ops)
+            if (p.input >= 0) need = std::max(need, static_cast<std::size_t>(p.input) + 1);
+        if (extra.size() < need)
+            throw kernel_error("sgmatch::onednn::fused_matmul('" + spec_.name + "'): " + std::to_string(extra.size()) +
+                               " extra inputs given, " + std::to_string(need) + " needed");
+        const auto e = entry_for(src.shape());
+        if (y.empty() || y.desc() != e->pd.dst_desc())
+            throw kernel_error("sgmatch::onednn::fused_matmul('" + spec_.name + "'): the destination does not have the "
+                               "primitive's layout");
+        dnnl::stream s(cpu_engine());
+        const tensor x = src.in_layout(e->pd.src_desc(), s);
+        std::unordered_map<int, dnnl::memory> args{
+            {DNNL_ARG_SRC, x.memory()}, {DNNL_ARG_WEIGHTS, e->weights}, {DNNL_ARG_DST, y.memory()}};
+        if (e->bias) args[DNNL_ARG_BIAS] = e->bias;
+        const tensor scratch = tensor::allocate(e->pd.scratchpad_desc());
+        args[DNNL_ARG_SCRATCHPAD] = scratch.memory();
+        e->plan.run(spec_.post_ops, "sgmatch::onednn::fused_matmul('" + spec_.name + "')", e->prim, std::move(args),
+                    extra, y, s);
+    }
+    dnnl::memory::desc dst_desc(const dims& src) const override { return entry_for(src)->pd.dst_desc(); }
+    std::string implementation(const dims& src) const { return compat::impl_name(entry_for(src)->pd); }
+
+private:
+    struct entry {
+        dnnl::matmul::primitive_desc pd;
+        dnnl::matmul prim;
+        dnnl::memory weights, bias;
+        detail::post_op_plan plan;
+    };
+
+    std::shared_ptr<const entry> entry_for(const dims& src) const {
+        {
+            std::lock_guard<std::mutex> lock(mu_);
+            auto it = cache_.find(src);
+            if (it != cache_.end()) return it->second;
+        }
+        auto e = build(src);
+        std::lock_guard<std::mutex> lock(mu_);
+        return cache_.emplace(src, std::move(e)).first->second;
+    }
+
+    std::shared_ptr<const entry> build(const dims& src) const {
+        using md = dnnl::memory::desc;
+        using dt = dnnl::memory::data_type;
+        const dims dst = spec_.output_dims(src);
+        const std::size_t r = src.size();
+        dims wd(r, 1), bd(r, 1);  // weights and bias broadcast over the batch dims
+        wd[r - 2] = spec_.K, wd[r - 1] = spec_.N;
+        bd[r - 1] = spec_.N;
+        detail::post_op_plan plan(spec_.post_ops, dst, r - 1);
+        dnnl::primitive_attr attr;
+        attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+        attr.set_post_ops(plan.po);
+        const md bias_md = spec_.bias.empty() ? md() : plain_desc(bd);
+        auto pd = [&] {
+            try {
+#if DNNL_VERSION_MAJOR >= 3
+                return dnnl::matmul::primitive_desc(cpu_engine(), plain_desc(src), md(wd, dt::f32, dnnl::memory::format_tag::any),
+                                                    bias_md, plain_desc(dst), attr);
+#else
+                return dnnl::matmul::primitive_desc(
+                    dnnl::matmul::desc(plain_desc(src), md(wd, dt::f32, dnnl::memory::format_tag::any), bias_md, plain_desc(dst)),
+                    attr, cpu_engine());
+#endif
+            } catch (const dnnl::error& err) {
+                throw kernel_error("sgmatch::onednn::fused_matmul('" + spec_.name + "'): oneDNN has no matmul for input " +
+                                   to_string(src) + " x [" + std::to_string(spec_.K) + "," + std::to_string(spec_.N) +
+                                   "] with these post-ops (" + err.what() + ")");
+            }
+        }();
+        plan.build_tail(spec_.post_ops, pd.dst_desc());
+        auto e = std::make_shared<entry>(entry{pd, dnnl::matmul(pd), {}, {}, std::move(plan)});
+        dnnl::stream s(cpu_engine());
+        e->weights = dnnl::memory(pd.weights_desc(), cpu_engine());
+        tensor::view(spec_.weights.data(), wd).reorder_into(tensor(e->weights), s);
+        if (!spec_.bias.empty()) {
+            e->bias = dnnl::memory(pd.bias_desc(), cpu_engine());
+            tensor::view(spec_.bias.data(), bd).reorder_into(tensor(e->bias), s);
+        }
+        s.wait();
+        return e;
+    }
+
+    matmul_spec spec_;
+    mutable std::mutex mu_;
+    mutable std::map<dims, std::shared_ptr<const entry>> cache_;
+};
+
+}  // namespace onednn
+SGMATCH_END_NAMESPACE
