@@ -138,12 +138,7 @@ public:
     const conv_spec& spec() const { return spec_; }
 
     /// The number of runtime inputs besides the source (residuals and binary operands).
-    std::size_t extra_inputs() const {
-        std::size_t n = 0;
-        for (auto& p : spec_.post_ops)
-            if (p.input >= 0) n = std::max(n, static_cast<std::size_t>(p.input) + 1);
-        return n;
-    }
+    std::size_t extra_inputs() const { return detail::extra_inputs(spec_.post_ops); }
 
     /// Convolve src, apply the post-ops (reading extra[i] for post-ops with input i) and return
     /// the destination in the primitive's layout (dst_desc()).
@@ -182,10 +177,7 @@ public:
     dnnl::memory::desc dst_desc(const dims& src) const override { return entry_for(src)->pd.dst_desc(); }
     const std::vector<post_op>& post_ops() const override { return spec_.post_ops; }
     /// How many input shapes have a built primitive.
-    std::size_t cached_shapes() const {
-        std::lock_guard<std::mutex> lock(mu_);
-        return cache_.size();
-    }
+    std::size_t cached_shapes() const { return cache_.size(); }
 
 private:
     struct entry {
@@ -196,14 +188,7 @@ private:
     };
 
     std::shared_ptr<const entry> entry_for(const dims& src) const {
-        {
-            std::lock_guard<std::mutex> lock(mu_);
-            auto it = cache_.find(src);
-            if (it != cache_.end()) return it->second;
-        }
-        auto e = build(src);  // outside the lock: building is slow; a racing builder's copy is dropped
-        std::lock_guard<std::mutex> lock(mu_);
-        return cache_.emplace(src, std::move(e)).first->second;
+        return cache_.get(src, [&] { return build(src); });
     }
 
     std::shared_ptr<const entry> build(const dims& src) const {
@@ -258,8 +243,7 @@ private:
     }
 
     conv_spec spec_;
-    mutable std::mutex mu_;
-    mutable std::map<dims, std::shared_ptr<const entry>> cache_;
+    detail::shape_cache<dims, entry> cache_;
 };
 
 }  // namespace onednn

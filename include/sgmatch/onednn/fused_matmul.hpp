@@ -66,9 +66,7 @@ public:
         return y;
     }
     void run_into(const tensor& src, const std::vector<tensor>& extra, const tensor& y) const override {
-        std::size_t need = 0;
-        for (auto& p : spec_.post_ops)
-            if (p.input >= 0) need = std::max(need, static_cast<std::size_t>(p.input) + 1);
+        const std::size_t need = detail::extra_inputs(spec_.post_ops);
         if (extra.size() < need)
             throw kernel_error("sgmatch::onednn::fused_matmul('" + spec_.name + "'): " + std::to_string(extra.size()) +
                                " extra inputs given, " + std::to_string(need) + " needed");
@@ -98,14 +96,7 @@ private:
     };
 
     std::shared_ptr<const entry> entry_for(const dims& src) const {
-        {
-            std::lock_guard<std::mutex> lock(mu_);
-            auto it = cache_.find(src);
-            if (it != cache_.end()) return it->second;
-        }
-        auto e = build(src);
-        std::lock_guard<std::mutex> lock(mu_);
-        return cache_.emplace(src, std::move(e)).first->second;
+        return cache_.get(src, [&] { return build(src); });
     }
 
     std::shared_ptr<const entry> build(const dims& src) const {
@@ -151,8 +142,7 @@ private:
     }
 
     matmul_spec spec_;
-    mutable std::mutex mu_;
-    mutable std::map<dims, std::shared_ptr<const entry>> cache_;
+    detail::shape_cache<dims, entry> cache_;
 };
 
 }  // namespace onednn

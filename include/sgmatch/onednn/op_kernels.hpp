@@ -36,27 +36,6 @@ public:
 
 namespace detail {
 
-// A primitive (and whatever it keeps) cached per key, built outside the lock.
-template <class Entry>
-class shape_cache {
-public:
-    template <class Build>
-    std::shared_ptr<const Entry> get(const std::string& key, Build build) const {
-        {
-            std::lock_guard<std::mutex> lock(mu_);
-            auto it = map_.find(key);
-            if (it != map_.end()) return it->second;
-        }
-        std::shared_ptr<const Entry> e = build();
-        std::lock_guard<std::mutex> lock(mu_);
-        return map_.emplace(key, std::move(e)).first->second;
-    }
-
-private:
-    mutable std::mutex mu_;
-    mutable std::map<std::string, std::shared_ptr<const Entry>> map_;
-};
-
 // A key for a memory layout: dims plus the bytes of its C description (layouts with equal dims differ).
 inline std::string layout_key(const dnnl::memory::desc& d) {
 #if DNNL_VERSION_MAJOR >= 3
@@ -111,7 +90,7 @@ public:
 
 private:
     std::vector<post_op> ops_;
-    detail::shape_cache<std::vector<dnnl::eltwise_forward>> cache_;
+    detail::shape_cache<std::string, std::vector<dnnl::eltwise_forward>> cache_;
 };
 
 /// Inference BatchNorm with constant parameters, in the input's layout.
@@ -164,7 +143,7 @@ public:
 private:
     std::vector<float> ss_, mean_, var_;
     float eps_;
-    detail::shape_cache<dnnl::batch_normalization_forward::primitive_desc> cache_;
+    detail::shape_cache<std::string, dnnl::batch_normalization_forward::primitive_desc> cache_;
 };
 
 /// a (alg) b: the result in a's layout; b in a's layout when the shapes are equal, else a plain
@@ -200,7 +179,7 @@ public:
 
 private:
     dnnl::algorithm alg_;
-    detail::shape_cache<dnnl::binary::primitive_desc> cache_;
+    detail::shape_cache<std::string, dnnl::binary::primitive_desc> cache_;
 };
 
 /// Max or average pooling (2-D or 3-D), destination layout chosen by oneDNN. Global average
@@ -263,7 +242,7 @@ private:
     bool max_;
     dims kernel_, strides_, pb_, pe_;
     bool include_pad_, plain_;
-    detail::shape_cache<pd_t> cache_;
+    detail::shape_cache<std::string, pd_t> cache_;
 };
 
 /// ONNX Gemm with a constant B: y = alpha * A' B' + beta * C as a oneDNN matmul; A is read
@@ -331,7 +310,7 @@ private:
     float alpha_;
     std::int64_t K_ = 0, N_ = 0;
     std::vector<float> w_, bias_;
-    detail::shape_cache<dnnl::matmul::primitive_desc> cache_;
+    detail::shape_cache<std::string, dnnl::matmul::primitive_desc> cache_;
 };
 
 /// Flatten: to plain layout, then the same buffer read as [d0 * ... * d(axis-1), rest].

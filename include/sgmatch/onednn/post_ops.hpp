@@ -5,8 +5,11 @@
 // it into dnnl::post_ops when it builds its primitive for given shapes.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <tuple>
 #include <unordered_map>
@@ -105,6 +108,40 @@ public:
 };
 
 namespace detail {
+
+/// Built things (primitives and what they keep) cached per key, built outside the lock: building
+/// is slow, and a racing builder's copy is simply dropped.
+template <class Key, class Entry>
+class shape_cache {
+public:
+    template <class Build>
+    std::shared_ptr<const Entry> get(const Key& key, Build build) const {
+        {
+            std::lock_guard<std::mutex> lock(mu_);
+            auto it = map_.find(key);
+            if (it != map_.end()) return it->second;
+        }
+        std::shared_ptr<const Entry> e = build();
+        std::lock_guard<std::mutex> lock(mu_);
+        return map_.emplace(key, std::move(e)).first->second;
+    }
+    std::size_t size() const {
+        std::lock_guard<std::mutex> lock(mu_);
+        return map_.size();
+    }
+
+private:
+    mutable std::mutex mu_;
+    mutable std::map<Key, std::shared_ptr<const Entry>> map_;
+};
+
+/// How many runtime operands a post-op list reads (1 + the largest input index).
+inline std::size_t extra_inputs(const std::vector<post_op>& ops) {
+    std::size_t n = 0;
+    for (const auto& p : ops)
+        if (p.input >= 0) n = std::max(n, static_cast<std::size_t>(p.input) + 1);
+    return n;
+}
 
 /// The shape of a binary operand against a destination of shape dst; per_channel broadcasts
 /// along `axis` (1 for convolutions, the last axis for matmuls).
