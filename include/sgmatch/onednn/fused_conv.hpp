@@ -152,23 +152,8 @@ public:
     /// buffers can be reused. When dst is the residual of the sum post-op itself (the same
     /// memory), the sum accumulates in place and the residual is consumed: no copy.
     void run_into(const tensor& src, const std::vector<tensor>& extra, const tensor& y) const override {
-        if (extra.size() < extra_inputs())
-            throw kernel_error("sgmatch::onednn::fused_conv('" + spec_.name + "'): " + std::to_string(extra.size()) +
-                               " extra inputs given, " + std::to_string(extra_inputs()) + " needed");
-        const auto e = entry_for(src.shape());
-        if (y.empty() || y.desc() != e->pd.dst_desc())
-            throw kernel_error("sgmatch::onednn::fused_conv('" + spec_.name + "'): the destination does not have the "
-                               "primitive's layout (use dst_desc(src_shape))");
-        dnnl::stream s(cpu_engine());
-        const tensor x = src.in_layout(e->pd.src_desc(), s);
-        std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, x.memory()},
-                                                   {DNNL_ARG_WEIGHTS, e->weights},
-                                                   {DNNL_ARG_DST, y.memory()}};
-        if (e->bias) args[DNNL_ARG_BIAS] = e->bias;
-        const tensor scratch = tensor::allocate(e->pd.scratchpad_desc());  // per call: runs may overlap
-        args[DNNL_ARG_SCRATCHPAD] = scratch.memory();
-        e->plan.run(spec_.post_ops, "sgmatch::onednn::fused_conv('" + spec_.name + "')", e->prim, std::move(args), extra,
-                    y, s);
+        detail::run_fused(*entry_for(src.shape()), "sgmatch::onednn::fused_conv('" + spec_.name + "')", spec_.post_ops, src,
+                          extra, y);
     }
 
     /// Which oneDNN implementation runs for this input shape (e.g. "brg:avx512_core").

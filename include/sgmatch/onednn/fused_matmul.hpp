@@ -66,23 +66,8 @@ public:
         return y;
     }
     void run_into(const tensor& src, const std::vector<tensor>& extra, const tensor& y) const override {
-        const std::size_t need = detail::extra_inputs(spec_.post_ops);
-        if (extra.size() < need)
-            throw kernel_error("sgmatch::onednn::fused_matmul('" + spec_.name + "'): " + std::to_string(extra.size()) +
-                               " extra inputs given, " + std::to_string(need) + " needed");
-        const auto e = entry_for(src.shape());
-        if (y.empty() || y.desc() != e->pd.dst_desc())
-            throw kernel_error("sgmatch::onednn::fused_matmul('" + spec_.name + "'): the destination does not have the "
-                               "primitive's layout");
-        dnnl::stream s(cpu_engine());
-        const tensor x = src.in_layout(e->pd.src_desc(), s);
-        std::unordered_map<int, dnnl::memory> args{
-            {DNNL_ARG_SRC, x.memory()}, {DNNL_ARG_WEIGHTS, e->weights}, {DNNL_ARG_DST, y.memory()}};
-        if (e->bias) args[DNNL_ARG_BIAS] = e->bias;
-        const tensor scratch = tensor::allocate(e->pd.scratchpad_desc());
-        args[DNNL_ARG_SCRATCHPAD] = scratch.memory();
-        e->plan.run(spec_.post_ops, "sgmatch::onednn::fused_matmul('" + spec_.name + "')", e->prim, std::move(args),
-                    extra, y, s);
+        detail::run_fused(*entry_for(src.shape()), "sgmatch::onednn::fused_matmul('" + spec_.name + "')", spec_.post_ops, src,
+                          extra, y);
     }
     dnnl::memory::desc dst_desc(const dims& src) const override { return entry_for(src)->pd.dst_desc(); }
     std::string implementation(const dims& src) const { return compat::impl_name(entry_for(src)->pd); }

@@ -265,6 +265,27 @@ struct post_op_plan {
     }
 };
 
+/// The common body of a fused kernel's run_into (Entry: pd, prim, weights, bias, plan): check
+/// the operands and the destination, bring the source into the primitive's layout, bind weights,
+/// bias and a per-call scratchpad, and run the post-op plan.
+template <class Entry>
+void run_fused(const Entry& e, const std::string& who, const std::vector<post_op>& ops, const tensor& src,
+               const std::vector<tensor>& extra, const tensor& y) {
+    if (extra.size() < extra_inputs(ops))
+        throw kernel_error(who + ": " + std::to_string(extra.size()) + " extra inputs given, " +
+                           std::to_string(extra_inputs(ops)) + " needed");
+    if (y.empty() || y.desc() != e.pd.dst_desc())
+        throw kernel_error(who + ": the destination does not have the primitive's layout (use dst_desc(src_shape))");
+    dnnl::stream s(cpu_engine());
+    const tensor x = src.in_layout(e.pd.src_desc(), s);
+    std::unordered_map<int, dnnl::memory> args{
+        {DNNL_ARG_SRC, x.memory()}, {DNNL_ARG_WEIGHTS, e.weights}, {DNNL_ARG_DST, y.memory()}};
+    if (e.bias) args[DNNL_ARG_BIAS] = e.bias;
+    const tensor scratch = tensor::allocate(e.pd.scratchpad_desc());  // per call: runs may overlap
+    args[DNNL_ARG_SCRATCHPAD] = scratch.memory();
+    e.plan.run(ops, who, e.prim, std::move(args), extra, y, s);
+}
+
 }  // namespace detail
 }  // namespace onednn
 SGMATCH_END_NAMESPACE
