@@ -188,8 +188,10 @@ TEST_CASE("binary post-ops: scalar, per-channel and full operands, constant or r
         {alg::binary_add, reference::binary_kind::add}, {alg::binary_sub, reference::binary_kind::sub},
         {alg::binary_mul, reference::binary_kind::mul}, {alg::binary_div, reference::binary_kind::div},
         {alg::binary_max, reference::binary_kind::max}, {alg::binary_min, reference::binary_kind::min}};
-    for (const auto& [a, rk] : kinds)
+    for (const auto& kind : kinds)
         for (broadcast b : {broadcast::scalar, broadcast::per_channel, broadcast::full}) {
+            const alg a = kind.first;  // not structured bindings: CAPTURE's lambda cannot capture them
+            const reference::binary_kind rk = kind.second;
             const conv_case c = random_conv(rng);
             onednn::conv_spec s = spec_for(c, rng, true);
             const array x = test::random_array({c.n, c.c, c.h, c.w}, rng, 1.0f);
@@ -202,8 +204,10 @@ TEST_CASE("binary post-ops: scalar, per-channel and full operands, constant or r
             if (rk == reference::binary_kind::div) operand = xt::abs(operand) + 0.5f;
             const array expect = reference::binary(y, operand, rk);
             const bool constant = b != broadcast::full;
-            CAPTURE(static_cast<int>(b));
-            CAPTURE(onednn::describe(post_op::binary_input(a, 0, b)));
+            const int bcast = static_cast<int>(b);
+            const std::string op_name = onednn::describe(post_op::binary_input(a, 0, b));
+            CAPTURE(bcast);
+            CAPTURE(op_name);
             s.post_ops = {constant ? post_op::binary_constant(a, std::vector<float>(operand.begin(), operand.end()), b)
                                    : post_op::binary_input(a, 0, b)};
             onednn::fused_conv k(s);

@@ -251,7 +251,7 @@ class gemm_kernel final : public op_kernel {
 public:
     gemm_kernel(dims b_dims, const std::vector<float>& b, bool trans_b, std::vector<float> bias, bool trans_a, float alpha,
                 float beta)
-        : trans_a_(trans_a), alpha_(alpha) {
+        : trans_a_(trans_a) {
         if (b_dims.size() != 2) throw kernel_error("sgmatch::onednn::gemm_kernel: B must be 2-D");
         K_ = trans_b ? b_dims[1] : b_dims[0];
         N_ = trans_b ? b_dims[0] : b_dims[1];
@@ -307,7 +307,6 @@ public:
 
 private:
     bool trans_a_;
-    float alpha_;
     std::int64_t K_ = 0, N_ = 0;
     std::vector<float> w_, bias_;
     detail::shape_cache<std::string, dnnl::matmul::primitive_desc> cache_;
