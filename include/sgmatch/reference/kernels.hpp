@@ -258,14 +258,19 @@ inline array pool(const array& x, pool_kind kind, const dims& kernel, const dims
 }
 
 /// Mean over every axis after the first two, kept as size-1 axes.
+/// (Plain loops: xtensor 0.24's immediate reducers do not compile with g++ 12 in C++20 mode.)
 inline array global_average_pool(const array& x) {
     if (x.dimension() < 3) throw kernel_error("sgmatch::reference::global_average_pool: input must be at least 3-D");
-    std::vector<std::size_t> axes;
-    for (std::size_t i = 2; i < x.dimension(); ++i) axes.push_back(i);
-    array m = xt::mean(x, axes, xt::evaluation_strategy::immediate);
     std::vector<std::size_t> shape(x.shape().begin(), x.shape().end());
-    for (std::size_t i = 2; i < shape.size(); ++i) shape[i] = 1;
-    return xt::reshape_view(m, shape);
+    std::size_t plane = 1;
+    for (std::size_t i = 2; i < shape.size(); ++i) plane *= shape[i], shape[i] = 1;
+    array y = xt::zeros<float>(shape);
+    for (std::size_t nc = 0; nc < y.size(); ++nc) {
+        double sum = 0;
+        for (std::size_t i = 0; i < plane; ++i) sum += x.data()[nc * plane + i];
+        y.data()[nc] = static_cast<float>(sum / static_cast<double>(plane));
+    }
+    return y;
 }
 
 /// ONNX Gemm: alpha * A' B' + beta * C, A' = A or A^T, B' likewise; C broadcasts.
@@ -329,13 +334,22 @@ inline array softmax(const array& x, std::int64_t axis) {
     const auto r = static_cast<std::int64_t>(x.dimension());
     if (axis < 0) axis += r;
     if (axis < 0 || axis >= r) throw kernel_error("sgmatch::reference::softmax: axis out of range");
-    const std::size_t ax = static_cast<std::size_t>(axis);
-    array m = xt::amax(x, {ax}, xt::evaluation_strategy::immediate);
-    std::vector<std::size_t> keep(x.shape().begin(), x.shape().end());
-    keep[ax] = 1;
-    array e = xt::exp(x - xt::reshape_view(m, keep));
-    array s = xt::sum(e, {ax}, xt::evaluation_strategy::immediate);
-    return e / xt::reshape_view(s, keep);
+    std::size_t outer = 1, inner = 1;
+    const std::size_t len = x.shape()[static_cast<std::size_t>(axis)];
+    for (std::int64_t i = 0; i < r; ++i)
+        if (i < axis) outer *= x.shape()[static_cast<std::size_t>(i)];
+        else if (i > axis) inner *= x.shape()[static_cast<std::size_t>(i)];
+    array y = x;
+    for (std::size_t o = 0; o < outer; ++o)
+        for (std::size_t in = 0; in < inner; ++in) {
+            float* p = y.data() + o * len * inner + in;
+            float m = -std::numeric_limits<float>::infinity();
+            for (std::size_t k = 0; k < len; ++k) m = std::max(m, p[k * inner]);
+            double sum = 0;
+            for (std::size_t k = 0; k < len; ++k) sum += (p[k * inner] = std::exp(p[k * inner] - m));
+            for (std::size_t k = 0; k < len; ++k) p[k * inner] = static_cast<float>(p[k * inner] / sum);
+        }
+    return y;
 }
 
 /// [d0, d1, ...] -> [d0 * ... * d(axis-1), d(axis) * ...].
