@@ -1,21 +1,21 @@
 // sgmatch/onednn/lowering.hpp - what each op tag becomes in a fused oneDNN kernel, and the
-// lowering of a matched subgraph (a conv and what follows it) into a conv_spec.
+// lowering of a matched subgraph (a conv or matmul and what follows it) into a kernel spec.
 //
 // Compile time: lowering<Tag> says the role of an op (the main conv, a BatchNorm to fold, an
 // eltwise or binary post-op). The standard vocabulary's tags are specialized here (the
 // vocabulary itself knows nothing of oneDNN); specialize lowering<YourTag> for your own ops.
 // A pattern with an op that cannot lower fails to compile (make_fused_property, property.hpp).
 //
-// Partition time: lower_conv() reads the matched nodes through the graph adapter (attributes,
+// Partition time: lower_match() reads the matched nodes through the graph adapter (attributes,
 // constant parameters, shapes when the adapter has them) and either returns the kernel's spec or
 // the reason the match cannot lower (a non-constant BatchNorm, an operand on the wrong side, an
 // intermediate used outside the match, ...). The property declines such matches with that reason.
 //
 // Known limitations of this slice: the main op is Conv, MatMul or Gemm with constant weights
 // (ConvTranspose is not lowered yet; Gemm with transA, BatchNorm after a matmul and a MatMul
-// whose right operand is computed are declined); the chain must be a straight line from the conv (an op computing a binary
-// operand inside the match, as in a decomposed GELU, is declined); auto_pad other than NOTSET
-// is declined.
+// whose right operand is computed are declined); the chain must be a straight line from the
+// main op (an op computing a binary operand inside the match, as in a decomposed GELU, is
+// declined); auto_pad other than NOTSET is declined.
 #pragma once
 
 #include <cfloat>
@@ -52,7 +52,7 @@ struct node_reader {
     virtual std::size_t input_count() const = 0;
 };
 
-/// Raised by a lowering that cannot take a node; lower_conv turns it into a decline reason.
+/// Raised by a lowering that cannot take a node; lower_match turns it into a decline reason.
 struct lowering_error : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
