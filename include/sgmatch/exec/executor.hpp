@@ -298,8 +298,10 @@ private:
         const auto k = g_.constant(c);
         if (!k || k->data == nullptr)
             throw exec_error("sgmatch::exec::executor: constant '" + std::string(g_.name(c)) + "' has no data");
-        onednn::dims d(k->dims, k->dims + k->rank);
-        if (d.empty()) d = {1};  // a scalar as a one-element tensor
+        // A scalar as a one-element tensor. (A loop, not the range constructor: g++ 12 -O3 C++20
+        // reports a false -Wfree-nonheap-object for that one here.)
+        onednn::dims d(k->rank == 0 ? 1 : k->rank, 1);
+        for (std::size_t i = 0; i < k->rank; ++i) d[i] = k->dims[i];
         return onednn::tensor::view(static_cast<const float*>(k->data), d);
     }
 
