@@ -60,11 +60,7 @@ double matmul_peak() {
     const std::int64_t n = 2048;
     const auto md = onednn::plain_desc({n, n});
     std::vector<float> a(static_cast<std::size_t>(n * n), 0.5f), b(a), c(a);
-#if DNNL_VERSION_MAJOR >= 3
-    dnnl::matmul::primitive_desc pd(onednn::cpu_engine(), md, md, md);
-#else
-    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(md, md, md), onednn::cpu_engine());
-#endif
+    const auto pd = onednn::compat::matmul_pd(onednn::cpu_engine(), md, md, dnnl::memory::desc(), md);
     dnnl::matmul mm(pd);
     dnnl::stream s(onednn::cpu_engine());
     double best = 0;

@@ -75,6 +75,18 @@ inline dnnl::convolution_forward::primitive_desc conv_pd(
 #endif
 }
 
+/// A matmul primitive descriptor; `bias` may be a zero desc (no bias).
+inline dnnl::matmul::primitive_desc matmul_pd(const dnnl::engine& eng, const dnnl::memory::desc& src,
+                                              const dnnl::memory::desc& weights, const dnnl::memory::desc& bias,
+                                              const dnnl::memory::desc& dst,
+                                              const dnnl::primitive_attr& attr = dnnl::primitive_attr()) {
+#if DNNL_VERSION_MAJOR >= 3
+    return dnnl::matmul::primitive_desc(eng, src, weights, bias, dst, attr);
+#else
+    return dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, weights, bias, dst), attr, eng);
+#endif
+}
+
 /// A forward-inference eltwise primitive descriptor over layout d (in place allowed).
 inline dnnl::eltwise_forward::primitive_desc eltwise_pd(const dnnl::engine& eng, dnnl::algorithm alg,
                                                         const dnnl::memory::desc& d, float alpha, float beta) {

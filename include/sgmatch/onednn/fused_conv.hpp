@@ -165,12 +165,7 @@ public:
     std::size_t cached_shapes() const { return cache_.size(); }
 
 private:
-    struct entry {
-        dnnl::convolution_forward::primitive_desc pd;
-        dnnl::convolution_forward prim;
-        dnnl::memory weights, bias;
-        detail::post_op_plan plan;
-    };
+    using entry = detail::fused_entry<dnnl::convolution_forward>;
 
     std::shared_ptr<const entry> entry_for(const dims& src) const {
         return cache_.get(src, [&] { return build(src); });
@@ -213,18 +208,10 @@ private:
             }
         }();
         plan.build_tail(spec_.post_ops, pd.dst_desc());
-        auto e = std::make_shared<entry>(entry{pd, dnnl::convolution_forward(pd), {}, {}, std::move(plan)});
-        dnnl::stream s(cpu_engine());
         // Weights: plain (g)oi(d)(h)w -> the primitive's layout, once.
-        const tensor plain_w = tensor::view(spec_.weights.data(), w);
-        e->weights = dnnl::memory(pd.weights_desc(), cpu_engine());
-        plain_w.reorder_into(tensor(e->weights), s);
-        if (!spec_.bias.empty()) {
-            e->bias = dnnl::memory(pd.bias_desc(), cpu_engine());
-            tensor::view(spec_.bias.data(), {spec_.out_channels()}).reorder_into(tensor(e->bias), s);
-        }
-        s.wait();
-        return e;
+        return std::make_shared<const entry>(
+            pd, std::move(plan), tensor::view(spec_.weights.data(), w),
+            spec_.bias.empty() ? tensor() : tensor::view(spec_.bias.data(), {spec_.out_channels()}));
     }
 
     conv_spec spec_;

@@ -73,12 +73,7 @@ public:
     std::string implementation(const dims& src) const { return compat::impl_name(entry_for(src)->pd); }
 
 private:
-    struct entry {
-        dnnl::matmul::primitive_desc pd;
-        dnnl::matmul prim;
-        dnnl::memory weights, bias;
-        detail::post_op_plan plan;
-    };
+    using entry = detail::fused_entry<dnnl::matmul>;
 
     std::shared_ptr<const entry> entry_for(const dims& src) const {
         return cache_.get(src, [&] { return build(src); });
@@ -99,14 +94,8 @@ private:
         const md bias_md = spec_.bias.empty() ? md() : plain_desc(bd);
         auto pd = [&] {
             try {
-#if DNNL_VERSION_MAJOR >= 3
-                return dnnl::matmul::primitive_desc(cpu_engine(), plain_desc(src), md(wd, dt::f32, dnnl::memory::format_tag::any),
-                                                    bias_md, plain_desc(dst), attr);
-#else
-                return dnnl::matmul::primitive_desc(
-                    dnnl::matmul::desc(plain_desc(src), md(wd, dt::f32, dnnl::memory::format_tag::any), bias_md, plain_desc(dst)),
-                    attr, cpu_engine());
-#endif
+                return compat::matmul_pd(cpu_engine(), plain_desc(src), md(wd, dt::f32, dnnl::memory::format_tag::any),
+                                         bias_md, plain_desc(dst), attr);
             } catch (const dnnl::error& err) {
                 throw kernel_error("sgmatch::onednn::fused_matmul('" + spec_.name + "'): oneDNN has no matmul for input " +
                                    to_string(src) + " x [" + std::to_string(spec_.K) + "," + std::to_string(spec_.N) +
@@ -114,16 +103,8 @@ private:
             }
         }();
         plan.build_tail(spec_.post_ops, pd.dst_desc());
-        auto e = std::make_shared<entry>(entry{pd, dnnl::matmul(pd), {}, {}, std::move(plan)});
-        dnnl::stream s(cpu_engine());
-        e->weights = dnnl::memory(pd.weights_desc(), cpu_engine());
-        tensor::view(spec_.weights.data(), wd).reorder_into(tensor(e->weights), s);
-        if (!spec_.bias.empty()) {
-            e->bias = dnnl::memory(pd.bias_desc(), cpu_engine());
-            tensor::view(spec_.bias.data(), bd).reorder_into(tensor(e->bias), s);
-        }
-        s.wait();
-        return e;
+        return std::make_shared<const entry>(pd, std::move(plan), tensor::view(spec_.weights.data(), wd),
+                                             spec_.bias.empty() ? tensor() : tensor::view(spec_.bias.data(), bd));
     }
 
     matmul_spec spec_;

@@ -286,15 +286,9 @@ public:
         const std::int64_t M = ad[0];
         auto e = cache_.get(std::to_string(M), [&] {
             const dnnl::memory::desc bias_md = bias_.empty() ? dnnl::memory::desc() : plain_desc({1, N_});
-#if DNNL_VERSION_MAJOR >= 3
-            auto pd = dnnl::matmul::primitive_desc(cpu_engine(), plain_desc({M, K_}), plain_desc({K_, N_}), bias_md,
-                                                   plain_desc({M, N_}), detail::user_scratchpad());
-#else
-            auto pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(plain_desc({M, K_}), plain_desc({K_, N_}), bias_md,
-                                                                      plain_desc({M, N_})),
-                                                   detail::user_scratchpad(), cpu_engine());
-#endif
-            return std::make_shared<const dnnl::matmul::primitive_desc>(pd);
+            return std::make_shared<const dnnl::matmul::primitive_desc>(compat::matmul_pd(
+                cpu_engine(), plain_desc({M, K_}), plain_desc({K_, N_}), bias_md, plain_desc({M, N_}),
+                detail::user_scratchpad()));
         });
         tensor y = tensor::allocate(plain_desc({M, N_}));
         std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, a.memory()},

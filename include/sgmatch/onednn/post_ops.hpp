@@ -265,7 +265,30 @@ struct post_op_plan {
     }
 };
 
-/// The common body of a fused kernel's run_into (Entry: pd, prim, weights, bias, plan): check
+/// What a fused kernel builds for one input shape: its primitive, its weights and bias in the
+/// primitive's layouts (reordered once, from plain views of the spec's values), its post-op plan.
+template <class Prim>
+struct fused_entry {
+    typename Prim::primitive_desc pd;
+    Prim prim;
+    dnnl::memory weights, bias;
+    post_op_plan plan;
+
+    /// plain_w / plain_b: the spec's weights and bias as plain views (plain_b empty: no bias).
+    fused_entry(const typename Prim::primitive_desc& p, post_op_plan&& pl, const tensor& plain_w, const tensor& plain_b)
+        : pd(p), prim(p), plan(std::move(pl)) {
+        dnnl::stream s(cpu_engine());
+        weights = dnnl::memory(pd.weights_desc(), cpu_engine());
+        plain_w.reorder_into(tensor(weights), s);
+        if (!plain_b.empty()) {
+            bias = dnnl::memory(pd.bias_desc(), cpu_engine());
+            plain_b.reorder_into(tensor(bias), s);
+        }
+        s.wait();
+    }
+};
+
+/// The common body of a fused kernel's run_into (Entry: a fused_entry): check
 /// the operands and the destination, bring the source into the primitive's layout, bind weights,
 /// bias and a per-call scratchpad, and run the post-op plan.
 template <class Entry>
