@@ -8,6 +8,7 @@
 #endif
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <random>
 #include <string>
@@ -378,4 +379,169 @@ TEST_CASE("MatMul and Gemm with constant weights lower to fused matmuls (bias fo
     const property_report rep = apply_property(g, prop);
     CHECK(rep.accepted == 0);
     CHECK(rep.check_reasons.count("MatMul 'mm': the right operand is not a 2-D constant with data") == 1);
+}
+
+namespace {
+
+// The activation written out after `x` in one of the forms exporters emit; `variant` picks the
+// form. Returns the last node. `ops` names what was built.
+node_id write_out(graph& g, node_id x, int act, int variant, std::string& ops) {
+    auto k = [&](const char* name, float v) { return g.add_scalar(name, v); };
+    auto tail = [&](node_id one_plus) {  // 0.5 * x * one_plus, three ways
+        switch (variant % 3) {
+            case 0: ops += " Mul(x,.)->Mul(.,0.5)"; return g.add_op("Mul", "half", {g.add_op("Mul", "xm", {x, one_plus}), k("c0.5", 0.5f)});
+            case 1: ops += " Mul(Mul(x,0.5),.)"; return g.add_op("Mul", "xm", {one_plus, g.add_op("Mul", "half", {k("c0.5", 0.5f), x})});
+            default: ops += " Mul(.,0.5)->Mul(x,.)"; return g.add_op("Mul", "xm", {x, g.add_op("Mul", "half", {one_plus, k("c0.5", 0.5f)})});
+        }
+    };
+    switch (act) {
+        case 0: {  // GELU, erf form
+            node_id d = variant < 3 ? g.add_op("Div", "div", {x, k("sqrt2", 1.4142135f)})
+                                    : g.add_op("Mul", "div", {k("rsqrt2", 0.70710677f), x});
+            ops += variant < 3 ? " gelu_erf Div" : " gelu_erf Mul";
+            return tail(g.add_op("Add", "one_plus", {g.add_op("Erf", "erf", {d}), k("one", 1.0f)}));
+        }
+        case 1: {  // GELU, tanh form
+            node_id cube = variant < 3 ? g.add_op("Pow", "cube", {x, k("three", 3.0f)})
+                                       : g.add_op("Mul", "cube", {g.add_op("Mul", "sq", {x, x}), x});
+            ops += variant < 3 ? " gelu_tanh Pow" : " gelu_tanh Mul";
+            node_id s = g.add_op("Add", "inner", {x, g.add_op("Mul", "c3", {cube, k("c", 0.044715f)})});
+            node_id t = g.add_op("Tanh", "tanh", {g.add_op("Mul", "scale", {k("s", 0.7978846f), s})});
+            return tail(g.add_op("Add", "one_plus", {k("one", 1.0f), t}));
+        }
+        case 2:  // Swish
+            ops += " swish";
+            return g.add_op("Mul", "swish", variant % 2 ? std::vector<input_ref>{g.add_op("Sigmoid", "sig", {x}), x}
+                                                         : std::vector<input_ref>{x, g.add_op("Sigmoid", "sig", {x})});
+        default: {  // HardSwish
+            if (variant == 4) {
+                ops += " x*HardSigmoid";
+                return g.add_op("Mul", "hs", {x, g.add_op("HardSigmoid", "hsig", {x}, {{"alpha", 1.0 / 6.0}, {"beta", 0.5}})});
+            }
+            node_id a = g.add_op("Add", "plus3", {x, k("three", 3.0f)});
+            node_id c = variant % 2 ? g.add_op("Clip", "clip", {a, k("lo", 0.0f), k("hi", 6.0f)})
+                                    : g.add_op("Clip", "clip", {a}, {{"min", 0.0}, {"max", 6.0}});
+            auto sixth = [&](node_id v) {
+                return variant < 2 ? g.add_op("Div", "sixth", {v, k("six", 6.0f)}) : g.add_op("Mul", "sixth", {v, k("r6", 1.0f / 6.0f)});
+            };
+            ops += " hardswish " + std::to_string(variant);
+            return variant == 1 || variant == 3 ? g.add_op("Mul", "hs", {x, sixth(c)}) : sixth(g.add_op("Mul", "hs", {c, x}));
+        }
+    }
+}
+
+}  // namespace
+
+TEST_CASE("decomposed GELU / Swish / HardSwish after a conv or matmul: one kernel with one eltwise post-op") {
+    onednn::register_backend<graph>();
+    std::mt19937 rng(77);
+    const dnnl::algorithm expect_alg[] = {dnnl::algorithm::eltwise_gelu_erf, dnnl::algorithm::eltwise_gelu_tanh,
+                                          dnnl::algorithm::eltwise_swish, dnnl::algorithm::eltwise_hardswish};
+    const int variants[] = {6, 6, 2, 5};
+    int cases = 0;
+    for (int main = 0; main < 3; ++main)
+        for (int act = 0; act < 4; ++act)
+            for (int variant = 0; variant < variants[act]; ++variant)
+                for (int after = 0; after < 2; ++after) {
+                    graph g;
+                    std::map<std::string, array> in;
+                    std::string ops;
+                    node_id x;
+                    std::vector<std::int64_t> od;
+                    if (main == 0) {  // Conv + BatchNorm, NCHW
+                        const std::int64_t C = 3, O = 8;
+                        od = {1, O, 6, 6};
+                        auto src = g.add_input("src", tensor_type{dtype::f32, {1, C, 6, 6}});
+                        in["src"] = test::random_array({1, C, 6, 6}, rng, 1.5f);
+                        x = g.add_op("Conv", "conv", {src, g.add_constant("w", {O, C, 3, 3}, test::random_values(O * C * 9, rng, 0.5f))},
+                                     {{"pads", attribute::ints{1, 1, 1, 1}}});
+                        std::vector<input_ref> bn{x};
+                        for (const char* p : {"scale", "shift", "mean", "var"}) {
+                            auto v = test::random_values(O, rng, 0.5f);
+                            if (std::string(p) == "var")
+                                for (auto& e : v) e = 0.5f + std::abs(e);
+                            bn.push_back(g.add_constant(p, {O}, v));
+                        }
+                        x = g.add_op("BatchNormalization", "bn", bn);
+                        ops = "Conv+BN";
+                    } else {  // MatMul + bias, or Gemm
+                        const std::int64_t M = 5, K = 12, N = 16;
+                        od = {M, N};
+                        auto src = g.add_input("src", tensor_type{dtype::f32, {M, K}});
+                        in["src"] = test::random_array({M, K}, rng, 1.5f);
+                        auto w = g.add_constant("W", {K, N}, test::random_values(K * N, rng, 0.5f));
+                        if (main == 1)
+                            x = g.add_op("Add", "bias", {g.add_op("MatMul", "mm", {src, w}), g.add_constant("b", {N}, test::random_values(N, rng, 0.5f))});
+                        else
+                            x = g.add_op("Gemm", "fc", {src, w, g.add_constant("C", {N}, test::random_values(N, rng, 0.5f))});
+                        ops = main == 1 ? "MatMul+bias" : "Gemm";
+                    }
+                    node_id last = write_out(g, x, act, variant, ops);
+                    if (after) {  // a post-op after the activation: a residual input
+                        auto r = g.add_input("r", tensor_type{dtype::f32, od});
+                        in["r"] = test::random_array(od, rng, 1.0f);
+                        last = g.add_op("Add", "residual", {last, r});
+                        ops += " +residual";
+                    }
+                    for (auto n : g.nodes())
+                        if (g.kind(n) == node_kind::op) g.set_type({n, 0}, tensor_type{dtype::f32, od});
+                    g.mark_output(last);
+                    CAPTURE(ops);
+                    const array expect = exec::executor(g)(in).at(0);
+                    graph fused = g;
+                    const auto reports = apply_backend(fused, "onednn");
+                    CHECK(reports[main == 0 ? 0 : 1].accepted == 1);
+                    node_id fn{};
+                    std::size_t op_nodes = 0;
+                    for (auto n : fused.nodes())
+                        if (fused.kind(n) == node_kind::op) ++op_nodes, fn = n;
+                    REQUIRE(op_nodes == 1);  // everything in one fused node
+                    const auto* node = std::any_cast<std::shared_ptr<const onednn::fused_node>>(&fused.payload(fn));
+                    REQUIRE(node != nullptr);
+                    const auto& pops = (*node)->kernel->post_ops();
+                    std::size_t eltwise = 0;
+                    for (const auto& p : pops)
+                        if (p.k == onednn::post_op::kind::eltwise) {
+                            ++eltwise;
+                            CHECK(p.alg == expect_alg[act]);
+                        }
+                    CHECK(eltwise == 1);
+                    exec::run_stats st;
+                    CHECK(test::max_rel_error(exec::executor(fused)(in, &st).at(0), expect) <= 1e-4);
+                    CHECK(st.fused_nodes == 1);
+                    ++cases;
+                }
+    CHECK(cases == 3 * 19 * 2);
+}
+
+TEST_CASE("near misses of decomposed activations are not fused as one (and still compute the same)") {
+    onednn::register_backend<graph>();
+    std::mt19937 rng(78);
+    for (int miss = 0; miss < 4; ++miss) {
+        graph g;
+        auto src = g.add_input("src", tensor_type{dtype::f32, {4, 8}});
+        const std::map<std::string, array> in{{"src", test::random_array({4, 8}, rng, 1.5f)}};
+        node_id x = g.add_op("MatMul", "mm", {src, g.add_constant("W", {8, 8}, test::random_values(64, rng, 0.5f))});
+        std::string ops;
+        node_id d = g.add_op("Div", "div", {x, g.add_scalar("sqrt2", miss == 0 ? 1.5f : 1.4142135f)});
+        node_id e = g.add_op("Erf", "erf", {d});
+        node_id a = g.add_op("Add", "one_plus", {e, g.add_scalar("one", 1.0f)});
+        node_id m = g.add_op("Mul", "xm", {x, a});
+        node_id last = g.add_op("Mul", "half", {m, g.add_scalar("half", miss == 1 ? 0.6f : 0.5f)});
+        if (miss == 2) g.mark_output(e);  // an intermediate the kernel would not produce
+        if (miss == 3) g.mark_output(g.add_op("Mul", "other", {g.add_op("Sigmoid", "sig", {src}), x}));  // x used outside
+        g.mark_output(last);
+        for (auto n : g.nodes())
+            if (g.kind(n) == node_kind::op) g.set_type({n, 0}, tensor_type{dtype::f32, {4, 8}});
+        CAPTURE(miss);
+        std::vector<array> expect = exec::executor(g)(in);
+        graph fused = g;
+        apply_backend(fused, "onednn");
+        std::size_t erfs = 0;
+        for (auto n : fused.nodes()) erfs += fused.kind(n) == node_kind::op && fused.op_name(n) == "Erf" ? 1 : 0;
+        CHECK(erfs == 1);  // the written-out GELU stays
+        const std::vector<array> got = exec::executor(fused)(in);
+        REQUIRE(got.size() == expect.size());
+        for (std::size_t i = 0; i < got.size(); ++i) CHECK(test::max_rel_error(got[i], expect[i]) <= 1e-4);
+    }
 }

@@ -5,17 +5,19 @@
 //                                                        // sgmatch::apply_backend_from_env(g)
 //
 // Its properties, in order (fp32 inference, after oneDNN's own graph component's fusions):
-//   onednn.conv_post_ops    conv + bias add? + batchnorm? + [unary | binary]{0,3}
-//   onednn.matmul_post_ops  (matmul | gemm) + bias add? + [unary | binary]{0,3}
+//   onednn.conv_post_ops    conv + bias add? + batchnorm? + act? + [unary | binary]{0,3}
+//   onednn.matmul_post_ops  (matmul | gemm) + bias add? + act? + [unary | binary]{0,3}
+// where act is a GELU (erf or tanh), Swish or HardSwish written out as exporters emit them
+// (decomposed.hpp): one eltwise post-op.
 //
 // Known limitations (issue 4 continues): no ConvTranspose / BatchNorm-led properties, no conv
-// 1x1 + depthwise, no decomposed-GELU recognition, no capability property for whole supported
-// regions yet.
+// 1x1 + depthwise, no capability property for whole supported regions yet.
 #pragma once
 
 #include <string>
 
 #include "sgmatch/detail/config.hpp"
+#include "sgmatch/onednn/decomposed.hpp"
 #include "sgmatch/onednn/property.hpp"
 #include "sgmatch/partition/partition.hpp"
 #include "sgmatch/pattern/combinators.hpp"
@@ -31,13 +33,29 @@ inline constexpr auto unary_post_op =
 /// The binary ops a fused kernel takes as sum / binary post-ops (the other operand: anything).
 inline constexpr auto binary_post_op = op<ops::Add, ops::Sub, ops::Mul, ops::Div, ops::Max, ops::Min>(any());
 
-/// conv + bias add? + batchnorm? + [unary | binary]{0,3}
-inline constexpr auto conv_post_ops = op<ops::Conv>() >> optional(op<ops::Add>(constant())) >>
-                                      optional(op<ops::BatchNorm>()) >> repeat<0, 3>(unary_post_op | binary_post_op);
+/// A constant with more than one element (a bias; a scalar Add is a post-op, and may be the
+/// "+ 3" of a written-out HardSwish).
+struct not_scalar {
+    template <class V>
+    bool operator()(const V& n) const {
+        return !n.scalar().has_value();
+    }
+    std::string describe() const { return "not a scalar"; }
+};
+inline constexpr auto bias_add = op<ops::Add>(constant().where(not_scalar{}));
 
-/// (matmul | gemm) + bias add? + [unary | binary]{0,3}
-inline constexpr auto matmul_post_ops = (op<ops::MatMul>() | op<ops::Gemm>()) >> optional(op<ops::Add>(constant())) >>
-                                        repeat<0, 3>(unary_post_op | binary_post_op);
+/// The capture naming the value a decomposed activation applies to (decomposed.hpp).
+struct activation_input;
+
+/// conv + bias add? + batchnorm? + decomposed activation? + [unary | binary]{0,3}
+inline constexpr auto conv_post_ops =
+    capture<activation_input>(op<ops::Conv>() >> optional(bias_add) >> optional(op<ops::BatchNorm>())) >>
+    optional(decomposed_activation<activation_input>()) >> repeat<0, 3>(unary_post_op | binary_post_op);
+
+/// (matmul | gemm) + bias add? + decomposed activation? + [unary | binary]{0,3}
+inline constexpr auto matmul_post_ops =
+    capture<activation_input>((op<ops::MatMul>() | op<ops::Gemm>()) >> optional(bias_add)) >>
+    optional(decomposed_activation<activation_input>()) >> repeat<0, 3>(unary_post_op | binary_post_op);
 
 /// Register the "onednn" backend for graphs of type G (idempotent). Returns true, so that a .cpp
 /// can call it at static-initialization time.

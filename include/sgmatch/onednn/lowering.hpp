@@ -41,7 +41,7 @@
 SGMATCH_BEGIN_NAMESPACE
 namespace onednn {
 
-enum class lowering_role { none, conv, matmul, batch_norm, eltwise, binary, identity };
+enum class lowering_role { none, conv, matmul, batch_norm, eltwise, binary, identity, composite };
 
 /// What a node's attributes and constant inputs look like to an eltwise lowering.
 struct node_reader {
@@ -206,6 +206,84 @@ struct lowering<ops::Max> : detail::binary_op<dnnl::algorithm::binary_max> {};
 template <>
 struct lowering<ops::Min> : detail::binary_op<dnnl::algorithm::binary_min> {};
 
+
+/// The matched nodes as a composite lowering sees them (a decomposed activation: several ops
+/// after the chain's value x, ending in one value). Recognizers (decomposed.hpp) walk from x
+/// through members only and say which post-op(s) the ops compute.
+template <class G>
+struct chain_view {
+    using traits = graph_traits<G>;
+    using N = typename traits::node_type;
+    const G& g;
+    const N* nodes;
+    std::size_t count;
+
+    bool member(N n) const {
+        for (std::size_t i = 0; i < count; ++i)
+            if (nodes[i] == n) return true;
+        return false;
+    }
+    /// The distinct users of n (port 0) when every user is a member and n is no graph output;
+    /// empty otherwise (a value used outside the match cannot be internal to a kernel).
+    std::vector<N> inner_users(N n) const {
+        std::vector<N> out;
+        if (adapter<G>::has_graph_output(g, n)) return out;
+        const std::size_t uc = traits::user_count(g, n);
+        for (std::size_t i = 0; i < uc; ++i) {
+            const auto u = traits::user(g, n, i);
+            if (u.port != 0 || !member(u.user)) return {};
+            bool seen = false;
+            for (const auto& o : out) seen = seen || o == u.user;
+            if (!seen) out.push_back(u.user);
+        }
+        return out;
+    }
+    /// The one member that reads n, when n has exactly one user and is internal.
+    std::optional<N> sole_user(N n) const {
+        auto us = inner_users(n);
+        if (us.size() != 1) return std::nullopt;
+        return us[0];
+    }
+    template <class Tag>
+    bool is(N n) const {
+        if (traits::kind(g, n) != node_kind::op) return false;
+        for (auto name : Tag::names)
+            if (traits::op_name(g, n) == name) return true;
+        return false;
+    }
+    std::size_t inputs(N n) const { return traits::input_count(g, n); }
+    bool reads(N n, std::size_t slot, N v) const {
+        return slot < inputs(n) && traits::input(g, n, slot) == value_ref<N>{v, 0};
+    }
+    /// The value of input slot when it is a one-element constant.
+    std::optional<double> scalar(N n, std::size_t slot) const {
+        if (slot >= inputs(n)) return std::nullopt;
+        const auto c = adapter<G>::constant(g, traits::input(g, n, slot).node);
+        return c ? c->scalar() : std::nullopt;
+    }
+    /// For a two-input node reading v: the other input's scalar constant.
+    std::optional<double> other_scalar(N n, N v) const {
+        if (inputs(n) != 2) return std::nullopt;
+        if (reads(n, 0, v)) return scalar(n, 1);
+        if (reads(n, 1, v)) return scalar(n, 0);
+        return std::nullopt;
+    }
+    /// n reads both a and b (in either order), and has two inputs.
+    bool reads_pair(N n, N a, N b) const {
+        return inputs(n) == 2 && ((reads(n, 0, a) && reads(n, 1, b)) || (reads(n, 0, b) && reads(n, 1, a)));
+    }
+    std::optional<attribute> attr(N n, std::string_view key) const { return traits::attr(g, n, key); }
+};
+
+/// What a composite lowering recognized after x: the post-ops, the last node (its output is the
+/// chain's value from then on) and how many nodes it took (x not counted).
+template <class N>
+struct composite_result {
+    std::vector<post_op> post_ops;
+    N last;
+    std::size_t nodes = 0;
+};
+
 // ----- the runtime table built from a pattern's tags ----------------------------------------
 
 /// One op a pattern may match, as the runtime lowering sees it.
@@ -227,11 +305,15 @@ struct tag_commutative<Tag, std::void_t<decltype(Tag::commutative)>> : std::bool
 
 template <class Tag>
 lowering_entry entry_of() {
-    lowering_entry e{Tag::names, std::size(Tag::names), lowering<Tag>::role, nullptr, dnnl::algorithm::undef,
-                     tag_commutative<Tag>::value};
-    if constexpr (lowering<Tag>::role == lowering_role::eltwise) e.eltwise = &lowering<Tag>::post_ops;
-    if constexpr (lowering<Tag>::role == lowering_role::binary) e.binary_alg = lowering<Tag>::alg;
-    return e;
+    if constexpr (lowering<Tag>::role == lowering_role::composite) {
+        return lowering_entry{nullptr, 0, lowering_role::composite, nullptr, dnnl::algorithm::undef, false};
+    } else {
+        lowering_entry e{Tag::names, std::size(Tag::names), lowering<Tag>::role, nullptr, dnnl::algorithm::undef,
+                         tag_commutative<Tag>::value};
+        if constexpr (lowering<Tag>::role == lowering_role::eltwise) e.eltwise = &lowering<Tag>::post_ops;
+        if constexpr (lowering<Tag>::role == lowering_role::binary) e.binary_alg = lowering<Tag>::alg;
+        return e;
+    }
 }
 
 template <class List>
@@ -243,6 +325,62 @@ struct entries<sgmatch::detail::tlist<Tags...>> {
         return table;
     }
 };
+
+template <class G>
+using recognize_fn = std::optional<composite_result<typename graph_traits<G>::node_type>> (*)(
+    const chain_view<G>&, typename graph_traits<G>::node_type);
+
+template <class G, class Tag>
+sgmatch::detail::tlist<> composite_of(std::vector<recognize_fn<G>>& out) {
+    if constexpr (lowering<Tag>::role == lowering_role::composite) out.push_back(&lowering<Tag>::template recognize<G>);
+    return {};
+}
+template <class G, class List>
+struct composites;
+template <class G, class... Tags>
+struct composites<G, sgmatch::detail::tlist<Tags...>> {
+    static const std::vector<recognize_fn<G>>& get() {
+        static const std::vector<recognize_fn<G>> table = [] {
+            std::vector<recognize_fn<G>> v;
+            (composite_of<G, Tags>(v), ...);
+            return v;
+        }();
+        return table;
+    }
+};
+
+// The units lowering sees in P: every op tag, except that a named sub-pattern whose name has a
+// composite lowering (a decomposed activation, decomposed.hpp) is one unit, its inner ops not
+// looked at (Erf or Pow need no lowering of their own there).
+template <class P, class = void>
+struct units {
+    using type = sgmatch::detail::tlist<>;
+};
+template <class P>
+struct units<P, std::void_t<pat::detail::unwrap_t<P>>> : units<pat::detail::unwrap_t<P>> {};
+template <class T, class P>
+struct units<pat::named<T, P>> {
+    using type = std::conditional_t<lowering<T>::role == lowering_role::composite, sgmatch::detail::tlist<T>,
+                                    typename units<P>::type>;
+};
+template <class... Ts, class... Os>
+struct units<pat::op<pat::tags<Ts...>, Os...>> {
+    using type = sgmatch::detail::concat_t<sgmatch::detail::tlist<Ts...>, typename units<Os>::type...>;
+};
+template <class... Ps>
+struct units<pat::chain<Ps...>> {
+    using type = sgmatch::detail::concat_t<typename units<Ps>::type...>;
+};
+template <class... Ps>
+struct units<pat::alt<Ps...>> {
+    using type = sgmatch::detail::concat_t<typename units<Ps>::type...>;
+};
+template <class P>
+struct units<pat::opt<P>> : units<P> {};
+template <std::size_t Lo, std::size_t Hi, class P>
+struct units<pat::rep<Lo, Hi, P>> : units<P> {};
+template <class T, class P>
+struct units<pat::cap<T, P>> : units<P> {};
 
 // The first tag of a list that cannot lower (void if none).
 template <class List>
@@ -266,7 +404,7 @@ struct all_main<sgmatch::detail::tlist<Tags...>>
 
 /// The tags of P that cannot lower: void when every op of P has a lowering.
 template <class P>
-using unlowerable_op_t = typename detail::first_unlowerable<tags_t<P>>::type;
+using unlowerable_op_t = typename detail::first_unlowerable<typename detail::units<std::decay_t<P>>::type>::type;
 /// True when P's first node is always a main op lowering knows (Conv, MatMul, Gemm).
 template <class P>
 constexpr bool anchored_on_main_op_v = !anchor_is_wildcard_v<P> && detail::all_main<anchor_tags_t<P>>::value;
@@ -338,7 +476,10 @@ match_lowering<typename graph_traits<G>::node_type> lower_match(const G& g, cons
     using traits = graph_traits<G>;
     using N = typename traits::node_type;
     match_lowering<N> out;
-    const auto& table = detail::entries<tags_t<P>>::get();
+    using unit_list = typename detail::units<std::decay_t<P>>::type;
+    const auto& table = detail::entries<unit_list>::get();
+    const auto& composite_table = detail::composites<G, unit_list>::get();
+    const chain_view<G> view{g, nodes, count};
     auto name = [&](N n) { return "'" + std::string(traits::name(g, n)) + "'"; };
     auto decline = [&](std::string why) {
         out.decline = std::move(why);
@@ -444,6 +585,16 @@ match_lowering<typename graph_traits<G>::node_type> lower_match(const G& g, cons
     // A shape with one non-1 dim of size O at the channel position (counted from the right).
     const std::size_t channel_from_right = out.matmul ? 1 : s.spatial_rank() + 1;
     while (true) {
+        // A decomposed activation (several ops reading cur, ending in one value): one unit.
+        std::optional<composite_result<N>> comp;
+        for (auto recognize : composite_table)
+            if ((comp = recognize(view, cur))) break;
+        if (comp) {
+            pops.insert(pops.end(), comp->post_ops.begin(), comp->post_ops.end());
+            visited += comp->nodes;
+            cur = comp->last;
+            continue;
+        }
         std::optional<N> next;
         const std::size_t uc = traits::user_count(g, cur);
         for (std::size_t i = 0; i < uc; ++i) {
@@ -561,6 +712,7 @@ match_lowering<typename graph_traits<G>::node_type> lower_match(const G& g, cons
             case lowering_role::conv:
             case lowering_role::matmul:
                 return decline("a second main op " + name(n) + " in one match");
+            case lowering_role::composite:  // not recognized at cur: its ops are no post-ops on their own
             case lowering_role::none:
                 return decline("op " + std::string(traits::op_name(g, n)) + " has no oneDNN lowering");
         }
