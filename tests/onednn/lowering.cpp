@@ -545,3 +545,48 @@ TEST_CASE("near misses of decomposed activations are not fused as one (and still
         for (std::size_t i = 0; i < got.size(); ++i) CHECK(test::max_rel_error(got[i], expect[i]) <= 1e-4);
     }
 }
+
+TEST_CASE("BatchNorm after a 2-D matmul is folded into its weights; after a 3-D one it is declined") {
+    onednn::register_backend<graph>();
+    std::mt19937 rng(79);
+    for (int rank = 2; rank <= 3; ++rank) {
+        graph g;
+        const std::int64_t M = 6, K = 10, N = 7;
+        const std::vector<std::int64_t> xd = rank == 2 ? std::vector<std::int64_t>{M, K} : std::vector<std::int64_t>{2, M, K};
+        std::vector<std::int64_t> od = xd;
+        od.back() = N;
+        auto x = g.add_input("x", tensor_type{dtype::f32, xd});
+        const std::map<std::string, array> in{{"x", test::random_array(xd, rng, 1.0f)}};
+        auto mm = g.add_op("MatMul", "mm", {x, g.add_constant("W", {K, N}, test::random_values(K * N, rng, 0.4f))});
+        auto b = g.add_op("Add", "bias", {mm, g.add_constant("b", {N}, test::random_values(N, rng, 0.5f))});
+        // BatchNormalization's channel axis is 1: N for a 2-D matmul, M for a 3-D one.
+        const std::int64_t C = rank == 2 ? N : M;
+        std::vector<input_ref> bn{b};
+        for (const char* p : {"scale", "shift", "mean", "var"}) {
+            auto v = test::random_values(static_cast<std::size_t>(C), rng, 0.5f);
+            if (std::string(p) == "var")
+                for (auto& e : v) e = 0.5f + std::abs(e);
+            bn.push_back(g.add_constant(p, {C}, v));
+        }
+        auto n = g.add_op("BatchNormalization", "bn", bn, {{"epsilon", 1e-3}});
+        auto r = g.add_op("Relu", "relu", {n});
+        for (auto v : {mm, b, n, r}) g.set_type({v, 0}, tensor_type{dtype::f32, od});
+        g.mark_output(r);
+        CAPTURE(rank);
+        const array expect = exec::executor(g)(in).at(0);
+        graph fused = g;
+        const auto reports = apply_backend(fused, "onednn");
+        exec::run_stats st;
+        CHECK(test::max_rel_error(exec::executor(fused)(in, &st).at(0), expect) <= 1e-4);
+        if (rank == 2) {
+            CHECK(reports[1].accepted == 1);
+            CHECK(st.fused_nodes == 1);
+            CHECK(st.reference_nodes == 0);
+        } else {
+            CHECK(reports[1].check_reasons.count("BatchNorm 'bn' after a 3-D matmul normalizes another axis than the "
+                                                 "matmul's columns") == 1);
+            CHECK(reports[1].accepted == 1);  // the matmul + bias alone
+            CHECK(st.reference_nodes == 2);   // BatchNorm and Relu
+        }
+    }
+}

@@ -6,7 +6,7 @@
 //
 // Its properties, in order (fp32 inference, after oneDNN's own graph component's fusions):
 //   onednn.conv_post_ops    conv + bias add? + batchnorm? + act? + [unary | binary]{0,3}
-//   onednn.matmul_post_ops  (matmul | gemm) + bias add? + act? + [unary | binary]{0,3}
+//   onednn.matmul_post_ops  (matmul | gemm) + bias add? + batchnorm? + act? + [unary | binary]{0,3}
 // where act is a GELU (erf or tanh), Swish or HardSwish written out as exporters emit them
 // (decomposed.hpp): one eltwise post-op.
 //
@@ -52,9 +52,9 @@ inline constexpr auto conv_post_ops =
     capture<activation_input>(op<ops::Conv>() >> optional(bias_add) >> optional(op<ops::BatchNorm>())) >>
     optional(decomposed_activation<activation_input>()) >> repeat<0, 3>(unary_post_op | binary_post_op);
 
-/// (matmul | gemm) + bias add? + decomposed activation? + [unary | binary]{0,3}
+/// (matmul | gemm) + bias add? + batchnorm? + decomposed activation? + [unary | binary]{0,3}
 inline constexpr auto matmul_post_ops =
-    capture<activation_input>((op<ops::MatMul>() | op<ops::Gemm>()) >> optional(bias_add)) >>
+    capture<activation_input>((op<ops::MatMul>() | op<ops::Gemm>()) >> optional(bias_add) >> optional(op<ops::BatchNorm>())) >>
     optional(decomposed_activation<activation_input>()) >> repeat<0, 3>(unary_post_op | binary_post_op);
 
 /// Register the "onednn" backend for graphs of type G (idempotent). Returns true, so that a .cpp

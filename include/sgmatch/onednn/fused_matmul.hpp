@@ -9,6 +9,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -43,6 +44,25 @@ struct matmul_spec {
         int sums = 0;
         for (auto& p : post_ops) sums += p.k == post_op::kind::sum ? 1 : 0;
         if (sums > 1) fail("at most one sum post-op");
+    }
+    /// Fold an inference BatchNorm over the output's last axis (N) into the weights and bias:
+    /// W'[k, n] = W[k, n] * c_n, b'_n = (b_n - mean_n) * c_n + shift_n, c_n = scale_n / sqrt(var_n + eps).
+    void fold_batch_norm(const std::vector<float>& scale, const std::vector<float>& shift,
+                         const std::vector<float>& mean, const std::vector<float>& var, float eps) {
+        const auto n_out = static_cast<std::size_t>(N);
+        if (scale.size() != n_out || shift.size() != n_out || mean.size() != n_out || var.size() != n_out)
+            throw kernel_error("sgmatch::onednn::matmul_spec::fold_batch_norm('" + name +
+                               "'): BatchNorm parameters must have one value per output column (" + std::to_string(N) + ")");
+        if (!post_ops.empty())
+            throw kernel_error("sgmatch::onednn::matmul_spec::fold_batch_norm('" + name +
+                               "'): a BatchNorm after a post-op cannot be folded into the weights");
+        if (bias.empty()) bias.assign(n_out, 0.0f);
+        for (std::size_t n = 0; n < n_out; ++n) {
+            const double c = scale[n] / std::sqrt(static_cast<double>(var[n]) + eps);
+            for (std::size_t k = 0; k < static_cast<std::size_t>(K); ++k)
+                weights[k * n_out + n] = static_cast<float>(weights[k * n_out + n] * c);
+            bias[n] = static_cast<float>((bias[n] - mean[n]) * c + shift[n]);
+        }
     }
     dims output_dims(const dims& src) const {
         if (src.size() < 2 || src.size() > 5 || src.back() != K)

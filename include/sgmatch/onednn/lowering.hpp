@@ -12,8 +12,8 @@
 // intermediate used outside the match, ...). The property declines such matches with that reason.
 //
 // Known limitations of this slice: the main op is Conv, MatMul or Gemm with constant weights
-// (ConvTranspose is not lowered yet; Gemm with transA, BatchNorm after a matmul and a MatMul
-// whose right operand is computed are declined); the chain must be a straight line from the
+// (ConvTranspose is not lowered yet; Gemm with transA, BatchNorm after a matmul whose output
+// is not 2-D and a MatMul whose right operand is computed are declined); the chain must be a straight line from the
 // main op (an op computing a binary operand inside the match, as in a decomposed GELU, is
 // declined); auto_pad other than NOTSET is declined.
 #pragma once
@@ -620,7 +620,17 @@ match_lowering<typename graph_traits<G>::node_type> lower_match(const G& g, cons
         switch (e->role) {
             case lowering_role::identity: break;
             case lowering_role::batch_norm: {
-                if (out.matmul) return decline("BatchNorm " + name(n) + " after a matmul is not folded yet");
+                if (out.matmul) {
+                    // BatchNormalization normalizes axis 1: the matmul's N only when its output is 2-D.
+                    std::optional<std::size_t> rank;
+                    if (out_dims) rank = out_dims->size();
+                    else if (auto t = adapter<G>::value_type(g, out.src.node, out.src.port); t && !t->dims.empty())
+                        rank = t->dims.size();
+                    if (!rank) return decline("BatchNorm " + name(n) + " after a matmul of unknown rank");
+                    if (*rank != 2)
+                        return decline("BatchNorm " + name(n) + " after a " + std::to_string(*rank) +
+                                       "-D matmul normalizes another axis than the matmul's columns");
+                }
                 if (!pops.empty()) return decline("BatchNorm " + name(n) + " after a post-op cannot be folded");
                 if (nin < 5) return decline("BatchNorm " + name(n) + " has fewer than 5 inputs");
                 std::vector<float> p[4];
@@ -632,7 +642,8 @@ match_lowering<typename graph_traits<G>::node_type> lower_match(const G& g, cons
                     if (with_data) p[k] = detail::constant_values<G>(*c);
                 }
                 const float eps = detail::attr_real(detail::graph_node_reader<G>(g, n), "epsilon", 1e-5f);
-                if (with_data) s.fold_batch_norm(p[0], p[1], p[2], p[3], eps);
+                if (with_data && out.matmul) out.mm.fold_batch_norm(p[0], p[1], p[2], p[3], eps);
+                else if (with_data) s.fold_batch_norm(p[0], p[1], p[2], p[3], eps);
                 else if (bias.empty()) bias.assign(static_cast<std::size_t>(O), 0.0f);
                 break;
             }
