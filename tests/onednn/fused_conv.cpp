@@ -406,3 +406,99 @@ TEST_CASE("run_into: a reused destination, and a sum that accumulates in place i
             CHECK_THROWS_AS(k.run_into(xt_, {reference::to_tensor(residual)}, plain), onednn::kernel_error);
     }
 }
+
+TEST_CASE("transposed convolutions (ConvTranspose): 1-D to 3-D, groups, strides, dilations, output_padding, BatchNorm, post-ops") {
+    std::mt19937 rng(21);
+    const auto cases = eltwise_cases();
+    auto pick = [&](std::initializer_list<std::int64_t> v) {
+        return *(v.begin() + std::uniform_int_distribution<std::size_t>(0, v.size() - 1)(rng));
+    };
+    int built = 0;
+    for (int r = 0; r < (test::sanitized() ? 12 : 60); ++r) {
+        const std::size_t sp = r % 5 == 0 ? 1 : r % 5 == 1 ? 3 : 2;
+        const int kind = static_cast<int>(pick({0, 0, 1, 2}));  // plain, grouped, depthwise
+        const std::int64_t G = kind == 1 ? 2 : 1;
+        std::int64_t C = pick({2, 4, 8}) * G, Og = pick({1, 3, 4, 8});
+        std::int64_t groups = G;
+        if (kind == 2) groups = C = pick({4, 8}), Og = 1;
+        const std::int64_t n = sp == 3 ? 1 : pick({1, 2, 8}), k = pick({1, 2, 3, 4, 5}), s = pick({1, 2}),
+                           d = k > 1 ? pick({1, 1, 2}) : 1;
+        onednn::conv_spec spec;
+        spec.transposed = true;
+        spec.groups = groups;
+        spec.weights_dims = {C, Og};
+        onednn::dims xd{n, C};
+        for (std::size_t i = 0; i < sp; ++i) {
+            const std::int64_t pb = std::uniform_int_distribution<std::int64_t>(0, k - 1)(rng);
+            const std::int64_t pe = std::uniform_int_distribution<std::int64_t>(0, k - 1)(rng);
+            const std::int64_t op = std::min(pe, std::uniform_int_distribution<std::int64_t>(0, std::max(s, d) - 1)(rng));
+            spec.weights_dims.push_back(k);
+            spec.strides.push_back(s);
+            spec.dilations.push_back(d);
+            spec.pads_begin.push_back(pb);
+            spec.pads_end.push_back(pe);
+            spec.output_padding.push_back(op);
+            xd.push_back(sp == 3 ? 4 : n == 8 ? 5 : pick({3, 6, 7}));
+        }
+        std::size_t nw = 1;
+        for (auto v : spec.weights_dims) nw *= static_cast<std::size_t>(v);
+        spec.weights = test::random_values(nw, rng, 0.5f);
+        const std::int64_t O = Og * groups;
+        if (r % 2) spec.bias = test::random_values(static_cast<std::size_t>(O), rng, 0.5f);
+        const array x = test::random_array(xd, rng, 1.0f);
+        const reference::conv_attrs a{spec.strides, spec.pads_begin, spec.pads_end, spec.dilations, groups};
+        array expect;
+        try {
+            const array b = spec.bias.empty() ? array(xt::zeros<float>({std::size_t(0)})) : test::make_array(spec.bias, {O});
+            expect = reference::conv_transpose(x, test::make_array(spec.weights, spec.weights_dims), b, a,
+                                               spec.output_padding);
+        } catch (const reference::kernel_error&) {
+            continue;  // pads larger than the output
+        }
+        std::string what = "sp" + std::to_string(sp) + " n" + std::to_string(n) + " C" + std::to_string(C) + " O" +
+                           std::to_string(O) + " g" + std::to_string(groups) + " k" + std::to_string(k) + " s" +
+                           std::to_string(s) + " d" + std::to_string(d) + " pads " + onednn::to_string(spec.pads_begin) +
+                           onednn::to_string(spec.pads_end) + " op " + onednn::to_string(spec.output_padding);
+        if (r % 3 == 0) {  // a BatchNorm folded into the [C, O/G, k...] weights
+            const auto on = static_cast<std::size_t>(O);
+            auto scale = test::random_values(on, rng, 1.0f), shift = test::random_values(on, rng, 1.0f);
+            auto mean = test::random_values(on, rng, 0.5f), var = test::random_values(on, rng, 0.5f);
+            for (auto& v : var) v = std::fabs(v) + 0.1f;
+            const auto vec = [](const std::vector<float>& v) { return test::make_array(v, {std::int64_t(v.size())}); };
+            expect = reference::batch_norm(expect, vec(scale), vec(shift), vec(mean), vec(var), 1e-5f);
+            spec.fold_batch_norm(scale, shift, mean, var, 1e-5f);
+            what += " +bn";
+        }
+        std::vector<onednn::tensor> extra;
+        array residual;
+        if (r % 4 == 1) {  // a residual sum
+            residual = test::random_array(std::vector<std::int64_t>(expect.shape().begin(), expect.shape().end()), rng, 1.0f);
+            expect = expect + residual;
+            spec.post_ops.push_back(post_op::sum(0));
+            extra.push_back(reference::to_tensor(residual));
+            what += " +sum";
+        }
+        const auto& ec = cases[static_cast<std::size_t>(r) % cases.size()];
+        if (std::string(ec.name) != "exp" && std::string(ec.name) != "square") {
+            expect = reference::unary(expect, ec.ref, ec.alpha, ec.beta);
+            spec.post_ops.insert(spec.post_ops.end(), ec.fused.begin(), ec.fused.end());
+            what += std::string(" +") + ec.name;
+        }
+        CAPTURE(what);
+        onednn::fused_conv kernel(spec);
+        const array got = reference::to_array(kernel.run(reference::to_tensor(x), extra));
+        REQUIRE(got.shape() == expect.shape());
+        CHECK(test::max_rel_error(got, expect) <= 1e-4);
+        ++built;
+    }
+    CHECK(built >= (test::sanitized() ? 8 : 45));
+    // output_padding beyond pads_end: oneDNN 2.x would need a negative right padding.
+    onednn::conv_spec bad;
+    bad.transposed = true;
+    bad.weights_dims = {2, 2, 3};
+    bad.weights.assign(12, 0.5f);
+    bad.strides = {2};
+    bad.output_padding = {1};
+    CHECK_THROWS_WITH_AS(onednn::fused_conv{bad}, doctest::Contains("output_padding [1] above pads_end []"),
+                         onednn::kernel_error);
+}

@@ -274,7 +274,7 @@ TEST_CASE("single-op oneDNN kernels on random DAGs of element-wise and pooling o
 TEST_CASE("the ready-made onednn backend, switched on by SGMATCH_BACKEND") {
     CHECK(onednn::register_backend<graph>());
     CHECK(onednn::register_backend<graph>());  // idempotent
-    REQUIRE(backend_registry<graph>::instance().find("onednn")->properties().size() == 2);
+    REQUIRE(backend_registry<graph>::instance().find("onednn")->properties().size() == 3);
     const graph g = build::resnet50(1, 32, /*data_seed=*/11);
     std::mt19937 rng(4);
     const std::map<std::string, array> in{{"data", test::random_array({1, 3, 32, 32}, rng, 1.0f)}};
@@ -283,9 +283,9 @@ TEST_CASE("the ready-made onednn backend, switched on by SGMATCH_BACKEND") {
     ::setenv("SGMATCH_BACKEND", "onednn", 1);
     const auto reports = apply_backend_from_env(fused);
     ::unsetenv("SGMATCH_BACKEND");
-    REQUIRE(reports.size() == 2);
+    REQUIRE(reports.size() == 3);
     CHECK(reports[0].accepted == 53);
-    CHECK(reports[1].accepted == 1);  // the classifier's Gemm
+    CHECK(reports[2].accepted == 1);  // the classifier's Gemm
     exec::run_stats st;
     CHECK(test::max_rel_error(exec::executor(fused, exec::mode::onednn)(in, &st).at(0), expect) <= 1e-4);
     CHECK(st.fused_nodes == 54);
@@ -490,7 +490,7 @@ TEST_CASE("decomposed GELU / Swish / HardSwish after a conv or matmul: one kerne
                     const array expect = exec::executor(g)(in).at(0);
                     graph fused = g;
                     const auto reports = apply_backend(fused, "onednn");
-                    CHECK(reports[main == 0 ? 0 : 1].accepted == 1);
+                    CHECK(reports[main == 0 ? 0 : 2].accepted == 1);
                     node_id fn{};
                     std::size_t op_nodes = 0;
                     for (auto n : fused.nodes())
@@ -579,14 +579,70 @@ TEST_CASE("BatchNorm after a 2-D matmul is folded into its weights; after a 3-D 
         exec::run_stats st;
         CHECK(test::max_rel_error(exec::executor(fused)(in, &st).at(0), expect) <= 1e-4);
         if (rank == 2) {
-            CHECK(reports[1].accepted == 1);
+            CHECK(reports[2].accepted == 1);
             CHECK(st.fused_nodes == 1);
             CHECK(st.reference_nodes == 0);
         } else {
-            CHECK(reports[1].check_reasons.count("BatchNorm 'bn' after a 3-D matmul normalizes another axis than the "
+            CHECK(reports[2].check_reasons.count("BatchNorm 'bn' after a 3-D matmul normalizes another axis than the "
                                                  "matmul's columns") == 1);
-            CHECK(reports[1].accepted == 1);  // the matmul + bias alone
+            CHECK(reports[2].accepted == 1);  // the matmul + bias alone
             CHECK(st.reference_nodes == 2);   // BatchNorm and Relu
         }
+    }
+}
+
+TEST_CASE("ConvTranspose + bias + BatchNorm + post-ops: one fused kernel (oneDNN deconvolution); unsupported attributes declined") {
+    onednn::register_backend<graph>();
+    std::mt19937 rng(80);
+    auto build = [&](graph& g, std::map<std::string, array>& in, int variant) {
+        const std::int64_t C = 6, Og = 4, G = variant == 1 ? 2 : 1, O = Og * G;
+        auto x = g.add_input("x", tensor_type{dtype::f32, {2, C, 5, 5}});
+        in["x"] = test::random_array({2, C, 5, 5}, rng, 1.0f);
+        auto ct = g.add_op("ConvTranspose", "up",
+                           {x, g.add_constant("w", {C, Og, 3, 3}, test::random_values(static_cast<std::size_t>(C * Og * 9), rng, 0.5f)),
+                            g.add_constant("b", {O}, test::random_values(static_cast<std::size_t>(O), rng, 0.5f))},
+                           {{"strides", attribute::ints{2, 2}}, {"pads", attribute::ints{1, 1, 1, 1}},
+                            {"output_padding", attribute::ints{1, 1}}, {"group", G}});
+        if (variant == 2) g.set_attr(ct, "output_shape", attribute::ints{10, 10});
+        if (variant == 3) g.set_attr(ct, "pads", attribute::ints{1, 1, 0, 0});  // output_padding 1 > pads_end 0
+        std::vector<input_ref> bn{ct};
+        for (const char* p : {"scale", "shift", "mean", "var"}) {
+            auto v = test::random_values(static_cast<std::size_t>(O), rng, 0.5f);
+            if (std::string(p) == "var")
+                for (auto& e : v) e = 0.5f + std::abs(e);
+            bn.push_back(g.add_constant(p, {O}, v));
+        }
+        auto n = g.add_op("BatchNormalization", "bn", bn);
+        auto r = g.add_op("LeakyRelu", "act", {n}, {{"alpha", 0.2}});
+        const std::vector<std::int64_t> od{2, O, variant == 3 ? 11 : 10, variant == 3 ? 11 : 10};
+        for (auto v : {ct, n, r}) g.set_type({v, 0}, tensor_type{dtype::f32, od});
+        g.mark_output(r);
+    };
+    for (int variant = 0; variant < 4; ++variant) {
+        CAPTURE(variant);
+        graph g;
+        std::map<std::string, array> in;
+        build(g, in, variant);
+        graph fused = g;
+        const auto reports = apply_backend(fused, "onednn");
+        if (variant >= 2) {
+            CHECK(reports[1].accepted == 0);
+            CHECK(reports[1].check_reasons.begin()->first.find(variant == 2 ? "ConvTranspose 'up': output_shape is not supported"
+                                                                            : "output_padding [1,1] above pads_end [0,0]") !=
+                  std::string::npos);
+            CHECK(fused.node_count() == g.node_count());  // the graph is left as it was
+            continue;
+        }
+        const array expect = exec::executor(g)(in).at(0);
+        CHECK(reports[1].accepted == 1);
+        exec::run_stats st;
+        CHECK(test::max_rel_error(exec::executor(fused, exec::mode::onednn)(in, &st).at(0), expect) <= 1e-4);
+        CHECK(st.fused_nodes == 1);
+        CHECK(st.onednn_nodes == 0);
+        CHECK(st.reference_nodes == 0);
+        // Unfused, one oneDNN primitive per op: the deconvolution on its own.
+        exec::run_stats su;
+        CHECK(test::max_rel_error(exec::executor(g, exec::mode::onednn)(in, &su).at(0), expect) <= 1e-4);
+        CHECK(su.reference_nodes == 0);
     }
 }

@@ -42,3 +42,29 @@ TEST_CASE("softmax, global average pooling, conv and pooling on values worked ou
     CHECK(ap(0, 0, 0, 0) == 1.0f);  // only the one real value in the window counts
     CHECK(ap(0, 0, 1, 1) == 2.5f);
 }
+
+TEST_CASE("conv_transpose on values worked out by hand") {
+    // 1-D, x = [1, 2], w = [1, 10, 100], stride 2: each input spreads its taps from 2 i onward,
+    // y[t] = sum over i of x[i] w[t - 2 i] = [1, 10, 100 + 2, 20, 200].
+    const array x = {{{1.0f, 2.0f}}};
+    const array w = {{{1.0f, 10.0f, 100.0f}}};
+    const array y = reference::conv_transpose(x, w, xt::zeros<float>({std::size_t(0)}), {{2}, {0}, {0}, {1}, 1});
+    REQUIRE(y.shape() == std::vector<std::size_t>{1, 1, 5});
+    const float want[] = {1, 10, 102, 20, 200};
+    for (std::size_t i = 0; i < 5; ++i) CHECK(y(0, 0, i) == want[i]);
+    // pads 1 / 1 crop one value at each end; output_padding 1 adds one at the end (from pads_end);
+    // a bias adds to all.
+    const array yc = reference::conv_transpose(x, w, array{0.5f}, {{2}, {1}, {1}, {1}, 1}, {1});
+    REQUIRE(yc.shape() == std::vector<std::size_t>{1, 1, 4});
+    const float want_c[] = {10.5f, 102.5f, 20.5f, 200.5f};
+    for (std::size_t i = 0; i < 4; ++i) CHECK(yc(0, 0, i) == want_c[i]);
+    // Groups: two input channels, each with its own output channel; weights [C=2, O/G=1, k=1].
+    const array x2 = {{{1.0f, 2.0f}, {3.0f, 4.0f}}};
+    array w2 = xt::zeros<float>({2, 1, 1});
+    w2(0, 0, 0) = 2.0f;
+    w2(1, 0, 0) = -1.0f;
+    const array yg = reference::conv_transpose(x2, w2, xt::zeros<float>({std::size_t(0)}), {{1}, {0}, {0}, {1}, 2});
+    REQUIRE(yg.shape() == std::vector<std::size_t>{1, 2, 2});
+    CHECK(yg(0, 0, 1) == 4.0f);
+    CHECK(yg(0, 1, 0) == -3.0f);
+}

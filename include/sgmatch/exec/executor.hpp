@@ -75,7 +75,7 @@ inline reference::dims ints_attr(const graph& g, node_id n, std::string_view k, 
 }
 
 enum class kind {
-    fused, conv, batch_norm, unary, binary, max_pool, avg_pool, global_avg_pool, gemm, matmul, softmax, concat,
+    fused, conv, conv_transpose, batch_norm, unary, binary, max_pool, avg_pool, global_avg_pool, gemm, matmul, softmax, concat,
     flatten, reshape, transpose, layer_norm
 };
 
@@ -132,6 +132,7 @@ inline std::optional<kind> kind_of(const graph& g, node_id n, unary_info& u, ref
     if (is<Min>(op)) return b = bk::min, kind::binary;
     if (is<Pow>(op)) return b = bk::pow, kind::binary;
     if (is<Conv>(op)) return kind::conv;
+    if (is<ConvTranspose>(op)) return kind::conv_transpose;
     if (is<BatchNorm>(op)) return kind::batch_norm;
     if (is<MaxPool>(op)) return kind::max_pool;
     if (is<AveragePool>(op)) return kind::avg_pool;
@@ -325,6 +326,11 @@ private:
                 if (plain) l.spec.layout = onednn::conv_spec::layout_choice::plain;
                 return std::make_shared<conv_op>(std::move(l.spec));
             }
+            case kind::conv_transpose: {
+                auto l = onednn::lower_match<graph, pat::op<pat::tags<ops::ConvTranspose>>>(g_, &n, 1, true);
+                if (!l.decline.empty()) return nullptr;
+                return std::make_shared<conv_op>(std::move(l.spec));
+            }
             case kind::batch_norm: {
                 std::vector<float> p[4];
                 for (std::size_t i = 0; i < 4; ++i) {
@@ -443,6 +449,20 @@ private:
                 pads(a.pads_begin, a.pads_end);
                 a.groups = detail::int_attr(g_, n, "group", 1);
                 return reference::conv(*in[0], *in[1], in.size() > 2 ? *in[2] : empty, a);
+            }
+            case kind::conv_transpose: {
+                need(2);
+                reference::conv_attrs a;
+                a.strides = detail::ints_attr(g_, n, "strides", reference::dims(sp, 1));
+                a.dilations = detail::ints_attr(g_, n, "dilations", reference::dims(sp, 1));
+                pads(a.pads_begin, a.pads_end);
+                a.groups = detail::int_attr(g_, n, "group", 1);
+                const auto ap = g_.attr(n, "auto_pad");
+                if (g_.attr(n, "output_shape") || (ap && ap->as_string() && *ap->as_string() != "NOTSET"))
+                    throw exec_error("sgmatch::exec::executor: ConvTranspose '" + std::string(g_.name(n)) +
+                                     "': output_shape and auto_pad are not supported (give pads)");
+                return reference::conv_transpose(*in[0], *in[1], in.size() > 2 ? *in[2] : empty, a,
+                                                 detail::ints_attr(g_, n, "output_padding", reference::dims(sp, 0)));
             }
             case kind::batch_norm:
                 need(5);

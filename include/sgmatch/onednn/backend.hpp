@@ -6,12 +6,13 @@
 //
 // Its properties, in order (fp32 inference, after oneDNN's own graph component's fusions):
 //   onednn.conv_post_ops    conv + bias add? + batchnorm? + act? + [unary | binary]{0,3}
+//   onednn.conv_transpose_post_ops  convtranspose + (the same)
 //   onednn.matmul_post_ops  (matmul | gemm) + bias add? + batchnorm? + act? + [unary | binary]{0,3}
 // where act is a GELU (erf or tanh), Swish or HardSwish written out as exporters emit them
 // (decomposed.hpp): one eltwise post-op.
 //
-// Known limitations (issue 4 continues): no ConvTranspose / BatchNorm-led properties, no conv
-// 1x1 + depthwise, no capability property for whole supported regions yet.
+// Known limitations (issue 4 continues): no BatchNorm-led property, no conv 1x1 + depthwise, no
+// capability property for whole supported regions yet.
 #pragma once
 
 #include <string>
@@ -52,6 +53,11 @@ inline constexpr auto conv_post_ops =
     capture<activation_input>(op<ops::Conv>() >> optional(bias_add) >> optional(op<ops::BatchNorm>())) >>
     optional(decomposed_activation<activation_input>()) >> repeat<0, 3>(unary_post_op | binary_post_op);
 
+/// convtranspose + bias add? + batchnorm? + decomposed activation? + [unary | binary]{0,3}
+inline constexpr auto conv_transpose_post_ops =
+    capture<activation_input>(op<ops::ConvTranspose>() >> optional(bias_add) >> optional(op<ops::BatchNorm>())) >>
+    optional(decomposed_activation<activation_input>()) >> repeat<0, 3>(unary_post_op | binary_post_op);
+
 /// (matmul | gemm) + bias add? + batchnorm? + decomposed activation? + [unary | binary]{0,3}
 inline constexpr auto matmul_post_ops =
     capture<activation_input>((op<ops::MatMul>() | op<ops::Gemm>()) >> optional(bias_add) >> optional(op<ops::BatchNorm>())) >>
@@ -65,6 +71,9 @@ bool register_backend(const std::string& name = "onednn") {
     auto conv = make_fused_property<G>("onednn.conv_post_ops", conv_post_ops);
     conv.fused_op("onednn.fused_conv").inference_only();
     register_property<G>(name, std::move(conv));
+    auto deconv = make_fused_property<G>("onednn.conv_transpose_post_ops", conv_transpose_post_ops);
+    deconv.fused_op("onednn.fused_conv_transpose").inference_only();
+    register_property<G>(name, std::move(deconv));
     auto mm = make_fused_property<G>("onednn.matmul_post_ops", matmul_post_ops);
     mm.fused_op("onednn.fused_matmul").inference_only();
     return register_property<G>(name, std::move(mm));

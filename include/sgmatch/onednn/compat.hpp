@@ -75,6 +75,24 @@ inline dnnl::convolution_forward::primitive_desc conv_pd(
 #endif
 }
 
+/// A forward-inference deconvolution (transposed convolution) primitive descriptor; arguments
+/// as conv_pd's (weights in oneDNN's [(G,) O, C, k...] order).
+inline dnnl::deconvolution_forward::primitive_desc deconv_pd(
+    const dnnl::engine& eng, const dnnl::memory::desc& src, const dnnl::memory::desc& weights,
+    const dnnl::memory::desc& bias, const dnnl::memory::desc& dst, const dnnl::memory::dims& strides,
+    const dnnl::memory::dims& dilates, const dnnl::memory::dims& pad_l, const dnnl::memory::dims& pad_r,
+    const dnnl::primitive_attr& attr) {
+#if DNNL_VERSION_MAJOR >= 3
+    return dnnl::deconvolution_forward::primitive_desc(eng, dnnl::prop_kind::forward_inference,
+                                                       dnnl::algorithm::deconvolution_direct, src, weights, bias, dst,
+                                                       strides, dilates, pad_l, pad_r, attr);
+#else
+    dnnl::deconvolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct, src,
+                                        weights, bias, dst, strides, dilates, pad_l, pad_r);
+    return dnnl::deconvolution_forward::primitive_desc(d, attr, eng);
+#endif
+}
+
 /// A matmul primitive descriptor; `bias` may be a zero desc (no bias).
 inline dnnl::matmul::primitive_desc matmul_pd(const dnnl::engine& eng, const dnnl::memory::desc& src,
                                               const dnnl::memory::desc& weights, const dnnl::memory::desc& bias,

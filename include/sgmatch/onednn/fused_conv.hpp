@@ -27,6 +27,7 @@
 #include <mutex>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -51,12 +52,52 @@ struct conv_spec {
     dims strides, dilations;        // per spatial dim; dilation 1 is dense (empty: all 1)
     dims pads_begin, pads_end;      // per spatial dim (empty: all 0)
     std::vector<post_op> post_ops;  // in pattern order
+    /// A transposed convolution (ONNX ConvTranspose): weights_dims is then [C, O/groups, k...],
+    /// and each spatial output is stride (in - 1) + output_padding + dilation (k - 1) + 1 - pads.
+    bool transposed = false;
+    dims output_padding;            // transposed only, per spatial dim (empty: all 0)
     /// any: oneDNN picks source, weights and destination layouts (NHWC / blocked: the fast
     /// path). plain: NCHW activations and OIHW weights, what a naive integration gets; kept
     /// for comparisons (post-ops on a plain conv are slower than none, ../docs/design.md).
     enum class layout_choice { any, plain } layout = layout_choice::any;
 
-    std::int64_t out_channels() const { return weights_dims.empty() ? 0 : weights_dims[0]; }
+    std::int64_t out_channels() const {
+        if (weights_dims.size() < 2) return 0;
+        return transposed ? weights_dims[1] * groups : weights_dims[0];
+    }
+    std::int64_t in_channels() const {
+        if (weights_dims.size() < 2) return 0;
+        return transposed ? weights_dims[0] : weights_dims[1] * groups;
+    }
+    /// The weights in oneDNN's logical order, [O, C/G, k...] or [G, O/G, C/G, k...], row-major
+    /// (for a transposed conv, ONNX's [C, O/G, k...] is regrouped).
+    dims onednn_weights_dims() const {
+        dims w = weights_dims;
+        if (transposed) std::swap(w[0], w[1]), w[0] *= groups, w[1] /= groups;
+        if (groups > 1) {
+            w.insert(w.begin(), groups);
+            w[1] /= groups;
+        }
+        return w;
+    }
+    std::vector<float> onednn_weights() const {
+        if (!transposed) return weights;
+        const std::int64_t C = weights_dims[0], Og = weights_dims[1], Cg = C / groups;
+        std::size_t k = 1;
+        for (std::size_t i = 2; i < weights_dims.size(); ++i) k *= static_cast<std::size_t>(weights_dims[i]);
+        std::vector<float> w(weights.size());
+        // ONNX [g, c, j, k] -> oneDNN [g, j, c, k]
+        for (std::int64_t g = 0; g < groups; ++g)
+            for (std::int64_t c = 0; c < Cg; ++c)
+                for (std::int64_t j = 0; j < Og; ++j) {
+                    const auto from = static_cast<std::size_t>(((g * Cg + c) * Og + j)) * k;
+                    const auto to = static_cast<std::size_t>(((g * Og + j) * Cg + c)) * k;
+                    std::copy(weights.begin() + static_cast<std::ptrdiff_t>(from),
+                              weights.begin() + static_cast<std::ptrdiff_t>(from + k),
+                              w.begin() + static_cast<std::ptrdiff_t>(to));
+                }
+        return w;
+    }
     std::size_t spatial_rank() const { return weights_dims.size() < 2 ? 0 : weights_dims.size() - 2; }
 
     /// Fold an inference BatchNorm that follows the conv into its weights and bias:
@@ -73,12 +114,26 @@ struct conv_spec {
                                "'): a BatchNorm after a post-op cannot be folded into the weights");
         if (bias.empty()) bias.assign(O, 0.0f);
         const std::size_t per_out = O ? weights.size() / O : 0;
+        std::vector<double> k(O);
         for (std::size_t o = 0; o < O; ++o) {
-            const double k = scale[o] / std::sqrt(static_cast<double>(var[o]) + eps);
-            for (std::size_t i = 0; i < per_out; ++i)
-                weights[o * per_out + i] = static_cast<float>(weights[o * per_out + i] * k);
-            bias[o] = static_cast<float>((bias[o] - mean[o]) * k + shift[o]);
+            k[o] = scale[o] / std::sqrt(static_cast<double>(var[o]) + eps);
+            bias[o] = static_cast<float>((bias[o] - mean[o]) * k[o] + shift[o]);
         }
+        if (!transposed) {
+            for (std::size_t o = 0; o < O; ++o)
+                for (std::size_t i = 0; i < per_out; ++i)
+                    weights[o * per_out + i] = static_cast<float>(weights[o * per_out + i] * k[o]);
+            return;
+        }
+        // [C, O/G, k...]: input channel c is in group c / (C/G), and its j-th output is g (O/G) + j.
+        const auto C = static_cast<std::size_t>(weights_dims[0]), Og = static_cast<std::size_t>(weights_dims[1]);
+        const std::size_t Cg = C / static_cast<std::size_t>(groups), taps = weights.size() / (C * Og);
+        for (std::size_t c = 0; c < C; ++c)
+            for (std::size_t j = 0; j < Og; ++j)
+                for (std::size_t t = 0; t < taps; ++t) {
+                    float& w = weights[(c * Og + j) * taps + t];
+                    w = static_cast<float>(w * k[(c / Cg) * Og + j]);
+                }
     }
 
     /// Output shape for input shape src (throws kernel_error when they do not fit).
@@ -88,18 +143,18 @@ struct conv_spec {
             throw kernel_error("sgmatch::onednn::fused_conv('" + name + "'): input " + to_string(src) + " has rank " +
                                std::to_string(src.size()) + ", the weights " + to_string(weights_dims) + " need " +
                                std::to_string(sp + 2));
-        if (src[1] != weights_dims[1] * groups)
+        if (src[1] != in_channels())
             throw kernel_error("sgmatch::onednn::fused_conv('" + name + "'): input " + to_string(src) + " has " +
                                std::to_string(src[1]) + " channels, weights " + to_string(weights_dims) +
-                               " with groups " + std::to_string(groups) + " need " +
-                               std::to_string(weights_dims[1] * groups));
+                               " with groups " + std::to_string(groups) + " need " + std::to_string(in_channels()));
         dims out{src[0], out_channels()};
         for (std::size_t i = 0; i < sp; ++i) {
             const std::int64_t d = dilations.empty() ? 1 : dilations[i];
             const std::int64_t s = strides.empty() ? 1 : strides[i];
             const std::int64_t pb = pads_begin.empty() ? 0 : pads_begin[i], pe = pads_end.empty() ? 0 : pads_end[i];
             const std::int64_t span = d * (weights_dims[2 + i] - 1) + 1;
-            const std::int64_t o = (src[2 + i] + pb + pe - span) / s + 1;
+            const std::int64_t op = output_padding.empty() ? 0 : output_padding[i];
+            const std::int64_t o = transposed ? s * (src[2 + i] - 1) + op + span - pb - pe : (src[2 + i] + pb + pe - span) / s + 1;
             if (o < 1)
                 throw kernel_error("sgmatch::onednn::fused_conv('" + name + "'): the kernel " + to_string(weights_dims) +
                                    " does not fit the padded input " + to_string(src));
@@ -120,8 +175,19 @@ struct conv_spec {
         if (weights.size() != n) fail(std::to_string(weights.size()) + " weight values for " + to_string(weights_dims));
         if (!bias.empty() && static_cast<std::int64_t>(bias.size()) != out_channels()) fail("bias size");
         if (groups < 1 || out_channels() % groups != 0) fail("groups must divide the output channels");
-        for (const dims* v : {&strides, &dilations, &pads_begin, &pads_end})
+        if (transposed && weights_dims[0] % groups != 0) fail("groups must divide the input channels");
+        if (!transposed && !output_padding.empty()) fail("output_padding is for a transposed convolution");
+        for (const dims* v : {&strides, &dilations, &pads_begin, &pads_end, &output_padding})
             if (!v->empty() && v->size() != sp) fail("strides, dilations and pads need one value per spatial dim");
+        for (std::size_t i = 0; i < output_padding.size(); ++i) {
+            const std::int64_t s = strides.empty() ? 1 : strides[i], d = dilations.empty() ? 1 : dilations[i];
+            if (output_padding[i] < 0 || (output_padding[i] >= s && output_padding[i] >= d))
+                fail("output_padding must be below the stride or the dilation");
+            // oneDNN's deconvolution takes output_padding as less right padding, never below 0.
+            if (output_padding[i] > (pads_end.empty() ? 0 : pads_end[i]))
+                fail("output_padding " + to_string(output_padding) + " above pads_end " + to_string(pads_end) +
+                     " (oneDNN 2.x has no negative padding; not supported)");
+        }
         int sums = 0;
         for (auto& p : post_ops) {
             if (p.k == post_op::kind::sum) ++sums;
@@ -143,7 +209,7 @@ public:
     /// Convolve src, apply the post-ops (reading extra[i] for post-ops with input i) and return
     /// the destination in the primitive's layout (dst_desc()).
     tensor run(const tensor& src, const std::vector<tensor>& extra = {}) const override {
-        tensor y = tensor::allocate(entry_for(src.shape())->pd.dst_desc());
+        tensor y = tensor::allocate(dst_desc(src.shape()));
         run_into(src, extra, y);
         return y;
     }
@@ -152,42 +218,50 @@ public:
     /// buffers can be reused. When dst is the residual of the sum post-op itself (the same
     /// memory), the sum accumulates in place and the residual is consumed: no copy.
     void run_into(const tensor& src, const std::vector<tensor>& extra, const tensor& y) const override {
-        detail::run_fused(*entry_for(src.shape()), "sgmatch::onednn::fused_conv('" + spec_.name + "')", spec_.post_ops, src,
-                          extra, y);
+        const std::string who = "sgmatch::onednn::fused_conv('" + spec_.name + "')";
+        if (spec_.transposed) detail::run_fused(*deconv_for(src.shape()), who, spec_.post_ops, src, extra, y);
+        else detail::run_fused(*conv_for(src.shape()), who, spec_.post_ops, src, extra, y);
     }
 
     /// Which oneDNN implementation runs for this input shape (e.g. "brg:avx512_core").
-    std::string implementation(const dims& src) const { return compat::impl_name(entry_for(src)->pd); }
+    std::string implementation(const dims& src) const {
+        return spec_.transposed ? compat::impl_name(deconv_for(src)->pd) : compat::impl_name(conv_for(src)->pd);
+    }
     /// The destination layout chosen for this input shape.
-    dnnl::memory::desc dst_desc(const dims& src) const override { return entry_for(src)->pd.dst_desc(); }
+    dnnl::memory::desc dst_desc(const dims& src) const override {
+        return spec_.transposed ? deconv_for(src)->pd.dst_desc() : conv_for(src)->pd.dst_desc();
+    }
     const std::vector<post_op>& post_ops() const override { return spec_.post_ops; }
     /// How many input shapes have a built primitive.
-    std::size_t cached_shapes() const { return cache_.size(); }
+    std::size_t cached_shapes() const { return conv_cache_.size() + deconv_cache_.size(); }
 
 private:
-    using entry = detail::fused_entry<dnnl::convolution_forward>;
+    using conv_entry = detail::fused_entry<dnnl::convolution_forward>;
+    using deconv_entry = detail::fused_entry<dnnl::deconvolution_forward>;
 
-    std::shared_ptr<const entry> entry_for(const dims& src) const {
-        return cache_.get(src, [&] { return build(src); });
+    std::shared_ptr<const conv_entry> conv_for(const dims& src) const {
+        return conv_cache_.get(src, [&] { return build<dnnl::convolution_forward>(src); });
+    }
+    std::shared_ptr<const deconv_entry> deconv_for(const dims& src) const {
+        return deconv_cache_.get(src, [&] { return build<dnnl::deconvolution_forward>(src); });
     }
 
-    std::shared_ptr<const entry> build(const dims& src) const {
+    template <class Prim>
+    std::shared_ptr<const detail::fused_entry<Prim>> build(const dims& src) const {
         using md = dnnl::memory::desc;
         using dt = dnnl::memory::data_type;
         using tag = dnnl::memory::format_tag;
+        constexpr bool deconv = std::is_same_v<Prim, dnnl::deconvolution_forward>;
         const dims dst = spec_.output_dims(src);
         const std::size_t sp = spec_.spatial_rank();
-        dims w = spec_.weights_dims;
-        if (spec_.groups > 1) {  // [G, O/G, C/G, k...]
-            w.insert(w.begin(), spec_.groups);
-            w[1] /= spec_.groups;
-        }
+        const dims w = spec_.onednn_weights_dims();
         dims strides(sp, 1), dil(sp, 0), pl(sp, 0), pr(sp, 0);
         for (std::size_t i = 0; i < sp; ++i) {
             if (!spec_.strides.empty()) strides[i] = spec_.strides[i];
             if (!spec_.dilations.empty()) dil[i] = spec_.dilations[i] - 1;
             if (!spec_.pads_begin.empty()) pl[i] = spec_.pads_begin[i];
             if (!spec_.pads_end.empty()) pr[i] = spec_.pads_end[i];
+            if (!spec_.output_padding.empty()) pr[i] -= spec_.output_padding[i];  // extra rows at the end
         }
         detail::post_op_plan plan(spec_.post_ops, dst, 1);
         dnnl::primitive_attr attr;
@@ -197,25 +271,29 @@ private:
         auto pd = [&] {
             try {
                 const bool any = spec_.layout == conv_spec::layout_choice::any;
-                return compat::conv_pd(cpu_engine(), md(src, dt::f32, any ? tag::any : plain_tag(src.size())),
-                                       md(w, dt::f32, any ? tag::any : plain_tag(w.size())), bias_md,
-                                       md(dst, dt::f32, any ? tag::any : plain_tag(dst.size())), strides, dil, pl, pr,
-                                       attr);
+                const md s(src, dt::f32, any ? tag::any : plain_tag(src.size()));
+                const md wd(w, dt::f32, any ? tag::any : plain_tag(w.size()));
+                const md d(dst, dt::f32, any ? tag::any : plain_tag(dst.size()));
+                if constexpr (deconv) return compat::deconv_pd(cpu_engine(), s, wd, bias_md, d, strides, dil, pl, pr, attr);
+                else return compat::conv_pd(cpu_engine(), s, wd, bias_md, d, strides, dil, pl, pr, attr);
             } catch (const dnnl::error& err) {
-                throw kernel_error("sgmatch::onednn::fused_conv('" + spec_.name + "'): oneDNN has no convolution for input " +
-                                   to_string(src) + ", weights " + to_string(spec_.weights_dims) + ", groups " +
+                throw kernel_error("sgmatch::onednn::fused_conv('" + spec_.name + "'): oneDNN has no " +
+                                   (deconv ? "transposed convolution" : "convolution") + " for input " + to_string(src) +
+                                   ", weights " + to_string(spec_.weights_dims) + ", groups " +
                                    std::to_string(spec_.groups) + " with these post-ops (" + err.what() + ")");
             }
         }();
         plan.build_tail(spec_.post_ops, pd.dst_desc());
         // Weights: plain (g)oi(d)(h)w -> the primitive's layout, once.
-        return std::make_shared<const entry>(
-            pd, std::move(plan), tensor::view(spec_.weights.data(), w),
+        const std::vector<float> transposed_w = deconv ? spec_.onednn_weights() : std::vector<float>();
+        return std::make_shared<const detail::fused_entry<Prim>>(
+            pd, std::move(plan), tensor::view(deconv ? transposed_w.data() : spec_.weights.data(), w),
             spec_.bias.empty() ? tensor() : tensor::view(spec_.bias.data(), {spec_.out_channels()}));
     }
 
     conv_spec spec_;
-    detail::shape_cache<dims, entry> cache_;
+    detail::shape_cache<dims, conv_entry> conv_cache_;
+    detail::shape_cache<dims, deconv_entry> deconv_cache_;
 };
 
 }  // namespace onednn

@@ -41,7 +41,7 @@
 SGMATCH_BEGIN_NAMESPACE
 namespace onednn {
 
-enum class lowering_role { none, conv, matmul, batch_norm, eltwise, binary, identity, composite };
+enum class lowering_role { none, conv, conv_transpose, matmul, batch_norm, eltwise, binary, identity, composite };
 
 /// What a node's attributes and constant inputs look like to an eltwise lowering.
 struct node_reader {
@@ -92,6 +92,11 @@ struct binary_op {
 template <>
 struct lowering<ops::Conv> {
     static constexpr lowering_role role = lowering_role::conv;
+};
+/// ConvTranspose: a fused_conv with a transposed spec (oneDNN's deconvolution).
+template <>
+struct lowering<ops::ConvTranspose> {
+    static constexpr lowering_role role = lowering_role::conv_transpose;
 };
 /// MatMul and Gemm / FullyConnected with constant weights: a fused_matmul.
 template <>
@@ -397,6 +402,7 @@ struct all_main;
 template <class... Tags>
 struct all_main<sgmatch::detail::tlist<Tags...>>
     : std::bool_constant<sizeof...(Tags) != 0 && ((lowering<Tags>::role == lowering_role::conv ||
+                                                   lowering<Tags>::role == lowering_role::conv_transpose ||
                                                    lowering<Tags>::role == lowering_role::matmul) &&
                                                   ...)> {};
 
@@ -405,7 +411,7 @@ struct all_main<sgmatch::detail::tlist<Tags...>>
 /// The tags of P that cannot lower: void when every op of P has a lowering.
 template <class P>
 using unlowerable_op_t = typename detail::first_unlowerable<typename detail::units<std::decay_t<P>>::type>::type;
-/// True when P's first node is always a main op lowering knows (Conv, MatMul, Gemm).
+/// True when P's first node is always a main op lowering knows (Conv, ConvTranspose, MatMul, Gemm).
 template <class P>
 constexpr bool anchored_on_main_op_v = !anchor_is_wildcard_v<P> && detail::all_main<anchor_tags_t<P>>::value;
 
@@ -499,7 +505,7 @@ match_lowering<typename graph_traits<G>::node_type> lower_match(const G& g, cons
     const N conv = nodes[0];
     const lowering_entry* ce = detail::find_entry(table, traits::op_name(g, conv));
     if (traits::kind(g, conv) != node_kind::op || ce == nullptr ||
-        (ce->role != lowering_role::conv && ce->role != lowering_role::matmul))
+        (ce->role != lowering_role::conv && ce->role != lowering_role::conv_transpose && ce->role != lowering_role::matmul))
         return decline("the match does not start with a convolution or a matmul");
     out.matmul = ce->role == lowering_role::matmul;
     conv_spec& s = out.spec;
@@ -540,22 +546,29 @@ match_lowering<typename graph_traits<G>::node_type> lower_match(const G& g, cons
             for (auto& b : m.bias) b *= beta;
         }
     } else {
-    // ---- the conv ----
+    // ---- the conv (or transposed conv) ----
         s.name = std::string(traits::name(g, conv));
-        if (ins < 2) return decline("Conv " + name(conv) + " has no weights input");
+        s.transposed = ce->role == lowering_role::conv_transpose;
+        const std::string Conv = s.transposed ? "ConvTranspose" : "Conv";
+        if (ins < 2) return decline(Conv + " " + name(conv) + " has no weights input");
         out.src = traits::input(g, conv, 0);
         const auto w = const_data(traits::input(g, conv, 1));
-        if (!w) return decline("Conv " + name(conv) + ": weights are not a constant with data");
+        if (!w) return decline(Conv + " " + name(conv) + ": weights are not a constant with data");
         s.weights_dims.assign(w->dims, w->dims + w->rank);
         if (auto a = traits::attr(g, conv, "auto_pad"); a && a->as_string() && *a->as_string() != "NOTSET")
-            return decline("Conv " + name(conv) + ": auto_pad " + std::string(*a->as_string()) + " is not supported");
+            return decline(Conv + " " + name(conv) + ": auto_pad " + std::string(*a->as_string()) + " is not supported");
         if (auto gr = traits::attr(g, conv, "group"); gr && gr->as_int()) s.groups = *gr->as_int();
         s.strides = detail::ints_attr(traits::attr(g, conv, "strides"));
         s.dilations = detail::ints_attr(traits::attr(g, conv, "dilations"));
+        if (s.transposed) {
+            if (traits::attr(g, conv, "output_shape"))
+                return decline(Conv + " " + name(conv) + ": output_shape is not supported (give pads)");
+            s.output_padding = detail::ints_attr(traits::attr(g, conv, "output_padding"));
+        }
         const dims pads = detail::ints_attr(traits::attr(g, conv, "pads"));
         const std::size_t sp = s.spatial_rank();
         if (!pads.empty()) {
-            if (pads.size() != 2 * sp) return decline("Conv " + name(conv) + ": pads has " + std::to_string(pads.size()) + " values");
+            if (pads.size() != 2 * sp) return decline(Conv + " " + name(conv) + ": pads has " + std::to_string(pads.size()) + " values");
             s.pads_begin.assign(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(sp));
             s.pads_end.assign(pads.begin() + static_cast<std::ptrdiff_t>(sp), pads.end());
         }
@@ -563,7 +576,7 @@ match_lowering<typename graph_traits<G>::node_type> lower_match(const G& g, cons
         else s.weights.assign(static_cast<std::size_t>(w->element_count()), 0.0f);  // validate() counts them
         if (ins >= 3) {
             const auto b = const_data(traits::input(g, conv, 2));
-            if (!b) return decline("Conv " + name(conv) + ": bias is not a constant with data");
+            if (!b) return decline(Conv + " " + name(conv) + ": bias is not a constant with data");
             s.bias = with_data ? detail::constant_values<G>(*b) : std::vector<float>(static_cast<std::size_t>(b->element_count()));
         }
         try {
@@ -721,6 +734,7 @@ match_lowering<typename graph_traits<G>::node_type> lower_match(const G& g, cons
                 break;
             }
             case lowering_role::conv:
+            case lowering_role::conv_transpose:
             case lowering_role::matmul:
                 return decline("a second main op " + name(n) + " in one match");
             case lowering_role::composite:  // not recognized at cur: its ops are no post-ops on their own

@@ -65,8 +65,8 @@ property<G> make_fused_property(std::string name, const P& p) {
         return property<G>(std::move(name), {});
     } else if constexpr (!anchored_on_main_op_v<P>) {
         static_assert(anchored_on_main_op_v<P>,
-                      "sgmatch::onednn::make_fused_property<G>(name, p): p must start with op<Conv>(), op<MatMul>() or "
-                      "op<Gemm>() (the main op a fused kernel is built around)");
+                      "sgmatch::onednn::make_fused_property<G>(name, p): p must start with op<Conv>(), op<ConvTranspose>(), "
+                      "op<MatMul>() or op<Gemm>() (the main op a fused kernel is built around)");
         return property<G>(std::move(name), {});
     } else {
         auto prop = make_property<G>(std::move(name), p, [](const subgraph<G>& s) {

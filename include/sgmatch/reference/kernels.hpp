@@ -194,6 +194,85 @@ inline array conv(const array& x, const array& w, const array& bias, const conv_
     return y;
 }
 
+/// N-D transposed convolution (ONNX ConvTranspose, 1 to 3 spatial dims): x is [N, C, spatial...],
+/// w is [C, O/groups, k...], bias is empty or [O], output_padding empty or one value per spatial
+/// dim. Output size per spatial dim:
+/// stride (in - 1) + output_padding + dilation (k - 1) + 1 - pads_begin - pads_end.
+inline array conv_transpose(const array& x, const array& w, const array& bias, const conv_attrs& a,
+                            const dims& output_padding = {}) {
+    if (x.dimension() < 3 || x.dimension() > 5 || w.dimension() != x.dimension())
+        throw kernel_error("sgmatch::reference::conv_transpose: input and weights must both be 3-D, 4-D or 5-D");
+    const std::size_t sp = x.dimension() - 2;
+    const std::int64_t N = static_cast<std::int64_t>(x.shape()[0]), C = static_cast<std::int64_t>(x.shape()[1]);
+    const std::int64_t G = a.groups;
+    if (G < 1 || C % G != 0 || static_cast<std::int64_t>(w.shape()[0]) != C)
+        throw kernel_error("sgmatch::reference::conv_transpose: channels " + std::to_string(C) + ", weights' first dim " +
+                           std::to_string(w.shape()[0]) + " and groups " + std::to_string(G) + " do not agree");
+    const std::int64_t Og = static_cast<std::int64_t>(w.shape()[1]), O = Og * G, Cg = C / G;
+    if (bias.size() != 0 && static_cast<std::int64_t>(bias.size()) != O)
+        throw kernel_error("sgmatch::reference::conv_transpose: bias must have one value per output channel");
+    dims in_sp, k_sp;
+    for (std::size_t i = 0; i < sp; ++i) {
+        in_sp.push_back(static_cast<std::int64_t>(x.shape()[2 + i]));
+        k_sp.push_back(static_cast<std::int64_t>(w.shape()[2 + i]));
+    }
+    const auto I = detail::lift(in_sp, sp, 1, "input"), K = detail::lift(k_sp, sp, 1, "kernel");
+    const auto S = detail::lift(a.strides, sp, 1, "strides"), D = detail::lift(a.dilations, sp, 1, "dilations");
+    const auto PB = detail::lift(a.pads_begin, sp, 0, "pads_begin"), PE = detail::lift(a.pads_end, sp, 0, "pads_end");
+    const auto OP = detail::lift(output_padding.empty() ? dims(sp, 0) : output_padding, sp, 0, "output_padding");
+    detail::spatial3 OUT;
+    for (int i = 0; i < 3; ++i) {
+        OUT.d[i] = S.d[i] * (I.d[i] - 1) + OP.d[i] + D.d[i] * (K.d[i] - 1) + 1 - PB.d[i] - PE.d[i];
+        if (OUT.d[i] < 1) throw kernel_error("sgmatch::reference::conv_transpose: the pads leave no output");
+    }
+    dims out_shape{N, O};
+    for (std::size_t i = 0; i < sp; ++i) out_shape.push_back(OUT.d[3 - sp + i]);
+    std::vector<double> acc(static_cast<std::size_t>(N * O * OUT.d[0] * OUT.d[1] * OUT.d[2]), 0.0);
+    const float* xp = x.data();
+    const float* wp = w.data();
+    const std::int64_t in_plane = I.d[0] * I.d[1] * I.d[2], k_plane = K.d[0] * K.d[1] * K.d[2];
+    const std::int64_t out_plane = OUT.d[0] * OUT.d[1] * OUT.d[2];
+    // Scatter: input position i and tap k write output position i * stride - pad + k * dilation.
+    for (std::int64_t n = 0; n < N; ++n)
+        for (std::int64_t c = 0; c < C; ++c) {
+            const std::int64_t g = c / Cg;
+            const float* xc = xp + (n * C + c) * in_plane;
+            for (std::int64_t j = 0; j < Og; ++j) {
+                const float* wc = wp + (c * Og + j) * k_plane;
+                double* yo = acc.data() + (n * O + g * Og + j) * out_plane;
+                for (std::int64_t id = 0; id < I.d[0]; ++id)
+                    for (std::int64_t ih = 0; ih < I.d[1]; ++ih)
+                        for (std::int64_t iw = 0; iw < I.d[2]; ++iw) {
+                            const double xv = xc[(id * I.d[1] + ih) * I.d[2] + iw];
+                            for (std::int64_t kd = 0; kd < K.d[0]; ++kd) {
+                                const std::int64_t od = id * S.d[0] - PB.d[0] + kd * D.d[0];
+                                if (od < 0 || od >= OUT.d[0]) continue;
+                                for (std::int64_t kh = 0; kh < K.d[1]; ++kh) {
+                                    const std::int64_t oh = ih * S.d[1] - PB.d[1] + kh * D.d[1];
+                                    if (oh < 0 || oh >= OUT.d[1]) continue;
+                                    for (std::int64_t kw = 0; kw < K.d[2]; ++kw) {
+                                        const std::int64_t ow = iw * S.d[2] - PB.d[2] + kw * D.d[2];
+                                        if (ow < 0 || ow >= OUT.d[2]) continue;
+                                        yo[(od * OUT.d[1] + oh) * OUT.d[2] + ow] += xv * wc[(kd * K.d[1] + kh) * K.d[2] + kw];
+                                    }
+                                }
+                            }
+                        }
+            }
+        }
+    array y = xt::zeros<float>(detail::to_shape(out_shape));
+    float* yp = y.data();
+    for (std::int64_t n = 0; n < N; ++n)
+        for (std::int64_t o = 0; o < O; ++o) {
+            const double b = bias.size() ? bias.data()[o] : 0.0;
+            for (std::int64_t i = 0; i < out_plane; ++i) {
+                const std::size_t at = static_cast<std::size_t>((n * O + o) * out_plane + i);
+                yp[at] = static_cast<float>(acc[at] + b);
+            }
+        }
+    return y;
+}
+
 /// Inference batch normalization over axis 1: scale * (x - mean) / sqrt(var + eps) + bias.
 inline array batch_norm(const array& x, const array& scale, const array& bias, const array& mean,
                         const array& var, float eps) {
