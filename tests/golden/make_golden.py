@@ -36,6 +36,85 @@ CASES = {
 }
 
 
+# Matmuls and transposed convolutions, run through the ready-made backend. "main" holds
+# [kind, stride, pad, dilation, groups, output_padding], kind 1 = MatMul, 2 = Gemm with transB,
+# 3 = ConvTranspose. Ops ending in "_decomposed" are written out in the graph the way exporters
+# emit them (the C++ test builds Div / Erf / Add / Mul ...); PyTorch computes the plain function.
+# name: (kind, x shape, out features or channels, k, stride, pad, dilation, groups, output_padding, bias, bn, ops)
+MAIN_CASES = {
+    "mm3d_bias_gelu_erf_decomposed": (1, (4, 7, 32), 48, 0, 1, 0, 1, 1, 0, True, False, ["gelu_erf_decomposed"]),
+    "gemm_t_relu_add": (2, (5, 20), 24, 0, 1, 0, 1, 1, 0, True, False, ["relu", "add_residual"]),
+    "mm_bn_swish_decomposed": (1, (6, 16), 12, 0, 1, 0, 1, 1, 0, False, True, ["swish_decomposed"]),
+    "mm_gelu_tanh_decomposed_tanh": (1, (3, 24), 16, 0, 1, 0, 1, 1, 0, True, False, ["gelu_tanh_decomposed", "tanh"]),
+    "convT_k3s2_op1_bn_relu": (3, (2, 8, 6, 6), 4, 3, 2, 1, 1, 1, 1, True, True, ["relu"]),
+    "convT_g2k4s2_hardswish_decomposed": (3, (1, 8, 5, 5), 6, 4, 2, 1, 1, 2, 0, True, False, ["hardswish_decomposed"]),
+    "convT_k2s2_gelu_tanh_decomposed": (3, (1, 4, 7, 7), 8, 2, 2, 0, 1, 1, 0, False, False, ["gelu_tanh_decomposed"]),
+    "convT_k3d2_bias_sigmoid_mul": (3, (2, 6, 5, 5), 6, 3, 1, 2, 2, 1, 0, True, False, ["sigmoid", "mul_channel"]),
+}
+
+
+def apply_op(op, y, tensors, channel_axis):
+    if op == "relu":
+        return F.relu(y)
+    if op == "tanh":
+        return torch.tanh(y)
+    if op == "sigmoid":
+        return torch.sigmoid(y)
+    if op in ("gelu_erf_decomposed",):
+        return F.gelu(y)
+    if op == "gelu_tanh_decomposed":
+        return F.gelu(y, approximate="tanh")
+    if op == "swish_decomposed":
+        return F.silu(y)
+    if op == "hardswish_decomposed":
+        return F.hardswish(y)
+    if op == "add_residual":
+        r = torch.rand_like(y) * 2 - 1
+        tensors.append(("residual", r))
+        return y + r
+    if op == "mul_channel":
+        shape = [1] * y.dim()
+        shape[channel_axis] = y.shape[channel_axis]
+        m = torch.rand(*shape) * 2 - 1
+        tensors.append(("mul", m))
+        return y * m
+    raise ValueError(op)
+
+
+def main_cases():
+    for name, (kind, xs, o, k, s, p, d, g, op_pad, bias, bn, ops) in MAIN_CASES.items():
+        x = torch.rand(*xs) * 2 - 1
+        tensors = [("main", torch.tensor([float(kind), float(s), float(p), float(d), float(g), float(op_pad)])), ("x", x)]
+        tensors += [("op.%d.%s" % (i, op), torch.zeros(0)) for i, op in enumerate(ops)]
+        b = torch.rand(o) - 0.5 if bias else None
+        if kind == 1:
+            w = (torch.rand(xs[-1], o) * 2 - 1) * 0.3
+            y = x @ w + (b if b is not None else 0)
+            axis = y.dim() - 1
+        elif kind == 2:
+            w = (torch.rand(o, xs[-1]) * 2 - 1) * 0.3  # Linear's weight: [N, K], Gemm transB = 1
+            y = F.linear(x, w, b)
+            axis = 1
+        else:
+            w = (torch.rand(xs[1], o // g, k, k) * 2 - 1) * 0.5
+            y = F.conv_transpose2d(x, w, b, stride=s, padding=p, output_padding=op_pad, groups=g, dilation=d)
+            axis = 1
+        tensors.append(("w", w))
+        if b is not None:
+            tensors.append(("b", b))
+        if bn:  # over axis 1: the columns of a 2-D matmul, the channels of a conv
+            c = y.shape[1]
+            scale, shift = torch.rand(c) + 0.5, torch.rand(c) - 0.5
+            mean, var = torch.rand(c) - 0.5, torch.rand(c) + 0.5
+            tensors += [("bn.scale", scale), ("bn.shift", shift), ("bn.mean", mean), ("bn.var", var)]
+            y = F.batch_norm(y, mean, var, scale, shift, training=False, eps=1e-5)
+        for op in ops:
+            y = apply_op(op, y, tensors, axis)
+        tensors.append(("y", y))
+        write(os.path.join(HERE, name + ".bin"), tensors)
+        print(name, tuple(y.shape))
+
+
 def write(path, tensors):
     with open(path, "wb") as f:
         f.write(b"SGG1")
@@ -108,6 +187,7 @@ def main():
         tensors.append(("y", y))
         write(os.path.join(HERE, name + ".bin"), tensors)
         print(name, tuple(y.shape))
+    main_cases()
 
 
 if __name__ == "__main__":
