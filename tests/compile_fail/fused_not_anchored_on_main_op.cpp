@@ -1,4 +1,4 @@
-// expect: sgmatch::onednn::make_fused_property<G>(name, p): p must start with op<Conv>(), op<ConvTranspose>(), op<MatMul>() or op<Gemm>()
+// expect: sgmatch::onednn::make_fused_property<G>(name, p): p must start with op<Conv>(), op<ConvTranspose>(), op<MatMul>(), op<Gemm>() or op<BatchNorm>()
 #include "sgmatch/graph/graph.hpp"
 #include "sgmatch/onednn/property.hpp"
 #include "sgmatch/sgmatch.hpp"

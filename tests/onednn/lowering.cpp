@@ -274,7 +274,7 @@ TEST_CASE("single-op oneDNN kernels on random DAGs of element-wise and pooling o
 TEST_CASE("the ready-made onednn backend, switched on by SGMATCH_BACKEND") {
     CHECK(onednn::register_backend<graph>());
     CHECK(onednn::register_backend<graph>());  // idempotent
-    REQUIRE(backend_registry<graph>::instance().find("onednn")->properties().size() == 3);
+    REQUIRE(backend_registry<graph>::instance().find("onednn")->properties().size() == 4);
     const graph g = build::resnet50(1, 32, /*data_seed=*/11);
     std::mt19937 rng(4);
     const std::map<std::string, array> in{{"data", test::random_array({1, 3, 32, 32}, rng, 1.0f)}};
@@ -283,7 +283,7 @@ TEST_CASE("the ready-made onednn backend, switched on by SGMATCH_BACKEND") {
     ::setenv("SGMATCH_BACKEND", "onednn", 1);
     const auto reports = apply_backend_from_env(fused);
     ::unsetenv("SGMATCH_BACKEND");
-    REQUIRE(reports.size() == 3);
+    REQUIRE(reports.size() == 4);
     CHECK(reports[0].accepted == 53);
     CHECK(reports[2].accepted == 1);  // the classifier's Gemm
     exec::run_stats st;
@@ -586,7 +586,8 @@ TEST_CASE("BatchNorm after a 2-D matmul is folded into its weights; after a 3-D 
             CHECK(reports[2].check_reasons.count("BatchNorm 'bn' after a 3-D matmul normalizes another axis than the "
                                                  "matmul's columns") == 1);
             CHECK(reports[2].accepted == 1);  // the matmul + bias alone
-            CHECK(st.reference_nodes == 2);   // BatchNorm and Relu
+            CHECK(reports[3].accepted == 1);  // then BatchNorm + Relu on their own
+            CHECK(st.fused_nodes == 2);
         }
     }
 }
@@ -645,4 +646,51 @@ TEST_CASE("ConvTranspose + bias + BatchNorm + post-ops: one fused kernel (oneDNN
         CHECK(test::max_rel_error(exec::executor(g, exec::mode::onednn)(in, &su).at(0), expect) <= 1e-4);
         CHECK(su.reference_nodes == 0);
     }
+}
+
+TEST_CASE("batchnorm + relu outside a conv: one oneDNN batch normalization with fused relu, in its input's layout") {
+    onednn::register_backend<graph>();
+    std::mt19937 rng(81);
+    graph g;
+    const std::int64_t C = 8;
+    auto x = g.add_input("x", tensor_type{dtype::f32, {2, C, 6, 6}});
+    const std::map<std::string, array> in{{"x", test::random_array({2, C, 6, 6}, rng, 1.0f)}};
+    auto conv = [&](const char* nm, input_ref src) {
+        return g.add_op("Conv", nm, {src, g.add_constant(std::string(nm) + ".w", {C, C, 3, 3}, test::random_values(C * C * 9, rng, 0.3f))},
+                        {{"pads", attribute::ints{1, 1, 1, 1}}});
+    };
+    auto bn = [&](const char* nm, input_ref src) {
+        std::vector<input_ref> ins{src};
+        for (const char* p : {"scale", "shift", "mean", "var"}) {
+            auto v = test::random_values(C, rng, 0.5f);
+            if (std::string(p) == "var")
+                for (auto& e : v) e = 0.5f + std::abs(e);
+            ins.push_back(g.add_constant(std::string(nm) + "." + p, {C}, v));
+        }
+        return g.add_op("BatchNormalization", nm, ins);
+    };
+    // Pre-activation residual block: c1 feeds both the BN and the residual Add, so it is fused
+    // alone and hands its own (blocked / NHWC) layout to the BatchNorm.
+    auto c1 = conv("c1", x);
+    auto r = g.add_op("Relu", "r", {bn("bn", c1)});
+    auto c2 = conv("c2", r);
+    auto out = g.add_op("Add", "add", {c2, c1});
+    g.mark_output(out);
+    for (auto n : {c1, c2, out}) g.set_type({n, 0}, tensor_type{dtype::f32, {2, C, 6, 6}});
+    const array expect = exec::executor(g)(in).at(0);
+    graph fused = g;
+    const auto reports = apply_backend(fused, "onednn");
+    CHECK(reports[0].accepted == 2);  // c1 alone, c2 + residual sum
+    CHECK(reports[3].accepted == 1);  // bn + r
+    exec::run_stats st;
+    CHECK(test::max_rel_error(exec::executor(fused, exec::mode::onednn)(in, &st).at(0), expect) <= 1e-4);
+    CHECK(st.fused_nodes == 3);
+    CHECK(st.onednn_nodes == 0);
+    CHECK(st.reorders_to_plain == 1);  // the graph output only
+    // What oneDNN's BatchNorm cannot fuse is declined with the reason.
+    const auto prop = onednn::make_fused_property<graph>("bn_tanh", op<BatchNorm>() >> op<Tanh, Relu>());
+    g.mark_output(g.add_op("Tanh", "t", {bn("bn2", x)}));
+    const property_report rep = apply_property(g, prop);
+    CHECK(rep.accepted == 1);  // bn + r, as above
+    CHECK(rep.check_reasons.count("after BatchNorm 'bn2' only one Relu fuses (oneDNN's fuse_norm_relu), not Tanh 't'") == 1);
 }

@@ -8,11 +8,12 @@
 //   onednn.conv_post_ops    conv + bias add? + batchnorm? + act? + [unary | binary]{0,3}
 //   onednn.conv_transpose_post_ops  convtranspose + (the same)
 //   onednn.matmul_post_ops  (matmul | gemm) + bias add? + batchnorm? + act? + [unary | binary]{0,3}
+//   onednn.batch_norm_relu  batchnorm + relu (oneDNN's fuse_norm_relu)
 // where act is a GELU (erf or tanh), Swish or HardSwish written out as exporters emit them
 // (decomposed.hpp): one eltwise post-op.
 //
-// Known limitations (issue 4 continues): no BatchNorm-led property, no conv 1x1 + depthwise, no
-// capability property for whole supported regions yet.
+// Known limitations (issue 4 continues): no conv 1x1 + depthwise, no capability property for
+// whole supported regions yet.
 #pragma once
 
 #include <string>
@@ -63,6 +64,9 @@ inline constexpr auto matmul_post_ops =
     capture<activation_input>((op<ops::MatMul>() | op<ops::Gemm>()) >> optional(bias_add) >> optional(op<ops::BatchNorm>())) >>
     optional(decomposed_activation<activation_input>()) >> repeat<0, 3>(unary_post_op | binary_post_op);
 
+/// batchnorm + relu (a BatchNorm no conv took: pre-activation blocks)
+inline constexpr auto batch_norm_relu = op<ops::BatchNorm>() >> op<ops::Relu>();
+
 /// Register the "onednn" backend for graphs of type G (idempotent). Returns true, so that a .cpp
 /// can call it at static-initialization time.
 template <class G>
@@ -76,7 +80,10 @@ bool register_backend(const std::string& name = "onednn") {
     register_property<G>(name, std::move(deconv));
     auto mm = make_fused_property<G>("onednn.matmul_post_ops", matmul_post_ops);
     mm.fused_op("onednn.fused_matmul").inference_only();
-    return register_property<G>(name, std::move(mm));
+    register_property<G>(name, std::move(mm));
+    auto bn = make_fused_property<G>("onednn.batch_norm_relu", batch_norm_relu);
+    bn.fused_op("onednn.fused_batch_norm").inference_only();
+    return register_property<G>(name, std::move(bn));
 }
 
 }  // namespace onednn

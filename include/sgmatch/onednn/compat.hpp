@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <unordered_map>
 #include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -90,6 +91,40 @@ inline dnnl::deconvolution_forward::primitive_desc deconv_pd(
     dnnl::deconvolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct, src,
                                         weights, bias, dst, strides, dilates, pad_l, pad_r);
     return dnnl::deconvolution_forward::primitive_desc(d, attr, eng);
+#endif
+}
+
+/// An inference BatchNorm with global statistics, scale and shift over layout d (relu fused
+/// when asked: oneDNN's fuse_norm_relu).
+inline dnnl::batch_normalization_forward::primitive_desc batch_norm_pd(const dnnl::engine& eng,
+                                                                       const dnnl::memory::desc& d, float eps,
+                                                                       bool fuse_relu,
+                                                                       const dnnl::primitive_attr& attr) {
+    using bn = dnnl::batch_normalization_forward;
+    using F = dnnl::normalization_flags;
+#if DNNL_VERSION_MAJOR >= 3
+    F flags = F::use_global_stats | F::use_scale | F::use_shift;
+    if (fuse_relu) flags = flags | F::fuse_norm_relu;
+    return bn::primitive_desc(eng, dnnl::prop_kind::forward_inference, d, d, eps, flags, attr);
+#else
+    F flags = F::use_global_stats | F::use_scale_shift;
+    if (fuse_relu) flags = flags | F::fuse_norm_relu;
+    return bn::primitive_desc(bn::desc(dnnl::prop_kind::forward_inference, d, eps, flags), attr, eng);
+#endif
+}
+
+/// Bind a BatchNorm's scale and shift to args: ss holds C scale values, then C shift values
+/// (2.x reads them as one [2, C] scale_shift argument, 3.x as two).
+inline void bind_scale_shift(std::unordered_map<int, dnnl::memory>& args, const dnnl::engine& eng, const float* ss,
+                             std::int64_t C) {
+    using md = dnnl::memory::desc;
+    auto* p = const_cast<float*>(ss);
+#if DNNL_VERSION_MAJOR >= 3
+    const md d({C}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::a);
+    args[DNNL_ARG_SCALE] = dnnl::memory(d, eng, p);
+    args[DNNL_ARG_SHIFT] = dnnl::memory(d, eng, p + C);
+#else
+    args[DNNL_ARG_SCALE_SHIFT] = dnnl::memory(md({2, C}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::ab), eng, p);
 #endif
 }
 

@@ -35,6 +35,7 @@
 #include "sgmatch/graph/types.hpp"
 #include "sgmatch/onednn/fused_conv.hpp"
 #include "sgmatch/onednn/fused_matmul.hpp"
+#include "sgmatch/onednn/op_kernels.hpp"
 #include "sgmatch/onednn/post_ops.hpp"
 #include "sgmatch/pattern/vocabulary.hpp"
 
@@ -403,7 +404,8 @@ template <class... Tags>
 struct all_main<sgmatch::detail::tlist<Tags...>>
     : std::bool_constant<sizeof...(Tags) != 0 && ((lowering<Tags>::role == lowering_role::conv ||
                                                    lowering<Tags>::role == lowering_role::conv_transpose ||
-                                                   lowering<Tags>::role == lowering_role::matmul) &&
+                                                   lowering<Tags>::role == lowering_role::matmul ||
+                                                   lowering<Tags>::role == lowering_role::batch_norm) &&
                                                   ...)> {};
 
 }  // namespace detail
@@ -411,7 +413,8 @@ struct all_main<sgmatch::detail::tlist<Tags...>>
 /// The tags of P that cannot lower: void when every op of P has a lowering.
 template <class P>
 using unlowerable_op_t = typename detail::first_unlowerable<typename detail::units<std::decay_t<P>>::type>::type;
-/// True when P's first node is always a main op lowering knows (Conv, ConvTranspose, MatMul, Gemm).
+/// True when P's first node is always a main op lowering knows (Conv, ConvTranspose, MatMul, Gemm,
+/// BatchNorm).
 template <class P>
 constexpr bool anchored_on_main_op_v = !anchor_is_wildcard_v<P> && detail::all_main<anchor_tags_t<P>>::value;
 
@@ -420,8 +423,10 @@ template <class N>
 struct match_lowering {
     std::string decline;                      // empty on success
     bool matmul = false;                      // which spec below
+    bool batch_norm = false;                  // a BatchNorm-led match: bn
     conv_spec spec;                           // weights and constants filled only when asked
     matmul_spec mm;
+    batch_norm_spec bn;
     value_ref<N> src{};                       // the conv's data input
     std::vector<value_ref<N>> extra;          // runtime operands of sum / binary post-ops, by index
     value_ref<N> dst{};                       // the value the kernel computes
@@ -505,8 +510,55 @@ match_lowering<typename graph_traits<G>::node_type> lower_match(const G& g, cons
     const N conv = nodes[0];
     const lowering_entry* ce = detail::find_entry(table, traits::op_name(g, conv));
     if (traits::kind(g, conv) != node_kind::op || ce == nullptr ||
-        (ce->role != lowering_role::conv && ce->role != lowering_role::conv_transpose && ce->role != lowering_role::matmul))
-        return decline("the match does not start with a convolution or a matmul");
+        (ce->role != lowering_role::conv && ce->role != lowering_role::conv_transpose && ce->role != lowering_role::matmul &&
+         ce->role != lowering_role::batch_norm))
+        return decline("the match does not start with a convolution, a matmul or a BatchNorm");
+    if (ce->role == lowering_role::batch_norm) {
+        // ---- BatchNorm (+ Relu): oneDNN's batch normalization with fuse_norm_relu ----
+        out.batch_norm = true;
+        batch_norm_spec& b = out.bn;
+        b.name = std::string(traits::name(g, conv));
+        if (traits::input_count(g, conv) < 5) return decline("BatchNorm " + name(conv) + " has fewer than 5 inputs");
+        std::vector<float>* p[4] = {&b.scale, &b.shift, &b.mean, &b.var};
+        std::int64_t C = -1;
+        for (std::size_t k = 0; k < 4; ++k) {
+            const auto c = const_data(traits::input(g, conv, k + 1));
+            if (!c) return decline("BatchNorm " + name(conv) + ": parameters are not constants with data");
+            if (C >= 0 && c->element_count() != C)
+                return decline("BatchNorm " + name(conv) + ": parameters of different sizes");
+            C = c->element_count();
+            *p[k] = with_data ? detail::constant_values<G>(*c) : std::vector<float>(static_cast<std::size_t>(C));
+        }
+        b.eps = detail::attr_real(detail::graph_node_reader<G>(g, conv), "epsilon", 1e-5f);
+        out.src = traits::input(g, conv, 0);
+        if (auto t = adapter<G>::value_type(g, out.src.node, out.src.port);
+            t && !t->dims.empty() && (t->dims.size() < 2 || t->dims[1] != C))
+            return decline("BatchNorm " + name(conv) + ": input " + to_string(t->dims) + " does not have " +
+                           std::to_string(C) + " channels");
+        N last = conv;
+        for (std::size_t i = 1; i < count; ++i) {
+            const N n = nodes[i];
+            if (traits::kind(g, n) != node_kind::op) continue;
+            const lowering_entry* e = detail::find_entry(table, traits::op_name(g, n));
+            std::vector<post_op> po;
+            if (e != nullptr && e->role == lowering_role::eltwise) {
+                try {
+                    po = e->eltwise(detail::graph_node_reader<G>(g, n));
+                } catch (const lowering_error&) {
+                }
+            }
+            const bool relu = po.size() == 1 && po[0].alg == dnnl::algorithm::eltwise_relu && po[0].alpha == 0.0f;
+            if (b.relu || !relu || !(traits::input(g, n, 0) == value_ref<N>{conv, 0}))
+                return decline("after BatchNorm " + name(conv) + " only one Relu fuses (oneDNN's fuse_norm_relu), not " +
+                               std::string(traits::op_name(g, n)) + " " + name(n));
+            if (traits::user_count(g, conv) != 1 || adapter<G>::has_graph_output(g, conv))
+                return decline("the value of " + name(conv) + " is used outside the match");
+            b.relu = true;
+            last = n;
+        }
+        out.dst = value_ref<N>{last, 0};
+        return out;
+    }
     out.matmul = ce->role == lowering_role::matmul;
     conv_spec& s = out.spec;
     const std::size_t ins = traits::input_count(g, conv);

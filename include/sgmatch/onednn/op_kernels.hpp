@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -93,57 +94,80 @@ private:
     detail::shape_cache<std::string, std::vector<dnnl::eltwise_forward>> cache_;
 };
 
-/// Inference BatchNorm with constant parameters, in the input's layout.
+/// An inference BatchNorm with constant parameters, relu fused when `relu` (the "batchnorm +
+/// relu" fusion).
+struct batch_norm_spec {
+    std::string name = "batch_norm";
+    std::vector<float> scale, shift, mean, var;  // one value per channel (axis 1)
+    float eps = 1e-5f;
+    bool relu = false;
+};
+
+/// BatchNorm (+ relu) as one oneDNN primitive in the source's layout (so a blocked or NHWC
+/// tensor from a conv is read as it is); one primitive per source layout, cached; thread-safe.
+class fused_batch_norm final : public fused_kernel {
+public:
+    explicit fused_batch_norm(batch_norm_spec s) : spec_(std::move(s)) {
+        const std::size_t C = spec_.scale.size();
+        if (C == 0 || spec_.shift.size() != C || spec_.mean.size() != C || spec_.var.size() != C)
+            throw kernel_error("sgmatch::onednn::fused_batch_norm('" + spec_.name +
+                               "'): scale, shift, mean and var need one value per channel each");
+        ss_ = spec_.scale;
+        ss_.insert(ss_.end(), spec_.shift.begin(), spec_.shift.end());
+        if (spec_.relu) post_ops_.push_back(post_op::eltwise(dnnl::algorithm::eltwise_relu));
+    }
+    const batch_norm_spec& spec() const { return spec_; }
+
+    tensor run(const tensor& src, const std::vector<tensor>& extra = {}) const override {
+        tensor y = tensor::allocate(src.desc());
+        run_into(src, extra, y);
+        return y;
+    }
+    /// y must have src's layout.
+    void run_into(const tensor& src, const std::vector<tensor>&, const tensor& y) const override {
+        const auto C = static_cast<std::int64_t>(spec_.mean.size());
+        const dims shape = src.shape();
+        if (shape.size() < 2 || shape[1] != C)
+            throw kernel_error("sgmatch::onednn::fused_batch_norm('" + spec_.name + "'): input " + to_string(shape) +
+                               " does not have " + std::to_string(C) + " channels");
+        const dnnl::memory::desc d = src.desc();
+        if (y.empty() || y.desc() != d)
+            throw kernel_error("sgmatch::onednn::fused_batch_norm('" + spec_.name +
+                               "'): the destination does not have the source's layout");
+        auto pd = cache_.get(detail::layout_key(d), [&] {
+            return std::make_shared<const dnnl::batch_normalization_forward::primitive_desc>(
+                compat::batch_norm_pd(cpu_engine(), d, spec_.eps, spec_.relu, detail::user_scratchpad()));
+        });
+        std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, src.memory()},
+                                                   {DNNL_ARG_MEAN, tensor::view(spec_.mean.data(), {C}).memory()},
+                                                   {DNNL_ARG_VARIANCE, tensor::view(spec_.var.data(), {C}).memory()},
+                                                   {DNNL_ARG_DST, y.memory()}};
+        compat::bind_scale_shift(args, cpu_engine(), ss_.data(), C);
+        detail::exec_with_scratch(dnnl::batch_normalization_forward(*pd), pd->scratchpad_desc(), std::move(args));
+    }
+    /// The destination keeps the source's layout: for a plain source, the plain layout.
+    dnnl::memory::desc dst_desc(const dims& src) const override { return plain_desc(src); }
+    const std::vector<post_op>& post_ops() const override { return post_ops_; }
+
+private:
+    batch_norm_spec spec_;
+    std::vector<float> ss_;
+    std::vector<post_op> post_ops_;
+    detail::shape_cache<std::string, dnnl::batch_normalization_forward::primitive_desc> cache_;
+};
+
+/// Inference BatchNorm with constant parameters, in the input's layout (a fused_batch_norm
+/// without relu).
 class batch_norm_kernel final : public op_kernel {
 public:
     batch_norm_kernel(std::vector<float> scale, std::vector<float> shift, std::vector<float> mean, std::vector<float> var,
                       float eps)
-        : mean_(std::move(mean)), var_(std::move(var)), eps_(eps) {
-        ss_ = std::move(scale);
-        ss_.insert(ss_.end(), shift.begin(), shift.end());
-    }
+        : k_(batch_norm_spec{"batch_norm", std::move(scale), std::move(shift), std::move(mean), std::move(var), eps, false}) {}
     const char* kind() const override { return "batch_norm"; }
-    tensor run(const std::vector<tensor>& in) const override {
-        using bn = dnnl::batch_normalization_forward;
-        const dnnl::memory::desc d = in.at(0).desc();
-        const auto C = static_cast<std::int64_t>(mean_.size());
-        if (in[0].shape().size() < 2 || in[0].shape()[1] != C)
-            throw kernel_error("sgmatch::onednn::batch_norm_kernel: input " + to_string(in[0].shape()) + " does not have " +
-                               std::to_string(C) + " channels");
-        auto pd = cache_.get(detail::layout_key(d), [&] {
-#if DNNL_VERSION_MAJOR >= 3
-            const auto flags = dnnl::normalization_flags::use_global_stats | dnnl::normalization_flags::use_scale |
-                               dnnl::normalization_flags::use_shift;
-            return std::make_shared<const bn::primitive_desc>(cpu_engine(), dnnl::prop_kind::forward_inference, d, d, eps_,
-                                                              flags, detail::user_scratchpad());
-#else
-            const auto flags = dnnl::normalization_flags::use_global_stats | dnnl::normalization_flags::use_scale_shift;
-            return std::make_shared<const bn::primitive_desc>(bn::desc(dnnl::prop_kind::forward_inference, d, eps_, flags),
-                                                              detail::user_scratchpad(), cpu_engine());
-#endif
-        });
-        tensor y = tensor::allocate(d);
-        const tensor mean = tensor::view(mean_.data(), {C}), var = tensor::view(var_.data(), {C});
-#if DNNL_VERSION_MAJOR >= 3
-        const tensor scale = tensor::view(ss_.data(), {C}), shift = tensor::view(ss_.data() + C, {C});
-        detail::exec_with_scratch(bn(*pd), pd->scratchpad_desc(),
-                                  {{DNNL_ARG_SRC, in[0].memory()}, {DNNL_ARG_MEAN, mean.memory()},
-                                   {DNNL_ARG_VARIANCE, var.memory()}, {DNNL_ARG_SCALE, scale.memory()},
-                                   {DNNL_ARG_SHIFT, shift.memory()}, {DNNL_ARG_DST, y.memory()}});
-#else
-        const tensor ss = tensor::view(ss_.data(), {2, C});
-        detail::exec_with_scratch(bn(*pd), pd->scratchpad_desc(),
-                                  {{DNNL_ARG_SRC, in[0].memory()}, {DNNL_ARG_MEAN, mean.memory()},
-                                   {DNNL_ARG_VARIANCE, var.memory()}, {DNNL_ARG_SCALE_SHIFT, ss.memory()},
-                                   {DNNL_ARG_DST, y.memory()}});
-#endif
-        return y;
-    }
+    tensor run(const std::vector<tensor>& in) const override { return k_.run(in.at(0)); }
 
 private:
-    std::vector<float> ss_, mean_, var_;
-    float eps_;
-    detail::shape_cache<std::string, dnnl::batch_normalization_forward::primitive_desc> cache_;
+    fused_batch_norm k_;
 };
 
 /// a (alg) b: the result in a's layout; b in a's layout when the shapes are equal, else a plain

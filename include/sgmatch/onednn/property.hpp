@@ -30,7 +30,7 @@ namespace onednn {
 /// What a fused node built by make_fused_property carries: its kernel, and which of the fused
 /// node's inputs (slots, in the order of the subgraph's boundary inputs) feed the kernel.
 struct fused_node {
-    std::shared_ptr<const fused_kernel> kernel;  // a fused_conv or a fused_matmul
+    std::shared_ptr<const fused_kernel> kernel;  // a fused_conv, fused_matmul or fused_batch_norm
     std::size_t src = 0;             // input slot of the main op's data
     std::vector<std::size_t> extra;  // input slots of the post-ops' runtime operands, by index
 };
@@ -66,7 +66,7 @@ property<G> make_fused_property(std::string name, const P& p) {
     } else if constexpr (!anchored_on_main_op_v<P>) {
         static_assert(anchored_on_main_op_v<P>,
                       "sgmatch::onednn::make_fused_property<G>(name, p): p must start with op<Conv>(), op<ConvTranspose>(), "
-                      "op<MatMul>() or op<Gemm>() (the main op a fused kernel is built around)");
+                      "op<MatMul>(), op<Gemm>() or op<BatchNorm>() (the main op a fused kernel is built around)");
         return property<G>(std::move(name), {});
     } else {
         auto prop = make_property<G>(std::move(name), p, [](const subgraph<G>& s) {
@@ -78,7 +78,8 @@ property<G> make_fused_property(std::string name, const P& p) {
             auto node = std::make_shared<fused_node>();
             node->src = detail::slot_of(s.inputs, l.src, "convolution's input");
             for (const auto& v : l.extra) node->extra.push_back(detail::slot_of(s.inputs, v, "post-op operand"));
-            if (l.matmul) node->kernel = std::make_shared<const fused_matmul>(l.mm);
+            if (l.batch_norm) node->kernel = std::make_shared<const fused_batch_norm>(l.bn);
+            else if (l.matmul) node->kernel = std::make_shared<const fused_matmul>(l.mm);
             else node->kernel = std::make_shared<const fused_conv>(l.spec);
             return std::shared_ptr<const fused_node>(std::move(node));
         });
