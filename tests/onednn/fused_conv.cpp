@@ -502,3 +502,27 @@ TEST_CASE("transposed convolutions (ConvTranspose): 1-D to 3-D, groups, strides,
     CHECK_THROWS_WITH_AS(onednn::fused_conv{bad}, doctest::Contains("output_padding [1] above pads_end []"),
                          onednn::kernel_error);
 }
+
+TEST_CASE("when oneDNN rejects the fused primitive, the post-ops run unfused after it (logged once), same result") {
+    // oneDNN 2.x takes at most 32 post-ops in one primitive: 40 are rejected fused.
+    std::mt19937 rng(22);
+    const conv_case c{1, 4, 8, 6, 6, 3, 1, 1, 1, 1};
+    onednn::conv_spec s = spec_for(c, rng, true);
+    const array x = test::random_array({c.n, c.c, c.h, c.w}, rng, 1.0f);
+    array expect = ref_conv(x, s);
+    for (int i = 0; i < 40; ++i) {
+        s.post_ops.push_back(post_op::eltwise(i % 2 ? alg::eltwise_tanh : alg::eltwise_linear, 1.5f, 0.1f));
+        expect = i % 2 ? reference::unary(expect, unary_kind::tanh, 0, 0) : reference::unary(expect, unary_kind::linear, 1.5f, 0.1f);
+    }
+    onednn::fused_conv k(s);
+    CHECK(k.unfused_shapes() == 0);
+    CHECK(test::max_rel_error(reference::to_array(k.run(reference::to_tensor(x))), expect) <= 1e-4);
+    CHECK(k.unfused_shapes() == 1);
+    CHECK(test::max_rel_error(reference::to_array(k.run(reference::to_tensor(x))), expect) <= 1e-4);  // cached
+    CHECK(k.unfused_shapes() == 1);
+    // A short chain fuses.
+    s.post_ops.resize(3);
+    onednn::fused_conv k3(s);
+    (void)k3.run(reference::to_tensor(x));
+    CHECK(k3.unfused_shapes() == 0);
+}

@@ -234,6 +234,9 @@ public:
     const std::vector<post_op>& post_ops() const override { return spec_.post_ops; }
     /// How many input shapes have a built primitive.
     std::size_t cached_shapes() const { return conv_cache_.size() + deconv_cache_.size(); }
+    /// How many input shapes run their post-ops unfused because oneDNN rejected the fused
+    /// primitive (logged once per kernel on stderr).
+    std::size_t unfused_shapes() const { return unfused_.count(); }
 
 private:
     using conv_entry = detail::fused_entry<dnnl::convolution_forward>;
@@ -263,35 +266,36 @@ private:
             if (!spec_.pads_end.empty()) pr[i] = spec_.pads_end[i];
             if (!spec_.output_padding.empty()) pr[i] -= spec_.output_padding[i];  // extra rows at the end
         }
-        detail::post_op_plan plan(spec_.post_ops, dst, 1);
-        dnnl::primitive_attr attr;
-        attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-        attr.set_post_ops(plan.po);
         const md bias_md = spec_.bias.empty() ? md() : md({spec_.out_channels()}, dt::f32, tag::a);
-        auto pd = [&] {
-            try {
-                const bool any = spec_.layout == conv_spec::layout_choice::any;
-                const md s(src, dt::f32, any ? tag::any : plain_tag(src.size()));
-                const md wd(w, dt::f32, any ? tag::any : plain_tag(w.size()));
-                const md d(dst, dt::f32, any ? tag::any : plain_tag(dst.size()));
-                if constexpr (deconv) return compat::deconv_pd(cpu_engine(), s, wd, bias_md, d, strides, dil, pl, pr, attr);
-                else return compat::conv_pd(cpu_engine(), s, wd, bias_md, d, strides, dil, pl, pr, attr);
-            } catch (const dnnl::error& err) {
-                throw kernel_error("sgmatch::onednn::fused_conv('" + spec_.name + "'): oneDNN has no " +
-                                   (deconv ? "transposed convolution" : "convolution") + " for input " + to_string(src) +
-                                   ", weights " + to_string(spec_.weights_dims) + ", groups " +
-                                   std::to_string(spec_.groups) + " with these post-ops (" + err.what() + ")");
-            }
-        }();
-        plan.build_tail(spec_.post_ops, pd.dst_desc());
+        const bool any = spec_.layout == conv_spec::layout_choice::any;
+        const md s(src, dt::f32, any ? tag::any : plain_tag(src.size()));
+        const md wd(w, dt::f32, any ? tag::any : plain_tag(w.size()));
+        const md d(dst, dt::f32, any ? tag::any : plain_tag(dst.size()));
         // Weights: plain (g)oi(d)(h)w -> the primitive's layout, once.
         const std::vector<float> transposed_w = deconv ? spec_.onednn_weights() : std::vector<float>();
-        return std::make_shared<const detail::fused_entry<Prim>>(
-            pd, std::move(plan), tensor::view(deconv ? transposed_w.data() : spec_.weights.data(), w),
-            spec_.bias.empty() ? tensor() : tensor::view(spec_.bias.data(), {spec_.out_channels()}));
+        const tensor plain_w = tensor::view(deconv ? transposed_w.data() : spec_.weights.data(), w);
+        const tensor plain_b = spec_.bias.empty() ? tensor() : tensor::view(spec_.bias.data(), {spec_.out_channels()});
+        auto make = [&](bool fuse) {
+            detail::post_op_plan plan(spec_.post_ops, dst, 1, fuse);
+            dnnl::primitive_attr attr;
+            attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+            attr.set_post_ops(plan.po);
+            auto pd = [&] {
+                if constexpr (deconv) return compat::deconv_pd(cpu_engine(), s, wd, bias_md, d, strides, dil, pl, pr, attr);
+                else return compat::conv_pd(cpu_engine(), s, wd, bias_md, d, strides, dil, pl, pr, attr);
+            }();
+            plan.build_tail(spec_.post_ops, pd.dst_desc());
+            return std::make_shared<const detail::fused_entry<Prim>>(pd, std::move(plan), plain_w, plain_b);
+        };
+        return detail::build_or_unfuse(make, "sgmatch::onednn::fused_conv('" + spec_.name + "')",
+                                       std::string(deconv ? "transposed convolution" : "convolution") + " of input " +
+                                           to_string(src) + " with weights " + to_string(spec_.weights_dims) +
+                                           ", groups " + std::to_string(spec_.groups),
+                                       unfused_);
     }
 
     conv_spec spec_;
+    mutable detail::unfused_log unfused_;
     detail::shape_cache<dims, conv_entry> conv_cache_;
     detail::shape_cache<dims, deconv_entry> deconv_cache_;
 };

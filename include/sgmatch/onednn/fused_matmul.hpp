@@ -91,6 +91,9 @@ public:
     }
     dnnl::memory::desc dst_desc(const dims& src) const override { return entry_for(src)->pd.dst_desc(); }
     std::string implementation(const dims& src) const { return compat::impl_name(entry_for(src)->pd); }
+    /// How many input shapes run their post-ops unfused because oneDNN rejected the fused
+    /// primitive (logged once per kernel on stderr).
+    std::size_t unfused_shapes() const { return unfused_.count(); }
 
 private:
     using entry = detail::fused_entry<dnnl::matmul>;
@@ -107,27 +110,26 @@ private:
         dims wd(r, 1), bd(r, 1);  // weights and bias broadcast over the batch dims
         wd[r - 2] = spec_.K, wd[r - 1] = spec_.N;
         bd[r - 1] = spec_.N;
-        detail::post_op_plan plan(spec_.post_ops, dst, r - 1);
-        dnnl::primitive_attr attr;
-        attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-        attr.set_post_ops(plan.po);
         const md bias_md = spec_.bias.empty() ? md() : plain_desc(bd);
-        auto pd = [&] {
-            try {
-                return compat::matmul_pd(cpu_engine(), plain_desc(src), md(wd, dt::f32, dnnl::memory::format_tag::any),
-                                         bias_md, plain_desc(dst), attr);
-            } catch (const dnnl::error& err) {
-                throw kernel_error("sgmatch::onednn::fused_matmul('" + spec_.name + "'): oneDNN has no matmul for input " +
-                                   to_string(src) + " x [" + std::to_string(spec_.K) + "," + std::to_string(spec_.N) +
-                                   "] with these post-ops (" + err.what() + ")");
-            }
-        }();
-        plan.build_tail(spec_.post_ops, pd.dst_desc());
-        return std::make_shared<const entry>(pd, std::move(plan), tensor::view(spec_.weights.data(), wd),
-                                             spec_.bias.empty() ? tensor() : tensor::view(spec_.bias.data(), bd));
+        auto make = [&](bool fuse) {
+            detail::post_op_plan plan(spec_.post_ops, dst, r - 1, fuse);
+            dnnl::primitive_attr attr;
+            attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+            attr.set_post_ops(plan.po);
+            const auto pd = compat::matmul_pd(cpu_engine(), plain_desc(src), md(wd, dt::f32, dnnl::memory::format_tag::any),
+                                              bias_md, plain_desc(dst), attr);
+            plan.build_tail(spec_.post_ops, pd.dst_desc());
+            return std::make_shared<const entry>(pd, std::move(plan), tensor::view(spec_.weights.data(), wd),
+                                                 spec_.bias.empty() ? tensor() : tensor::view(spec_.bias.data(), bd));
+        };
+        return detail::build_or_unfuse(make, "sgmatch::onednn::fused_matmul('" + spec_.name + "')",
+                                       "matmul of input " + to_string(src) + " with weights [" + std::to_string(spec_.K) +
+                                           "," + std::to_string(spec_.N) + "]",
+                                       unfused_);
     }
 
     matmul_spec spec_;
+    mutable detail::unfused_log unfused_;
     detail::shape_cache<dims, entry> cache_;
 };
 

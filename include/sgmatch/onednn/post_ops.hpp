@@ -6,6 +6,8 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
+#include <cstdio>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -167,10 +169,11 @@ struct post_op_plan {
     dims dst_dims;
     std::size_t axis = 1;
 
-    /// Before the main primitive is built.
-    post_op_plan(const std::vector<post_op>& ops, const dims& dst, std::size_t channel_axis)
+    /// Before the main primitive is built. fuse = false: every post-op runs after the main
+    /// primitive (the fallback when oneDNN rejects the fused one).
+    post_op_plan(const std::vector<post_op>& ops, const dims& dst, std::size_t channel_axis, bool fuse = true)
         : dst_dims(dst), axis(channel_axis) {
-        fused = compat::fusable_prefix(ops, [](const post_op& p) {
+        fused = !fuse ? 0 : compat::fusable_prefix(ops, [](const post_op& p) {
             return std::make_tuple(p.k == post_op::kind::eltwise, p.alg, p.alpha, p.beta);
         });
         for (std::size_t i = 0; i < ops.size(); ++i) {
@@ -264,6 +267,41 @@ struct post_op_plan {
         s.wait();
     }
 };
+
+/// How often a kernel fell back to running its post-ops unfused; the first time is logged.
+class unfused_log {
+public:
+    void note(const std::string& who, const std::string& shape, const std::string& why) {
+        if (count_.fetch_add(1) == 0)
+            std::fprintf(stderr,
+                         "sgmatch: %s: oneDNN rejected the fused primitive for %s (%s); its post-ops run unfused, "
+                         "as separate primitives after it (logged once per kernel)\n",
+                         who.c_str(), shape.c_str(), why.c_str());
+    }
+    std::size_t count() const { return count_.load(); }
+
+private:
+    std::atomic<std::size_t> count_{0};
+};
+
+/// Build a kernel's entry for one shape with its post-ops fused (make(true)); when oneDNN
+/// rejects that, with every post-op run after the main primitive (make(false)), noted in log.
+/// When oneDNN rejects the main op itself, a kernel_error names the kernel and the shape.
+template <class Make>
+auto build_or_unfuse(Make make, const std::string& who, const std::string& shape, unfused_log& log) {
+    try {
+        return make(true);
+    } catch (const dnnl::error& fused_err) {
+        try {
+            auto e = make(false);
+            log.note(who, shape, fused_err.what());
+            return e;
+        } catch (const dnnl::error& err) {
+            throw kernel_error(who + ": oneDNN has no primitive for " + shape + ", with or without its post-ops (" +
+                               err.what() + ")");
+        }
+    }
+}
 
 /// What a fused kernel builds for one input shape: its primitive, its weights and bias in the
 /// primitive's layouts (reordered once, from plain views of the spec's values), its post-op plan.
