@@ -694,3 +694,35 @@ TEST_CASE("batchnorm + relu outside a conv: one oneDNN batch normalization with 
     CHECK(rep.accepted == 1);  // bn + r, as above
     CHECK(rep.check_reasons.count("after BatchNorm 'bn2' only one Relu fuses (oneDNN's fuse_norm_relu), not Tanh 't'") == 1);
 }
+
+TEST_CASE("ops without a oneDNN kernel (Pad, LRN) run on the reference kernels next to fused nodes") {
+    onednn::register_backend<graph>();
+    std::mt19937 rng(82);
+    graph g;
+    auto x = g.add_input("x", tensor_type{dtype::f32, {1, 4, 6, 6}});
+    const std::map<std::string, array> in{{"x", test::random_array({1, 4, 6, 6}, rng, 1.0f)}};
+    // Pad as opset 11 writes it: pads as an int64 constant input; reflect mode.
+    const std::vector<std::int64_t> pads{0, 0, 1, 2, 0, 0, 1, 2};
+    auto pad = g.add_op("Pad", "pad", {x, g.add_constant("pads", {8}, std::vector<float>(pads.begin(), pads.end()))},
+                        {{"mode", "reflect"}});
+    const auto w = test::random_values(8 * 4 * 9, rng, 0.3f);
+    auto conv = g.add_op("Conv", "conv", {pad, g.add_constant("w", {8, 4, 3, 3}, w)});
+    auto relu = g.add_op("Relu", "relu", {conv});
+    auto lrn = g.add_op("LRN", "lrn", {relu}, {{"size", 3}, {"alpha", 0.001}, {"beta", 0.75}, {"bias", 1.0}});
+    g.mark_output(lrn);
+    // The same by hand on the reference kernels.
+    const array padded = reference::pad(in.at("x"), pads, reference::pad_mode::reflect);
+    REQUIRE(padded.shape() == std::vector<std::size_t>{1, 4, 8, 10});
+    const array expect = reference::lrn(
+        reference::unary(reference::conv(padded, test::make_array(w, {8, 4, 3, 3}), xt::zeros<float>({std::size_t(0)}),
+                                         {{1, 1}, {0, 0}, {0, 0}, {1, 1}, 1}),
+                         reference::unary_kind::relu),
+        3, 0.001f, 0.75f, 1.0f);
+    CHECK(test::max_rel_error(exec::executor(g)(in).at(0), expect) <= 1e-5);
+    graph fused = g;
+    CHECK(apply_backend(fused, "onednn")[0].accepted == 1);  // conv + relu
+    exec::run_stats st;
+    CHECK(test::max_rel_error(exec::executor(fused, exec::mode::onednn)(in, &st).at(0), expect) <= 1e-4);
+    CHECK(st.fused_nodes == 1);
+    CHECK(st.reference_nodes == 2);  // Pad and LRN
+}

@@ -68,3 +68,36 @@ TEST_CASE("conv_transpose on values worked out by hand") {
     CHECK(yg(0, 0, 1) == 4.0f);
     CHECK(yg(0, 1, 0) == -3.0f);
 }
+
+TEST_CASE("LRN and Pad on values worked out by hand") {
+    // LRN, size 3 over 3 channels of one pixel: x = 1, 2, 3; window sums of squares 5, 14, 13.
+    array x = xt::zeros<float>({1, 3, 1, 1});
+    x(0, 0, 0, 0) = 1, x(0, 1, 0, 0) = 2, x(0, 2, 0, 0) = 3;
+    const array l = reference::lrn(x, 3, 0.3f, 0.75f, 2.0f);
+    CHECK(l(0, 0, 0, 0) == doctest::Approx(1.0 / std::pow(2.0 + 0.1 * 5, 0.75)));
+    CHECK(l(0, 1, 0, 0) == doctest::Approx(2.0 / std::pow(2.0 + 0.1 * 14, 0.75)));
+    CHECK(l(0, 2, 0, 0) == doctest::Approx(3.0 / std::pow(2.0 + 0.1 * 13, 0.75)));
+    // Size 2: the window is c .. c + 1 (floor((2 - 1) / 2) = 0 before, 1 after).
+    const array l2 = reference::lrn(x, 2, 0.2f, 1.0f, 1.0f);
+    CHECK(l2(0, 0, 0, 0) == doctest::Approx(1.0 / (1.0 + 0.1 * 5)));
+    CHECK(l2(0, 2, 0, 0) == doctest::Approx(3.0 / (1.0 + 0.1 * 9)));
+
+    const array row = {{1.0f, 2.0f, 3.0f}};
+    const array c = reference::pad(row, {0, 2, 0, 1}, reference::pad_mode::constant, -1.0f);
+    REQUIRE(c.shape() == std::vector<std::size_t>{1, 6});
+    const float want_c[] = {-1, -1, 1, 2, 3, -1};
+    for (std::size_t i = 0; i < 6; ++i) CHECK(c(0, i) == want_c[i]);
+    const array r = reference::pad(row, {0, 2, 0, 2}, reference::pad_mode::reflect);
+    const float want_r[] = {3, 2, 1, 2, 3, 2, 1};
+    REQUIRE(r.shape() == std::vector<std::size_t>{1, 7});
+    for (std::size_t i = 0; i < 7; ++i) CHECK(r(0, i) == want_r[i]);
+    const array e = reference::pad(row, {1, 1, 0, 0}, reference::pad_mode::edge);
+    REQUIRE(e.shape() == std::vector<std::size_t>{2, 4});
+    CHECK(e(0, 0) == 1.0f);
+    CHECK(e(1, 3) == 3.0f);
+    const array crop = reference::pad(row, {0, -1, 0, -1});  // negative pads crop
+    REQUIRE(crop.shape() == std::vector<std::size_t>{1, 1});
+    CHECK(crop(0, 0) == 2.0f);
+    CHECK_THROWS_AS(reference::pad(row, {0, 3, 0, 0}, reference::pad_mode::reflect), reference::kernel_error);
+    CHECK_THROWS_AS(reference::pad(row, {0, 1}), reference::kernel_error);
+}

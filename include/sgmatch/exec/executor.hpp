@@ -76,7 +76,7 @@ inline reference::dims ints_attr(const graph& g, node_id n, std::string_view k, 
 
 enum class kind {
     fused, conv, conv_transpose, batch_norm, unary, binary, max_pool, avg_pool, global_avg_pool, gemm, matmul, softmax, concat,
-    flatten, reshape, transpose, layer_norm
+    flatten, reshape, transpose, layer_norm, lrn, pad
 };
 
 struct unary_info {
@@ -142,6 +142,8 @@ inline std::optional<kind> kind_of(const graph& g, node_id n, unary_info& u, ref
     if (is<Softmax>(op)) return kind::softmax;
     if (is<Concat>(op)) return kind::concat;
     if (is<Flatten>(op)) return kind::flatten;
+    if (is<LRN>(op)) return kind::lrn;
+    if (is<Pad>(op)) return kind::pad;
     if (is<Reshape>(op)) return kind::reshape;
     if (is<Transpose>(op)) return kind::transpose;
     if (is<LayerNorm>(op)) return kind::layer_norm;
@@ -491,6 +493,26 @@ private:
                 return reference::concat(xs, detail::int_attr(g_, n, "axis", 1));
             }
             case kind::flatten: return reference::flatten(*in[0], detail::int_attr(g_, n, "axis", 1));
+            case kind::lrn:
+                return reference::lrn(*in[0], detail::int_attr(g_, n, "size", 1), detail::real_attr(g_, n, "alpha", 1e-4f),
+                                      detail::real_attr(g_, n, "beta", 0.75f), detail::real_attr(g_, n, "bias", 1.0f));
+            case kind::pad: {
+                // opset >= 11: pads (and the constant value) as inputs; older: attributes.
+                reference::dims pads = detail::ints_attr(g_, n, "pads", {});
+                if (in.size() > 1) pads.assign(in[1]->begin(), in[1]->end());
+                float value = detail::real_attr(g_, n, "value", 0.0f);
+                if (in.size() > 2 && in[2]->size() == 1) value = in[2]->data()[0];
+                const auto m = g_.attr(n, "mode");
+                const std::string mode = m && m->as_string() ? std::string(*m->as_string()) : "constant";
+                if (mode != "constant" && mode != "reflect" && mode != "edge")
+                    throw exec_error("sgmatch::exec::executor: Pad '" + std::string(g_.name(n)) + "': mode " + mode +
+                                     " is not supported (constant, reflect, edge)");
+                return reference::pad(*in[0], pads,
+                                      mode == "reflect" ? reference::pad_mode::reflect
+                                      : mode == "edge"  ? reference::pad_mode::edge
+                                                        : reference::pad_mode::constant,
+                                      value);
+            }
             case kind::reshape: {
                 reference::dims shape = detail::ints_attr(g_, n, "shape", {});
                 if (in.size() > 1) shape.assign(in[1]->begin(), in[1]->end());

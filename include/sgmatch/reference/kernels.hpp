@@ -486,5 +486,75 @@ inline array layer_norm(const array& x, const array& scale, const array& bias, s
     return y;
 }
 
+/// ONNX LRN across channels (axis 1): y = x / (bias + alpha / size * sum of x^2 over the
+/// channels c - floor((size - 1) / 2) .. c + ceil((size - 1) / 2))^beta.
+inline array lrn(const array& x, std::int64_t size, float alpha, float beta, float bias) {
+    if (x.dimension() < 2 || size < 1)
+        throw kernel_error("sgmatch::reference::lrn: the input needs a channel axis and size must be positive");
+    const std::size_t N = x.shape()[0], C = x.shape()[1];
+    std::size_t plane = 1;
+    for (std::size_t i = 2; i < x.dimension(); ++i) plane *= x.shape()[i];
+    const auto lo = (size - 1) / 2, hi = size - 1 - lo;
+    array y = x;
+    for (std::size_t n = 0; n < N; ++n)
+        for (std::size_t c = 0; c < C; ++c)
+            for (std::size_t i = 0; i < plane; ++i) {
+                double sq = 0;
+                const auto from = static_cast<std::int64_t>(c) - lo, to = static_cast<std::int64_t>(c) + hi;
+                for (std::int64_t k = from < 0 ? 0 : from; k <= to && k < static_cast<std::int64_t>(C); ++k) {
+                    const double v = x.data()[(n * C + static_cast<std::size_t>(k)) * plane + i];
+                    sq += v * v;
+                }
+                const std::size_t at = (n * C + c) * plane + i;
+                y.data()[at] = static_cast<float>(x.data()[at] / std::pow(bias + alpha / static_cast<double>(size) * sq, beta));
+            }
+    return y;
+}
+
+enum class pad_mode { constant, reflect, edge };
+
+/// ONNX Pad: pads is [begin_0, ..., begin_{r-1}, end_0, ..., end_{r-1}] (negative values crop).
+/// reflect mirrors without repeating the edge value (needs pads below the dim), edge repeats it.
+inline array pad(const array& x, const dims& pads, pad_mode mode = pad_mode::constant, float value = 0.0f) {
+    const std::size_t r = x.dimension();
+    if (pads.size() != 2 * r)
+        throw kernel_error("sgmatch::reference::pad: pads needs " + std::to_string(2 * r) + " values, got " +
+                           std::to_string(pads.size()));
+    std::vector<std::size_t> out(r);
+    for (std::size_t i = 0; i < r; ++i) {
+        const std::int64_t d = static_cast<std::int64_t>(x.shape()[i]) + pads[i] + pads[r + i];
+        if (d < 0) throw kernel_error("sgmatch::reference::pad: the pads crop more than the input has");
+        if (mode == pad_mode::reflect && (pads[i] >= static_cast<std::int64_t>(x.shape()[i]) ||
+                                          pads[r + i] >= static_cast<std::int64_t>(x.shape()[i])))
+            throw kernel_error("sgmatch::reference::pad: reflect pads must be smaller than the padded dim");
+        if (mode == pad_mode::edge && x.shape()[i] == 0 && d > 0)
+            throw kernel_error("sgmatch::reference::pad: edge padding of an empty dim");
+        out[i] = static_cast<std::size_t>(d);
+    }
+    array y = xt::zeros<float>(out);
+    std::vector<std::size_t> idx(r, 0);
+    for (std::size_t flat = 0; flat < y.size(); ++flat) {
+        // idx: the output position; map each coordinate back to the input.
+        std::size_t src = 0;
+        bool inside = true;
+        for (std::size_t i = 0; i < r; ++i) {
+            const auto n = static_cast<std::int64_t>(x.shape()[i]);
+            std::int64_t j = static_cast<std::int64_t>(idx[i]) - pads[i];
+            if (j < 0 || j >= n) {
+                if (mode == pad_mode::constant) inside = false;
+                else if (mode == pad_mode::edge) j = j < 0 ? 0 : n - 1;
+                else j = j < 0 ? -j : 2 * (n - 1) - j;
+            }
+            src = src * static_cast<std::size_t>(n) + static_cast<std::size_t>(inside ? j : 0);
+        }
+        y.data()[flat] = inside ? x.data()[src] : value;
+        for (std::size_t i = r; i-- > 0;) {  // next output position
+            if (++idx[i] < out[i]) break;
+            idx[i] = 0;
+        }
+    }
+    return y;
+}
+
 }  // namespace reference
 SGMATCH_END_NAMESPACE
