@@ -526,3 +526,53 @@ TEST_CASE("when oneDNN rejects the fused primitive, the post-ops run unfused aft
     (void)k3.run(reference::to_tensor(x));
     CHECK(k3.unfused_shapes() == 0);
 }
+
+TEST_CASE("1x1 conv + depthwise 3x3 post-op (stride 1 and 2), BatchNorms folded into each, eltwise around it") {
+    std::mt19937 rng(23);
+    for (int r = 0; r < (test::sanitized() ? 4 : 16); ++r) {
+        const std::int64_t n = r % 4 == 3 ? 8 : 1, C = 8 + 8 * (r % 3), O = 16 + 8 * (r % 2), hw = n == 8 ? 6 : 7 + r % 5;
+        const std::int64_t stride = 1 + r % 2;
+        const conv_case c{n, C, O, hw, hw, 1, 1, 0, 1, 1};
+        onednn::conv_spec s = spec_for(c, rng, r % 2 == 0);
+        const array x = test::random_array({n, C, hw, hw}, rng, 1.0f);
+        const auto vec = [](const std::vector<float>& v) { return test::make_array(v, {std::int64_t(v.size())}); };
+        auto bn_params = [&] {
+            std::vector<std::vector<float>> p{test::random_values(static_cast<std::size_t>(O), rng, 1.0f),
+                                              test::random_values(static_cast<std::size_t>(O), rng, 0.5f),
+                                              test::random_values(static_cast<std::size_t>(O), rng, 0.5f),
+                                              test::random_values(static_cast<std::size_t>(O), rng, 0.5f)};
+            for (auto& v : p[3]) v = std::fabs(v) + 0.2f;
+            return p;
+        };
+        const auto bn1 = bn_params(), bn2 = bn_params();
+        // reference: conv1x1 -> BN -> relu6 -> dw3x3 (pad 1) -> BN -> relu6
+        array y = reference::batch_norm(ref_conv(x, s), vec(bn1[0]), vec(bn1[1]), vec(bn1[2]), vec(bn1[3]), 1e-5f);
+        y = reference::unary(y, unary_kind::clip, 0.0f, 6.0f);
+        const auto dw_w = test::random_values(static_cast<std::size_t>(O * 9), rng, 0.5f);
+        const auto dw_b = test::random_values(static_cast<std::size_t>(O), rng, 0.5f);
+        y = reference::conv(y, test::make_array(dw_w, {O, 1, 3, 3}), vec(dw_b), {{stride, stride}, {1, 1}, {1, 1}, {1, 1}, O});
+        y = reference::batch_norm(y, vec(bn2[0]), vec(bn2[1]), vec(bn2[2]), vec(bn2[3]), 1e-5f);
+        y = reference::unary(y, unary_kind::clip, 0.0f, 6.0f);
+        s.fold_batch_norm(bn1[0], bn1[1], bn1[2], bn1[3], 1e-5f);
+        s.post_ops.push_back(post_op::eltwise(alg::eltwise_clip_v2, 0.0f, 6.0f));
+        s.post_ops.push_back(post_op::depthwise(dw_w, dw_b, stride));
+        s.fold_batch_norm(bn2[0], bn2[1], bn2[2], bn2[3], 1e-5f);
+        s.post_ops.push_back(post_op::eltwise(alg::eltwise_clip_v2, 0.0f, 6.0f));
+        const std::string shape = describe(c) + " dw stride " + std::to_string(stride);
+        CAPTURE(shape);
+        onednn::fused_conv k(s);
+        CHECK(s.output_dims({n, C, hw, hw}) == onednn::dims{n, O, (hw - 1) / stride + 1, (hw - 1) / stride + 1});
+        const array got = reference::to_array(k.run(reference::to_tensor(x)));
+        REQUIRE(got.shape() == y.shape());
+        CHECK(test::max_rel_error(got, y) <= 1e-4);
+        CHECK(k.unfused_shapes() == 0);
+    }
+    // Only after a 1x1 conv; binary and sum only after the depthwise one.
+    onednn::conv_spec bad = spec_for({1, 4, 4, 5, 5, 3, 1, 1, 1, 1}, rng, false);
+    bad.post_ops.push_back(post_op::depthwise(std::vector<float>(36, 0.1f), {}, 1));
+    CHECK_THROWS_WITH_AS(onednn::fused_conv{bad}, doctest::Contains("needs a 2-D 1x1 convolution"), onednn::kernel_error);
+    onednn::conv_spec bad2 = spec_for({1, 4, 4, 5, 5, 1, 1, 0, 1, 1}, rng, false);
+    bad2.post_ops.push_back(post_op::binary_constant(alg::binary_add, {1.0f}, broadcast::scalar));
+    bad2.post_ops.push_back(post_op::depthwise(std::vector<float>(36, 0.1f), {}, 1));
+    CHECK_THROWS_WITH_AS(onednn::fused_conv{bad2}, doctest::Contains("must follow the depthwise"), onednn::kernel_error);
+}

@@ -29,6 +29,14 @@ using reference::array;
 
 namespace {
 
+// The report of the ready-made backend's property `name` (without the "onednn." prefix).
+const property_report& report(const std::vector<property_report>& reports, const std::string& name) {
+    for (const auto& r : reports)
+        if (r.property == "onednn." + name) return r;
+    FAIL("no report for onednn." << name);
+    return reports.front();
+}
+
 // Conv, an optional BatchNorm, then up to three of: eltwise ops, a residual Add, binary ops with
 // constants.
 constexpr auto conv_chain = op<Conv>() >> optional(op<BatchNorm>()) >>
@@ -274,7 +282,7 @@ TEST_CASE("single-op oneDNN kernels on random DAGs of element-wise and pooling o
 TEST_CASE("the ready-made onednn backend, switched on by SGMATCH_BACKEND") {
     CHECK(onednn::register_backend<graph>());
     CHECK(onednn::register_backend<graph>());  // idempotent
-    REQUIRE(backend_registry<graph>::instance().find("onednn")->properties().size() == 4);
+    REQUIRE(backend_registry<graph>::instance().find("onednn")->properties().size() == 5);
     const graph g = build::resnet50(1, 32, /*data_seed=*/11);
     std::mt19937 rng(4);
     const std::map<std::string, array> in{{"data", test::random_array({1, 3, 32, 32}, rng, 1.0f)}};
@@ -283,9 +291,9 @@ TEST_CASE("the ready-made onednn backend, switched on by SGMATCH_BACKEND") {
     ::setenv("SGMATCH_BACKEND", "onednn", 1);
     const auto reports = apply_backend_from_env(fused);
     ::unsetenv("SGMATCH_BACKEND");
-    REQUIRE(reports.size() == 4);
-    CHECK(reports[0].accepted == 53);
-    CHECK(reports[2].accepted == 1);  // the classifier's Gemm
+    REQUIRE(reports.size() == 5);
+    CHECK(report(reports, "conv_post_ops").accepted == 53);
+    CHECK(report(reports, "matmul_post_ops").accepted == 1);  // the classifier's Gemm
     exec::run_stats st;
     CHECK(test::max_rel_error(exec::executor(fused, exec::mode::onednn)(in, &st).at(0), expect) <= 1e-4);
     CHECK(st.fused_nodes == 54);
@@ -301,7 +309,7 @@ TEST_CASE("the ready-made onednn backend, switched on by SGMATCH_BACKEND") {
     CHECK(apply_backend(train, "onednn")[0].skipped);
     const std::map<std::string, array> hx{{"x", test::random_array({1, 2, 4, 4}, rng, 1.0f)}};
     const array hexpect = exec::executor(h)(hx).at(0);
-    CHECK(apply_backend(h, "onednn")[0].accepted == 1);  // conv + bias + relu
+    CHECK(report(apply_backend(h, "onednn"), "conv_post_ops").accepted == 1);  // conv + bias + relu
     CHECK(h.node_count() == 4);  // x, w, b and the fused node
     CHECK(test::max_rel_error(exec::executor(h)(hx).at(0), hexpect) <= 1e-5);
 }
@@ -490,7 +498,7 @@ TEST_CASE("decomposed GELU / Swish / HardSwish after a conv or matmul: one kerne
                     const array expect = exec::executor(g)(in).at(0);
                     graph fused = g;
                     const auto reports = apply_backend(fused, "onednn");
-                    CHECK(reports[main == 0 ? 0 : 2].accepted == 1);
+                    CHECK(report(reports, main == 0 ? "conv_post_ops" : "matmul_post_ops").accepted == 1);
                     node_id fn{};
                     std::size_t op_nodes = 0;
                     for (auto n : fused.nodes())
@@ -579,14 +587,14 @@ TEST_CASE("BatchNorm after a 2-D matmul is folded into its weights; after a 3-D 
         exec::run_stats st;
         CHECK(test::max_rel_error(exec::executor(fused)(in, &st).at(0), expect) <= 1e-4);
         if (rank == 2) {
-            CHECK(reports[2].accepted == 1);
+            CHECK(report(reports, "matmul_post_ops").accepted == 1);
             CHECK(st.fused_nodes == 1);
             CHECK(st.reference_nodes == 0);
         } else {
-            CHECK(reports[2].check_reasons.count("BatchNorm 'bn' after a 3-D matmul normalizes another axis than the "
+            CHECK(report(reports, "matmul_post_ops").check_reasons.count("BatchNorm 'bn' after a 3-D matmul normalizes another axis than the "
                                                  "matmul's columns") == 1);
-            CHECK(reports[2].accepted == 1);  // the matmul + bias alone
-            CHECK(reports[3].accepted == 1);  // then BatchNorm + Relu on their own
+            CHECK(report(reports, "matmul_post_ops").accepted == 1);  // the matmul + bias alone
+            CHECK(report(reports, "batch_norm_relu").accepted == 1);  // then BatchNorm + Relu on their own
             CHECK(st.fused_nodes == 2);
         }
     }
@@ -627,15 +635,15 @@ TEST_CASE("ConvTranspose + bias + BatchNorm + post-ops: one fused kernel (oneDNN
         graph fused = g;
         const auto reports = apply_backend(fused, "onednn");
         if (variant >= 2) {
-            CHECK(reports[1].accepted == 0);
-            CHECK(reports[1].check_reasons.begin()->first.find(variant == 2 ? "ConvTranspose 'up': output_shape is not supported"
+            CHECK(report(reports, "conv_transpose_post_ops").accepted == 0);
+            CHECK(report(reports, "conv_transpose_post_ops").check_reasons.begin()->first.find(variant == 2 ? "ConvTranspose 'up': output_shape is not supported"
                                                                             : "output_padding [1,1] above pads_end [0,0]") !=
                   std::string::npos);
             CHECK(fused.node_count() == g.node_count());  // the graph is left as it was
             continue;
         }
         const array expect = exec::executor(g)(in).at(0);
-        CHECK(reports[1].accepted == 1);
+        CHECK(report(reports, "conv_transpose_post_ops").accepted == 1);
         exec::run_stats st;
         CHECK(test::max_rel_error(exec::executor(fused, exec::mode::onednn)(in, &st).at(0), expect) <= 1e-4);
         CHECK(st.fused_nodes == 1);
@@ -680,8 +688,8 @@ TEST_CASE("batchnorm + relu outside a conv: one oneDNN batch normalization with 
     const array expect = exec::executor(g)(in).at(0);
     graph fused = g;
     const auto reports = apply_backend(fused, "onednn");
-    CHECK(reports[0].accepted == 2);  // c1 alone, c2 + residual sum
-    CHECK(reports[3].accepted == 1);  // bn + r
+    CHECK(report(reports, "conv_post_ops").accepted == 2);  // c1 alone, c2 + residual sum
+    CHECK(report(reports, "batch_norm_relu").accepted == 1);  // bn + r
     exec::run_stats st;
     CHECK(test::max_rel_error(exec::executor(fused, exec::mode::onednn)(in, &st).at(0), expect) <= 1e-4);
     CHECK(st.fused_nodes == 3);
@@ -720,9 +728,72 @@ TEST_CASE("ops without a oneDNN kernel (Pad, LRN) run on the reference kernels n
         3, 0.001f, 0.75f, 1.0f);
     CHECK(test::max_rel_error(exec::executor(g)(in).at(0), expect) <= 1e-5);
     graph fused = g;
-    CHECK(apply_backend(fused, "onednn")[0].accepted == 1);  // conv + relu
+    CHECK(report(apply_backend(fused, "onednn"), "conv_post_ops").accepted == 1);  // conv + relu
     exec::run_stats st;
     CHECK(test::max_rel_error(exec::executor(fused, exec::mode::onednn)(in, &st).at(0), expect) <= 1e-4);
     CHECK(st.fused_nodes == 1);
     CHECK(st.reference_nodes == 2);  // Pad and LRN
+}
+
+TEST_CASE("conv 1x1 + depthwise 3x3 (MobileNet's expansion): one primitive with a depthwise post-op, kept where oneDNN runs it as one kernel") {
+    onednn::register_backend<graph>();
+    std::mt19937 rng(83);
+    auto block = [&](graph& g, std::map<std::string, array>& in, std::int64_t n, std::int64_t hw, std::int64_t stride) {
+        const std::int64_t C = 16, E = 96;
+        auto x = g.add_input("x", tensor_type{dtype::f32, {n, C, hw, hw}});
+        in["x"] = test::random_array({n, C, hw, hw}, rng, 1.0f);
+        auto bn = [&](const std::string& nm, node_id src, std::int64_t ch) {
+            std::vector<input_ref> ins{src};
+            for (const char* p : {"scale", "shift", "mean", "var"}) {
+                auto v = test::random_values(static_cast<std::size_t>(ch), rng, 0.5f);
+                if (std::string(p) == "var")
+                    for (auto& e : v) e = 0.5f + std::abs(e);
+                ins.push_back(g.add_constant(nm + "." + p, {ch}, v));
+            }
+            return g.add_op("BatchNormalization", nm, ins);
+        };
+        auto relu6 = [&](const std::string& nm, node_id src) {
+            return g.add_op("Clip", nm, {src, g.add_scalar(nm + ".lo", 0.0f), g.add_scalar(nm + ".hi", 6.0f)});
+        };
+        auto e = g.add_op("Conv", "expand", {x, g.add_constant("we", {E, C, 1, 1}, test::random_values(E * C, rng, 0.3f))});
+        auto a = relu6("r1", bn("bn1", e, E));
+        auto d = g.add_op("Conv", "dw", {a, g.add_constant("wd", {E, 1, 3, 3}, test::random_values(E * 9, rng, 0.3f))},
+                          {{"group", E}, {"pads", attribute::ints{1, 1, 1, 1}}, {"strides", attribute::ints{stride, stride}}});
+        auto b = relu6("r2", bn("bn2", d, E));
+        auto p = g.add_op("Conv", "project", {b, g.add_constant("wp", {C, E, 1, 1}, test::random_values(C * E, rng, 0.3f))});
+        g.mark_output(bn("bn3", p, C));
+    };
+    // The lowering, without the gain check: a user property on the same pattern.
+    for (std::int64_t stride : {1, 2}) {
+        CAPTURE(stride);
+        graph g;
+        std::map<std::string, array> in;
+        block(g, in, 2, 9, stride);
+        const array expect = exec::executor(g)(in).at(0);
+        graph fused = g;
+        CHECK(apply_property(fused, onednn::make_fused_property<graph>("dw", onednn::conv1x1_depthwise)).accepted == 1);
+        exec::run_stats st;
+        CHECK(test::max_rel_error(exec::executor(fused, exec::mode::onednn)(in, &st).at(0), expect) <= 1e-4);
+        CHECK(st.fused_nodes == 1);
+        CHECK(st.onednn_nodes == 2);  // the projection conv and its BatchNorm
+    }
+    // The backend keeps the fusion only where oneDNN runs it as one kernel; either way the graph
+    // computes the same.
+    for (std::int64_t n : {1, 8}) {
+        CAPTURE(n);
+        graph g;
+        std::map<std::string, array> in;
+        block(g, in, n, test::sanitized() ? 14 : 28, 2);
+        const array expect = exec::executor(g)(in).at(0);
+        graph fused = g;
+        const auto reports = apply_backend(fused, "onednn");
+        const auto& r = report(reports, "conv1x1_depthwise");
+        std::size_t no_gain = 0;
+        for (const auto& [why, count] : r.check_reasons)
+            if (why.find("runs this 1x1 + depthwise fusion as two primitives") != std::string::npos) no_gain += count;
+        CHECK(r.accepted + (no_gain > 0 ? 1 : 0) == 1);
+        MESSAGE("batch " << n << ": 1x1 + depthwise " << std::string(r.accepted ? "fused" : "left as two convs (no gain)"));
+        CHECK(report(reports, "conv_post_ops").accepted == (r.accepted ? 1u : 3u));
+        CHECK(test::max_rel_error(exec::executor(fused, exec::mode::onednn)(in).at(0), expect) <= 1e-4);
+    }
 }

@@ -5,6 +5,8 @@
 //                                                        // sgmatch::apply_backend_from_env(g)
 //
 // Its properties, in order (fp32 inference, after oneDNN's own graph component's fusions):
+//   onednn.conv1x1_depthwise  conv 1x1 + bias? + bn? + unary{0,2} + depthwise 3x3 + bn? + [unary |
+//                           binary]{0,2}, kept only where oneDNN runs it as one kernel (see below)
 //   onednn.conv_post_ops    conv + bias add? + batchnorm? + act? + [unary | binary]{0,3}
 //   onednn.conv_transpose_post_ops  convtranspose + (the same)
 //   onednn.matmul_post_ops  (matmul | gemm) + bias add? + batchnorm? + act? + [unary | binary]{0,3}
@@ -12,11 +14,11 @@
 // where act is a GELU (erf or tanh), Swish or HardSwish written out as exporters emit them
 // (decomposed.hpp): one eltwise post-op.
 //
-// Known limitations (issue 4 continues): no conv 1x1 + depthwise, no capability property for
-// whole supported regions yet.
+// Known limitations (issue 4 continues): no capability property for whole supported regions yet.
 #pragma once
 
 #include <string>
+#include <type_traits>
 
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/onednn/decomposed.hpp"
@@ -64,6 +66,62 @@ inline constexpr auto matmul_post_ops =
     capture<activation_input>((op<ops::MatMul>() | op<ops::Gemm>()) >> optional(bias_add) >> optional(op<ops::BatchNorm>())) >>
     optional(decomposed_activation<activation_input>()) >> repeat<0, 3>(unary_post_op | binary_post_op);
 
+/// A conv whose weights are [O, C, 1, 1]; a 3x3 depthwise conv (weights [O, 1, 3, 3]).
+struct conv_1x1 {
+    template <class V>
+    bool operator()(const V& n) const {
+        const auto w = n.input_count() >= 2 ? n.input(1).constant() : std::nullopt;
+        return w && w->rank == 4 && w->dims[2] == 1 && w->dims[3] == 1;
+    }
+    std::string describe() const { return "1x1"; }
+};
+struct conv_depthwise_3x3 {
+    template <class V>
+    bool operator()(const V& n) const {
+        const auto w = n.input_count() >= 2 ? n.input(1).constant() : std::nullopt;
+        return w && w->rank == 4 && w->dims[1] == 1 && w->dims[2] == 3 && w->dims[3] == 3;
+    }
+    std::string describe() const { return "depthwise 3x3"; }
+};
+
+/// conv 1x1 + bias add? + batchnorm? + unary{0,2} + depthwise conv 3x3 + bias add? + batchnorm? +
+/// [unary | binary]{0,2} (MobileNet's expansion and depthwise convs as one primitive).
+inline constexpr auto conv1x1_depthwise =
+    op<ops::Conv>().where(conv_1x1{}) >> optional(bias_add) >> optional(op<ops::BatchNorm>()) >> repeat<0, 2>(unary_post_op) >>
+    op<ops::Conv>().where(conv_depthwise_3x3{}) >> optional(op<ops::BatchNorm>()) >>
+    repeat<0, 2>(unary_post_op | binary_post_op);
+
+namespace detail {
+
+/// The conv 1x1 + depthwise property keeps a match only where the fusion pays: oneDNN 2.6 runs
+/// it as one jit_1x1 kernel for some shapes (1.14-1.50x faster than two primitives, batch 8 in
+/// benchmarks/RESULTS.md) and as two primitives in sequence (ref_fused_convolution, 2-5% slower)
+/// for others. The check builds the fused primitive for the input shape the adapter gives.
+template <class G>
+property<G> make_conv1x1_depthwise_property() {
+    using N = typename graph_traits<G>::node_type;
+    using P = std::decay_t<decltype(conv1x1_depthwise)>;
+    auto prop = make_fused_property<G>("onednn.conv1x1_depthwise", conv1x1_depthwise);
+    prop.check([](const G& g, const N* nodes, std::size_t count) -> std::string {
+        auto l = lower_match<G, P>(g, nodes, count, /*with_data=*/false);
+        if (!l.decline.empty()) return l.decline;
+        const auto t = adapter<G>::value_type(g, l.src.node, l.src.port);
+        if (!t || t->dims.empty())
+            return "the input shape is unknown (whether a 1x1 + depthwise fusion pays depends on it)";
+        try {
+            const std::string impl = fused_conv(l.spec).implementation(t->dims);
+            if (impl.rfind("ref_fused", 0) == 0)
+                return "oneDNN runs this 1x1 + depthwise fusion as two primitives (" + impl + "): no gain";
+        } catch (const kernel_error& e) {
+            return e.what();
+        }
+        return {};
+    });
+    return prop;
+}
+
+}  // namespace detail
+
 /// batchnorm + relu (a BatchNorm no conv took: pre-activation blocks)
 inline constexpr auto batch_norm_relu = op<ops::BatchNorm>() >> op<ops::Relu>();
 
@@ -72,6 +130,9 @@ inline constexpr auto batch_norm_relu = op<ops::BatchNorm>() >> op<ops::Relu>();
 template <class G>
 bool register_backend(const std::string& name = "onednn") {
     if (backend_registry<G>::instance().find(name) != nullptr) return true;
+    auto dw = detail::make_conv1x1_depthwise_property<G>();
+    dw.fused_op("onednn.fused_conv").inference_only();
+    register_property<G>(name, std::move(dw));
     auto conv = make_fused_property<G>("onednn.conv_post_ops", conv_post_ops);
     conv.fused_op("onednn.fused_conv").inference_only();
     register_property<G>(name, std::move(conv));

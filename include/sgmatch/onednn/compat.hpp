@@ -58,6 +58,16 @@ inline void append_eltwise(dnnl::post_ops& po, dnnl::algorithm alg, float alpha,
 #endif
 }
 
+/// A 3x3 depthwise convolution (pad 1, stride 1 or 2) fused after a 1x1 convolution, fp32.
+inline void append_depthwise(dnnl::post_ops& po, std::int64_t stride) {
+    using dt = dnnl::memory::data_type;
+#if DNNL_VERSION_MAJOR >= 3
+    po.append_dw(dt::f32, dt::f32, dt::f32, 3, stride, 1);
+#else
+    po.append_dw(dt::f32, dt::f32, dt::f32, 3, stride, 1, 0, {});
+#endif
+}
+
 /// A forward-inference convolution primitive descriptor. `bias` may be a zero desc (no bias).
 /// Dilations are oneDNN's: 0 means dense.
 inline dnnl::convolution_forward::primitive_desc conv_pd(

@@ -101,7 +101,8 @@ struct conv_spec {
     std::size_t spatial_rank() const { return weights_dims.size() < 2 ? 0 : weights_dims.size() - 2; }
 
     /// Fold an inference BatchNorm that follows the conv into its weights and bias:
-    /// w' = w * k, b' = (b - mean) * k + shift with k = scale / sqrt(var + eps).
+    /// w' = w * k, b' = (b - mean) * k + shift with k = scale / sqrt(var + eps). Right after a
+    /// depthwise post-op, into that one's weights and bias.
     void fold_batch_norm(const std::vector<float>& scale, const std::vector<float>& shift,
                          const std::vector<float>& mean, const std::vector<float>& var, float eps) {
         const auto O = static_cast<std::size_t>(out_channels());
@@ -109,6 +110,18 @@ struct conv_spec {
             throw kernel_error("sgmatch::onednn::conv_spec::fold_batch_norm('" + name +
                                "'): BatchNorm parameters must have one value per output channel (" +
                                std::to_string(O) + ")");
+        if (!post_ops.empty() && post_ops.back().k == post_op::kind::depthwise) {
+            // Right after a depthwise post-op: into its [O, 1, 3, 3] weights and its bias.
+            post_op& dw = post_ops.back();
+            if (dw.dw_bias.empty()) dw.dw_bias.assign(O, 0.0f);
+            for (std::size_t o = 0; o < O; ++o) {
+                const double k = scale[o] / std::sqrt(static_cast<double>(var[o]) + eps);
+                for (std::size_t t = 0; t < 9 && o * 9 + t < dw.values.size(); ++t)
+                    dw.values[o * 9 + t] = static_cast<float>(dw.values[o * 9 + t] * k);
+                dw.dw_bias[o] = static_cast<float>((dw.dw_bias[o] - mean[o]) * k + shift[o]);
+            }
+            return;
+        }
         if (!post_ops.empty())
             throw kernel_error("sgmatch::onednn::conv_spec::fold_batch_norm('" + name +
                                "'): a BatchNorm after a post-op cannot be folded into the weights");
@@ -136,8 +149,17 @@ struct conv_spec {
                 }
     }
 
-    /// Output shape for input shape src (throws kernel_error when they do not fit).
+    /// Output shape for input shape src (throws kernel_error when they do not fit), after a
+    /// depthwise post-op if there is one.
     dims output_dims(const dims& src) const {
+        dims out = main_output_dims(src);
+        for (const auto& p : post_ops)
+            if (p.k == post_op::kind::depthwise)
+                for (std::size_t i = 2; i < out.size(); ++i) out[i] = (out[i] - 1) / p.stride + 1;
+        return out;
+    }
+    /// The convolution's own output shape (before a depthwise post-op).
+    dims main_output_dims(const dims& src) const {
         const std::size_t sp = spatial_rank();
         if (src.size() != sp + 2)
             throw kernel_error("sgmatch::onednn::fused_conv('" + name + "'): input " + to_string(src) + " has rank " +
@@ -188,11 +210,27 @@ struct conv_spec {
                 fail("output_padding " + to_string(output_padding) + " above pads_end " + to_string(pads_end) +
                      " (oneDNN 2.x has no negative padding; not supported)");
         }
-        int sums = 0;
+        int sums = 0, dws = 0;
         for (auto& p : post_ops) {
             if (p.k == post_op::kind::sum) ++sums;
             if (p.k == post_op::kind::binary && p.swap) fail("a binary post-op with the operand on the left");
+            if ((p.k == post_op::kind::sum || p.k == post_op::kind::binary) && dws == 0 &&
+                std::any_of(post_ops.begin(), post_ops.end(), [](const post_op& q) { return q.k == post_op::kind::depthwise; }))
+                fail("sum and binary post-ops must follow the depthwise post-op");
+            if (p.k != post_op::kind::depthwise) continue;
+            ++dws;
+            bool one_by_one = !transposed && sp == 2 && groups == 1 && weights_dims[2] == 1 && weights_dims[3] == 1;
+            for (const dims* v : {&strides, &dilations})
+                for (auto x : *v) one_by_one = one_by_one && x == 1;
+            for (const dims* v : {&pads_begin, &pads_end})
+                for (auto x : *v) one_by_one = one_by_one && x == 0;
+            if (!one_by_one) fail("a depthwise post-op needs a 2-D 1x1 convolution (stride 1, no pads, no groups)");
+            if (p.stride != 1 && p.stride != 2) fail("a depthwise post-op has stride 1 or 2");
+            if (static_cast<std::int64_t>(p.values.size()) != out_channels() * 9 ||
+                (!p.dw_bias.empty() && static_cast<std::int64_t>(p.dw_bias.size()) != out_channels()))
+                fail("a depthwise post-op needs [O, 1, 3, 3] weights and O bias values");
         }
+        if (dws > 1) fail("at most one depthwise post-op");
         if (sums > 1) fail("at most one sum post-op");
     }
 };
@@ -255,7 +293,7 @@ private:
         using dt = dnnl::memory::data_type;
         using tag = dnnl::memory::format_tag;
         constexpr bool deconv = std::is_same_v<Prim, dnnl::deconvolution_forward>;
-        const dims dst = spec_.output_dims(src);
+        const dims dst = spec_.output_dims(src), conv_dst = spec_.main_output_dims(src);
         const std::size_t sp = spec_.spatial_rank();
         const dims w = spec_.onednn_weights_dims();
         dims strides(sp, 1), dil(sp, 0), pl(sp, 0), pr(sp, 0);
@@ -270,7 +308,7 @@ private:
         const bool any = spec_.layout == conv_spec::layout_choice::any;
         const md s(src, dt::f32, any ? tag::any : plain_tag(src.size()));
         const md wd(w, dt::f32, any ? tag::any : plain_tag(w.size()));
-        const md d(dst, dt::f32, any ? tag::any : plain_tag(dst.size()));
+        const md d(conv_dst, dt::f32, any ? tag::any : plain_tag(dst.size()));  // a depthwise post-op shrinks it
         // Weights: plain (g)oi(d)(h)w -> the primitive's layout, once.
         const std::vector<float> transposed_w = deconv ? spec_.onednn_weights() : std::vector<float>();
         const tensor plain_w = tensor::view(deconv ? transposed_w.data() : spec_.weights.data(), w);
@@ -285,6 +323,7 @@ private:
                 else return compat::conv_pd(cpu_engine(), s, wd, bias_md, d, strides, dil, pl, pr, attr);
             }();
             plan.build_tail(spec_.post_ops, pd.dst_desc());
+            plan.bind_depthwise(spec_.post_ops, pd);
             return std::make_shared<const detail::fused_entry<Prim>>(pd, std::move(plan), plain_w, plain_b);
         };
         return detail::build_or_unfuse(make, "sgmatch::onednn::fused_conv('" + spec_.name + "')",

@@ -696,7 +696,8 @@ match_lowering<typename graph_traits<G>::node_type> lower_match(const G& g, cons
                         return decline("BatchNorm " + name(n) + " after a " + std::to_string(*rank) +
                                        "-D matmul normalizes another axis than the matmul's columns");
                 }
-                if (!pops.empty()) return decline("BatchNorm " + name(n) + " after a post-op cannot be folded");
+                if (!pops.empty() && pops.back().k != post_op::kind::depthwise)
+                    return decline("BatchNorm " + name(n) + " after a post-op cannot be folded");
                 if (nin < 5) return decline("BatchNorm " + name(n) + " has fewer than 5 inputs");
                 std::vector<float> p[4];
                 for (std::size_t k = 0; k < 4; ++k) {
@@ -785,7 +786,36 @@ match_lowering<typename graph_traits<G>::node_type> lower_match(const G& g, cons
                 }
                 break;
             }
-            case lowering_role::conv:
+            case lowering_role::conv: {
+                // A 3x3 depthwise conv (pad 1, stride 1 or 2) after a 1x1 conv: a depthwise post-op.
+                if (out.matmul || s.transposed) return decline("a second main op " + name(n) + " in one match");
+                const auto w = nin >= 2 ? const_data(traits::input(g, n, 1)) : std::nullopt;
+                const auto grp = traits::attr(g, n, "group");
+                const dims st = detail::ints_attr(traits::attr(g, n, "strides"));
+                const dims pd = detail::ints_attr(traits::attr(g, n, "pads"));
+                const dims dl = detail::ints_attr(traits::attr(g, n, "dilations"));
+                const bool dw = w && w->rank == 4 && w->dims[0] == O && w->dims[1] == 1 && w->dims[2] == 3 &&
+                                w->dims[3] == 3 && grp && grp->as_int() && *grp->as_int() == O &&
+                                pd == dims{1, 1, 1, 1} && (dl.empty() || dl == dims{1, 1}) &&
+                                (st.empty() || st == dims{1, 1} || st == dims{2, 2}) &&
+                                traits::input(g, n, 0) == value_ref<N>{cur, 0};
+                if (!dw)
+                    return decline("a second conv " + name(n) + " in one match that is not a 3x3 depthwise conv (pads 1, "
+                                   "stride 1 or 2) on the first one's output");
+                std::vector<float> dw_bias;
+                if (nin >= 3) {
+                    const auto b = const_data(traits::input(g, n, 2));
+                    if (!b || b->element_count() != O) return decline("Conv " + name(n) + ": bias is not a constant of O values");
+                    dw_bias = with_data ? detail::constant_values<G>(*b) : std::vector<float>(static_cast<std::size_t>(O));
+                }
+                const std::int64_t stride = st.empty() ? 1 : st[0];
+                pops.push_back(post_op::depthwise(with_data ? detail::constant_values<G>(*w)
+                                                            : std::vector<float>(static_cast<std::size_t>(O * 9)),
+                                                  std::move(dw_bias), stride));
+                if (out_dims)
+                    for (std::size_t i = 2; i < out_dims->size(); ++i) (*out_dims)[i] = ((*out_dims)[i] - 1) / stride + 1;
+                break;
+            }
             case lowering_role::conv_transpose:
             case lowering_role::matmul:
                 return decline("a second main op " + name(n) + " in one match");
@@ -799,6 +829,13 @@ match_lowering<typename graph_traits<G>::node_type> lower_match(const G& g, cons
     for (std::size_t i = 0; i < count; ++i) ops_in_match += traits::kind(g, nodes[i]) == node_kind::op ? 1 : 0;
     if (visited != ops_in_match) return decline("the match is not a straight chain from the convolution");
     out.dst = value_ref<N>{cur, 0};
+    if (!out.matmul) {
+        try {
+            s.validate();  // again, with the post-ops (a depthwise one needs a 1x1 conv before it)
+        } catch (const kernel_error& err) {
+            return decline(err.what());
+        }
+    }
     if (auto t = adapter<G>::value_type(g, out.src.node, out.src.port); t && !t->dims.empty()) {
         try {
             if (out.matmul) (void)out.mm.output_dims(t->dims);

@@ -30,7 +30,7 @@ namespace onednn {
 enum class broadcast { scalar, per_channel, full };
 
 struct post_op {
-    enum class kind { eltwise, sum, binary };
+    enum class kind { eltwise, sum, binary, depthwise };
     kind k = kind::eltwise;
     dnnl::algorithm alg = dnnl::algorithm::eltwise_relu;  // eltwise or binary algorithm
     float alpha = 0.0f, beta = 0.0f;                      // eltwise parameters
@@ -40,6 +40,10 @@ struct post_op {
     std::vector<float> values;
     broadcast bcast = broadcast::full;
     bool swap = false;  // binary only: the operand is the left side (c - y, c / y); rejected for now
+    // depthwise: a 3x3 depthwise convolution, pad 1, stride `stride` (1 or 2), after a 1x1
+    // convolution; weights [O, 1, 3, 3] in `values`, bias (O values or empty) in `dw_bias`.
+    std::int64_t stride = 1;
+    std::vector<float> dw_bias;
 
     static post_op eltwise(dnnl::algorithm a, float alpha = 0.0f, float beta = 0.0f) {
         post_op p;
@@ -64,6 +68,15 @@ struct post_op {
         p.bcast = b;
         return p;
     }
+    static post_op depthwise(std::vector<float> weights, std::vector<float> bias, std::int64_t stride) {
+        post_op p;
+        p.k = kind::depthwise;
+        p.alg = dnnl::algorithm::convolution_direct;
+        p.values = std::move(weights);
+        p.dw_bias = std::move(bias);
+        p.stride = stride;
+        return p;
+    }
     static post_op binary_constant(dnnl::algorithm a, std::vector<float> v, broadcast b) {
         post_op p;
         p.k = kind::binary;
@@ -78,6 +91,7 @@ struct post_op {
 inline std::string describe(const post_op& p) {
     using a = dnnl::algorithm;
     if (p.k == post_op::kind::sum) return "sum";
+    if (p.k == post_op::kind::depthwise) return p.stride == 2 ? "depthwise_s2" : "depthwise";
     static const std::unordered_map<int, const char*> names = {
         {static_cast<int>(a::eltwise_relu), "relu"},         {static_cast<int>(a::eltwise_tanh), "tanh"},
         {static_cast<int>(a::eltwise_elu), "elu"},           {static_cast<int>(a::eltwise_square), "square"},
@@ -166,6 +180,7 @@ struct post_op_plan {
         dnnl::primitive prim;
     };
     std::vector<tail_op> tail;
+    std::unordered_map<int, dnnl::memory> dw_args;  // a fused depthwise post-op's weights and bias
     dims dst_dims;
     std::size_t axis = 1;
 
@@ -183,6 +198,7 @@ struct post_op_plan {
                     case post_op::kind::eltwise: compat::append_eltwise(po, p.alg, p.alpha, p.beta); break;
                     case post_op::kind::sum: po.append_sum(1.0f); break;
                     case post_op::kind::binary: po.append_binary(p.alg, plain_desc(operand_dims(p.bcast, dst, axis))); break;
+                    case post_op::kind::depthwise: compat::append_depthwise(po, p.stride); break;
                 }
             }
             if (p.k == post_op::kind::binary && p.input < 0)
@@ -190,10 +206,35 @@ struct post_op_plan {
         }
     }
 
+    /// Once the main primitive is known: a fused depthwise post-op's weights and bias in the
+    /// layouts the primitive asks for (reordered once).
+    template <class PD>
+    void bind_depthwise(const std::vector<post_op>& ops, const PD& pd) {
+        for (std::size_t i = 0; i < fused; ++i) {
+            const post_op& p = ops[i];
+            if (p.k != post_op::kind::depthwise) continue;
+            const auto O = static_cast<std::int64_t>(p.values.size() / 9);
+            dnnl::stream s(cpu_engine());
+            const auto wmd = pd.query_md(dnnl::query::exec_arg_md, DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_WEIGHTS);
+            dnnl::memory w(wmd, cpu_engine());
+            tensor::view(p.values.data(), {O, 1, 1, 3, 3}).reorder_into(tensor(w), s);
+            dw_args[DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_WEIGHTS] = w;
+            const auto bmd = pd.query_md(dnnl::query::exec_arg_md, DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_BIAS);
+            dnnl::memory b(bmd, cpu_engine());
+            std::vector<float> bias = p.dw_bias.empty() ? std::vector<float>(static_cast<std::size_t>(O), 0.0f) : p.dw_bias;
+            tensor::view(bias.data(), {O}).reorder_into(tensor(b), s);
+            dw_args[DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_BIAS] = b;
+            s.wait();
+        }
+    }
+
     /// Once the main primitive's destination layout is known: the tail primitives.
     void build_tail(const std::vector<post_op>& ops, const dnnl::memory::desc& dst_md) {
         for (std::size_t i = fused; i < ops.size(); ++i) {
             const post_op& p = ops[i];
+            if (p.k == post_op::kind::depthwise)
+                throw kernel_error("a depthwise post-op runs only fused (oneDNN rejected the fused primitive or its "
+                                   "post-op chain)");
             if (p.k == post_op::kind::eltwise) {
                 tail.push_back({i, dnnl::eltwise_forward(compat::eltwise_pd(cpu_engine(), p.alg, dst_md, p.alpha, p.beta))});
             } else {
@@ -216,9 +257,10 @@ struct post_op_plan {
                                    ", the post-op needs " + to_string(want));
         };
         std::vector<tensor> keep;  // operands reordered for this call
+        for (const auto& [k, m] : dw_args) args[k] = m;
         for (std::size_t i = 0; i < fused; ++i) {
             const post_op& p = ops[i];
-            if (p.k == post_op::kind::eltwise) continue;
+            if (p.k == post_op::kind::eltwise || p.k == post_op::kind::depthwise) continue;
             if (p.k == post_op::kind::sum) {
                 const tensor& r = extra[static_cast<std::size_t>(p.input)];
                 check(r, dst_dims, p);
