@@ -265,6 +265,10 @@ public:
     std::string implementation(const dims& src) const {
         return spec_.transposed ? compat::impl_name(deconv_for(src)->pd) : compat::impl_name(conv_for(src)->pd);
     }
+    /// The source layout the primitive reads without a reorder, for this input shape.
+    dnnl::memory::desc src_desc(const dims& src) const {
+        return spec_.transposed ? deconv_for(src)->pd.src_desc() : conv_for(src)->pd.src_desc();
+    }
     /// The destination layout chosen for this input shape.
     dnnl::memory::desc dst_desc(const dims& src) const override {
         return spec_.transposed ? deconv_for(src)->pd.dst_desc() : conv_for(src)->pd.dst_desc();
