@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "sgmatch/exec/executor.hpp"
+#include "sgmatch/exec/subgraph.hpp"
 #include "sgmatch/graph/builders.hpp"
 #include "sgmatch/onednn/backend.hpp"
 #include "sgmatch/onednn/property.hpp"
@@ -796,4 +797,67 @@ TEST_CASE("conv 1x1 + depthwise 3x3 (MobileNet's expansion): one primitive with 
         CHECK(report(reports, "conv_post_ops").accepted == (r.accepted ? 1u : 3u));
         CHECK(test::max_rel_error(exec::executor(fused, exec::mode::onednn)(in).at(0), expect) <= 1e-4);
     }
+}
+
+TEST_CASE("capability regions run as region nodes: a graph of their own with the fusions applied inside, one executor each") {
+    CHECK(exec::register_region_backend());
+    CHECK(exec::register_region_backend());  // idempotent
+    // ResNet-50: every op but the graph input has a oneDNN kernel: one region.
+    const std::int64_t image = test::sanitized() ? 32 : 64;
+    const graph g = build::resnet50(1, image, /*data_seed=*/5);
+    std::mt19937 rng(84);
+    const std::map<std::string, array> in{{"data", test::random_array({1, 3, image, image}, rng, 1.0f)}};
+    const array expect = exec::executor(g)(in).at(0);
+    graph regions = g;
+    ::setenv("SGMATCH_BACKEND", "onednn.regions", 1);
+    const auto reports = apply_backend_from_env(regions);
+    ::unsetenv("SGMATCH_BACKEND");
+    REQUIRE(reports.size() == 1);
+    CHECK(reports[0].accepted == 1);
+    exec::run_stats st;
+    CHECK(test::max_rel_error(exec::executor(regions, exec::mode::onednn)(in, &st).at(0), expect) <= 1e-4);
+    CHECK(st.region_nodes == 1);
+    CHECK(st.fused_nodes == 54);      // the backend's fusions inside the region: 53 convs, the Gemm
+    CHECK(st.onednn_nodes == 3);      // maxpool, global pool, flatten
+    CHECK(st.reference_nodes == 0);
+    CHECK(st.reorders_to_plain == 1);  // the graph output only
+    // Run twice: primitives cached, same result.
+    CHECK(test::max_rel_error(exec::executor(regions, exec::mode::onednn)(in).at(0), expect) <= 1e-4);
+
+    // Unsupported ops split regions; a region output used by two consumers outside, and a graph
+    // output in the middle of a region, stay outputs of its node.
+    graph h;
+    auto x = h.add_input("x", tensor_type{dtype::f32, {1, 4, 8, 8}});
+    const std::map<std::string, array> hx{{"x", test::random_array({1, 4, 8, 8}, rng, 1.0f)}};
+    auto conv = [&](const char* nm, input_ref src) {
+        return h.add_op("Conv", nm, {src, h.add_constant(std::string(nm) + ".w", {4, 4, 3, 3}, test::random_values(144, rng, 0.3f))},
+                        {{"pads", attribute::ints{1, 1, 1, 1}}});
+    };
+    auto c1 = conv("c1", x);
+    auto r1 = h.add_op("Relu", "r1", {c1});
+    auto c2 = conv("c2", r1);
+    auto sm = h.add_op("Softmax", "sm", {c2}, {{"axis", 1}});  // no oneDNN kernel: splits
+    auto c3 = conv("c3", sm);
+    auto a = h.add_op("Add", "a", {c3, r1});  // r1 is read after the Softmax too
+    auto t = h.add_op("Tanh", "t", {a});
+    h.mark_output(r1);  // a graph output inside the first region
+    h.mark_output(t);
+    const std::vector<array> hexpect = exec::executor(h)(hx);
+    graph hr = h;
+    const auto rep = apply_backend(hr, "onednn.regions");
+    CHECK(rep[0].accepted == 2);
+    std::size_t region_nodes = 0, softmax = 0;
+    for (auto n : hr.nodes()) {
+        region_nodes += hr.kind(n) == node_kind::op && hr.op_name(n) == "onednn.region" ? 1 : 0;
+        softmax += hr.kind(n) == node_kind::op && hr.op_name(n) == "Softmax" ? 1 : 0;
+    }
+    CHECK(region_nodes == 2);
+    CHECK(softmax == 1);
+    exec::run_stats hs;
+    const std::vector<array> got = exec::executor(hr, exec::mode::onednn)(hx, &hs);
+    REQUIRE(got.size() == 2);
+    CHECK(test::max_rel_error(got[0], hexpect[0]) <= 1e-4);
+    CHECK(test::max_rel_error(got[1], hexpect[1]) <= 1e-4);
+    CHECK(hs.region_nodes == 2);
+    CHECK(hs.reference_nodes == 1);  // the Softmax, between the regions
 }

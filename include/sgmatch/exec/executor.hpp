@@ -167,6 +167,19 @@ struct run_stats {
     std::size_t reference_nodes = 0;  // run on reference kernels
     std::size_t reorders_to_plain = 0;  // kernel outputs converted for a reference kernel or an output
     std::size_t in_place_sums = 0;      // residuals accumulated into in place (no copy)
+    std::size_t region_nodes = 0;       // region nodes (subgraph.hpp); what ran inside is counted above
+};
+
+class executor;
+
+/// The payload of a region node (subgraph.hpp): the region as a graph of its own with its own
+/// executor (fused nodes inside), and which of the node's inputs it reads at run time (the
+/// others are constants copied into the region), in the order of the region's graph inputs
+/// "0", "1", ...; the region's graph outputs are the node's outputs, in order.
+struct subgraph_node {
+    std::shared_ptr<const graph> region;
+    std::shared_ptr<const executor> exec;
+    std::vector<std::size_t> runtime_inputs;
 };
 
 class executor {
@@ -175,14 +188,16 @@ public:
         const op_index<graph> checked(g);  // raises graph_error for a malformed graph
         (void)checked;
         for (node_id n : g.nodes()) {
-            step s{n, detail::kind::fused, {}, {}, nullptr, nullptr};
+            step s{n, detail::kind::fused, {}, {}, nullptr, nullptr, nullptr};
             if (g.kind(n) != node_kind::op) continue;
             if (g.payload(n).has_value()) {
                 const auto* p = std::any_cast<std::shared_ptr<const onednn::fused_node>>(&g.payload(n));
-                if (p == nullptr || !*p)
+                const auto* r = std::any_cast<std::shared_ptr<const subgraph_node>>(&g.payload(n));
+                if ((p == nullptr || !*p) && (r == nullptr || !*r || !(*r)->exec))
                     throw exec_error("sgmatch::exec::executor: fused node '" + std::string(g.name(n)) +
-                                     "' carries no onednn::fused_node");
-                s.fused = p->get();
+                                     "' carries neither an onednn::fused_node nor an exec::subgraph_node");
+                if (p != nullptr) s.fused = p->get();
+                else s.region = r->get();
             } else {
                 auto k = detail::kind_of(g, n, s.unary, s.binary);
                 if (!k)
@@ -199,29 +214,91 @@ public:
     std::vector<array> operator()(const std::map<std::string, array>& inputs, run_stats* stats = nullptr) const {
         run_stats local;
         run_stats& st = stats ? *stats : local;
-        std::vector<std::vector<slot>> values(g_.index_bound());
+        store values(g_.index_bound());
+        for (node_id n : g_.nodes()) {
+            if (g_.kind(n) != node_kind::input) continue;
+            auto it = inputs.find(std::string(g_.name(n)));
+            if (it == inputs.end())
+                throw exec_error("sgmatch::exec::executor: no value for graph input '" + std::string(g_.name(n)) + "'");
+            values[n.value].resize(1);
+            values[n.value][0].plain = it->second;
+        }
+        run_steps(values, st);
+        std::vector<array> out;
+        for (std::size_t i = 0; i < g_.graph_output_count(); ++i) out.push_back(plain_of(values, g_.graph_output(i), st));
+        return out;
+    }
+
+    /// The same on oneDNN tensors, in whatever layout they come (what a region node gets from
+    /// the kernels before it); the graph outputs stay in the layouts their kernels produced.
+    std::vector<onednn::tensor> run_tensors(const std::map<std::string, onednn::tensor>& inputs,
+                                            run_stats* stats = nullptr) const {
+        run_stats local;
+        run_stats& st = stats ? *stats : local;
+        store values(g_.index_bound());
+        for (node_id n : g_.nodes()) {
+            if (g_.kind(n) != node_kind::input) continue;
+            auto it = inputs.find(std::string(g_.name(n)));
+            if (it == inputs.end())
+                throw exec_error("sgmatch::exec::executor: no value for graph input '" + std::string(g_.name(n)) + "'");
+            values[n.value].resize(1);
+            values[n.value][0].t = it->second;
+        }
+        run_steps(values, st);
+        std::vector<onednn::tensor> out;
+        for (std::size_t i = 0; i < g_.graph_output_count(); ++i) {
+            const auto v = g_.graph_output(i);
+            slot& s = values[v.node.value].at(v.port);
+            if (s.t.empty() && g_.kind(v.node) == node_kind::constant) s.t = constant_view(v.node);
+            if (s.t.empty() && s.plain) {  // a reference kernel's result: a tensor of its own
+                const array& a = *s.plain;
+                s.t = onednn::tensor::from_values(std::vector<float>(a.begin(), a.end()),
+                                                  onednn::dims(a.shape().begin(), a.shape().end()));
+            }
+            out.push_back(s.t);
+        }
+        return out;
+    }
+
+private:
+    struct slot {
+        std::optional<array> plain;
+        onednn::tensor t;
+        bool owned = false;  // t was made by this run (not a view of an input or a constant)
+    };
+    using store = std::vector<std::vector<slot>>;
+
+    // Every step in order over `values` (graph inputs already set).
+    void run_steps(store& values, run_stats& st) const {
         // Edges still to read each value: a value is dropped (its buffer back to the pool) after
         // its last read, and a residual read last by a fused conv is accumulated into in place.
         std::vector<std::vector<std::uint32_t>> uses(g_.index_bound());
         for (node_id n : g_.nodes()) {
             uses[n.value].assign(g_.output_count(n), 0);
             for (const auto& u : g_.users(n)) ++uses[n.value][u.port];
-        }
-        for (node_id n : g_.nodes()) {
-            if (g_.kind(n) == node_kind::input) {
-                auto it = inputs.find(std::string(g_.name(n)));
-                if (it == inputs.end())
-                    throw exec_error("sgmatch::exec::executor: no value for graph input '" + std::string(g_.name(n)) + "'");
-                values[n.value].resize(1);
-                values[n.value][0].plain = it->second;
-            } else if (g_.kind(n) == node_kind::constant) {
-                values[n.value].resize(1);  // read on demand: a view for kernels, a copy for reference kernels
-            }
+            // Constants are read on demand: a view for kernels, a copy for reference kernels.
+            if (g_.kind(n) == node_kind::constant) values[n.value].resize(1);
         }
         for (const step& s : steps_) {
             const node_id n = s.n;
             values[n.value].resize(g_.output_count(n));
-            if (s.op) {
+            if (s.region) {
+                std::map<std::string, onednn::tensor> ins;
+                for (std::size_t i = 0; i < s.region->runtime_inputs.size(); ++i)
+                    ins.emplace(std::to_string(i), tensor_of(values, n, s.region->runtime_inputs[i]));
+                run_stats inner;
+                auto outs = s.region->exec->run_tensors(ins, &inner);
+                for (std::size_t k = 0; k < outs.size() && k < values[n.value].size(); ++k) {
+                    values[n.value][k].t = std::move(outs[k]);
+                    values[n.value][k].owned = false;  // may be a view of an input: never written in place
+                }
+                ++st.region_nodes;
+                st.fused_nodes += inner.fused_nodes;
+                st.onednn_nodes += inner.onednn_nodes;
+                st.reference_nodes += inner.reference_nodes;
+                st.reorders_to_plain += inner.reorders_to_plain;
+                st.in_place_sums += inner.in_place_sums;
+            } else if (s.op) {
                 std::vector<onednn::tensor> ins;
                 for (std::size_t i = 0; i < g_.input_count(n); ++i)
                     if (g_.kind(g_.input(n, i).node) != node_kind::constant || s.k == detail::kind::binary)
@@ -265,20 +342,8 @@ public:
                     values[v.node.value][v.port] = slot{};
             }
         }
-        std::vector<array> out;
-        for (std::size_t i = 0; i < g_.graph_output_count(); ++i) {
-            const auto v = g_.graph_output(i);
-            out.push_back(plain_of(values, v, st));
-        }
-        return out;
     }
 
-private:
-    struct slot {
-        std::optional<array> plain;
-        onednn::tensor t;
-        bool owned = false;  // t was made by this run (not a view of an input or a constant)
-    };
     struct step {
         node_id n;
         detail::kind k;
@@ -286,6 +351,7 @@ private:
         reference::binary_kind binary;
         const onednn::fused_node* fused;
         std::shared_ptr<const onednn::op_kernel> op = nullptr;  // mode onednn: the op on a oneDNN primitive
+        const subgraph_node* region = nullptr;                   // a region node: its own executor
     };
 
     // The conv as a kernel with no post-ops.
@@ -393,8 +459,6 @@ private:
             default: return nullptr;
         }
     }
-    using store = std::vector<std::vector<slot>>;
-
     const array& plain_of(store& vs, value_ref<node_id> v, run_stats& st) const {
         slot& s = vs[v.node.value].at(v.port);
         if (!s.plain && s.t.empty() && g_.kind(v.node) == node_kind::constant) {

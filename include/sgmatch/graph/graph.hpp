@@ -186,6 +186,11 @@ public:
             if (k == it->second) return v;
         return std::nullopt;
     }
+    /// Every attribute of n, as f(key, value), in the order they were set.
+    template <class F>
+    void for_each_attr(node_id n, F f) const {
+        for (auto& [k, v] : attrs_[n.value]) f(std::string_view(attr_keys_[k]), v);
+    }
     std::optional<tensor_type> value_type(node_id n, std::uint32_t port) const {
         if (port >= recs_[n.value].outputs || !types_[cold_[n.value].type_begin + port].known()) return std::nullopt;
         return types_[cold_[n.value].type_begin + port];
