@@ -14,7 +14,8 @@
 // where act is a GELU (erf or tanh), Swish or HardSwish written out as exporters emit them
 // (decomposed.hpp): one eltwise post-op.
 //
-// Known limitations (issue 4 continues): no capability property for whole supported regions yet.
+// Whole supported regions as one node each: the backend "onednn.regions" of the built-in graph
+// (sgmatch/exec/subgraph.hpp), which applies these fusions inside each region.
 #pragma once
 
 #include <string>
