@@ -215,14 +215,7 @@ public:
         run_stats local;
         run_stats& st = stats ? *stats : local;
         store values(g_.index_bound());
-        for (node_id n : g_.nodes()) {
-            if (g_.kind(n) != node_kind::input) continue;
-            auto it = inputs.find(std::string(g_.name(n)));
-            if (it == inputs.end())
-                throw exec_error("sgmatch::exec::executor: no value for graph input '" + std::string(g_.name(n)) + "'");
-            values[n.value].resize(1);
-            values[n.value][0].plain = it->second;
-        }
+        bind_inputs(values, inputs, [](slot& s, const array& a) { s.plain = a; });
         run_steps(values, st);
         std::vector<array> out;
         for (std::size_t i = 0; i < g_.graph_output_count(); ++i) out.push_back(plain_of(values, g_.graph_output(i), st));
@@ -236,14 +229,7 @@ public:
         run_stats local;
         run_stats& st = stats ? *stats : local;
         store values(g_.index_bound());
-        for (node_id n : g_.nodes()) {
-            if (g_.kind(n) != node_kind::input) continue;
-            auto it = inputs.find(std::string(g_.name(n)));
-            if (it == inputs.end())
-                throw exec_error("sgmatch::exec::executor: no value for graph input '" + std::string(g_.name(n)) + "'");
-            values[n.value].resize(1);
-            values[n.value][0].t = it->second;
-        }
+        bind_inputs(values, inputs, [](slot& s, const onednn::tensor& t) { s.t = t; });
         run_steps(values, st);
         std::vector<onednn::tensor> out;
         for (std::size_t i = 0; i < g_.graph_output_count(); ++i) {
@@ -267,6 +253,19 @@ private:
         bool owned = false;  // t was made by this run (not a view of an input or a constant)
     };
     using store = std::vector<std::vector<slot>>;
+
+    // The graph inputs' values, by name (a missing one is an error naming it).
+    template <class V, class Set>
+    void bind_inputs(store& values, const std::map<std::string, V>& inputs, Set set) const {
+        for (node_id n : g_.nodes()) {
+            if (g_.kind(n) != node_kind::input) continue;
+            auto it = inputs.find(std::string(g_.name(n)));
+            if (it == inputs.end())
+                throw exec_error("sgmatch::exec::executor: no value for graph input '" + std::string(g_.name(n)) + "'");
+            values[n.value].resize(1);
+            set(values[n.value][0], it->second);
+        }
+    }
 
     // Every step in order over `values` (graph inputs already set).
     void run_steps(store& values, run_stats& st) const {
