@@ -11,11 +11,14 @@
 // the reason the match cannot lower (a non-constant BatchNorm, an operand on the wrong side, an
 // intermediate used outside the match, ...). The property declines such matches with that reason.
 //
-// Known limitations of this slice: the main op is Conv, MatMul or Gemm with constant weights
-// (ConvTranspose is not lowered yet; Gemm with transA, BatchNorm after a matmul whose output
-// is not 2-D and a MatMul whose right operand is computed are declined); the chain must be a straight line from the
-// main op (an op computing a binary operand inside the match, as in a decomposed GELU, is
-// declined); auto_pad other than NOTSET is declined.
+// Main ops: Conv, ConvTranspose (a transposed conv_spec), MatMul and Gemm with constant weights,
+// and BatchNorm (+ Relu) on its own. After a 1x1 conv, a 3x3 depthwise conv becomes a depthwise
+// post-op. Written-out activations (decomposed.hpp) are recognized through composite lowerings.
+//
+// Known limitations: Gemm with transA, a BatchNorm after a matmul whose output is not 2-D and a
+// MatMul whose right operand is computed are declined; apart from composites the chain must be
+// a straight line from the main op; auto_pad other than NOTSET and ConvTranspose's output_shape
+// are declined.
 #pragma once
 
 #include <cfloat>
