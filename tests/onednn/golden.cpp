@@ -71,6 +71,14 @@ std::vector<named_tensor> read_golden(const std::string& path) {
     return out;
 }
 
+// The file's BatchNorm after cur, when it has one ("bn.*" tensors); else cur.
+node_id batch_norm_if_given(graph& g, node_id cur, std::map<std::string, const named_tensor*>& by) {
+    if (!by.count("bn.scale")) return cur;
+    std::vector<input_ref> bn_in{cur};
+    for (const char* k : {"bn.scale", "bn.shift", "bn.mean", "bn.var"}) bn_in.push_back(g.add_constant(k, by[k]->dims, by[k]->data));
+    return g.add_op("BatchNormalization", "bn", bn_in, {{"epsilon", 1e-5}});
+}
+
 constexpr auto golden_pattern =
     op<Conv>() >> optional(op<BatchNorm>()) >>
     repeat<0, 3>(op<Relu>() | op<Clip>() | op<LeakyRelu>() | op<Swish>() | op<Gelu>() | op<HardSwish>() |
@@ -102,12 +110,7 @@ TEST_CASE("oneDNN lowering and reference kernels match PyTorch's golden outputs"
         node_id cur = g.add_op("Conv", "conv", conv_in,
                                {{"strides", attribute::ints{s, s}}, {"pads", attribute::ints{p, p, p, p}},
                                 {"dilations", attribute::ints{d, d}}, {"group", grp}});
-        if (by.count("bn.scale")) {
-            std::vector<input_ref> bn_in{cur};
-            for (const char* k : {"bn.scale", "bn.shift", "bn.mean", "bn.var"})
-                bn_in.push_back(g.add_constant(k, by[k]->dims, by[k]->data));
-            cur = g.add_op("BatchNormalization", "bn", bn_in, {{"epsilon", 1e-5}});
-        }
+        cur = batch_norm_if_given(g, cur, by);
         std::map<std::string, array> inputs{{"x", test::make_array(x.data, x.dims)}};
         for (const auto& t : ts) {
             if (t.name.rfind("op.", 0) != 0) continue;
@@ -210,12 +213,7 @@ TEST_CASE("matmuls, Gemm and ConvTranspose through the ready-made backend match 
                             {"dilations", attribute::ints{d, d}}, {"group", grp},
                             {"output_padding", attribute::ints{op_pad, op_pad}}});
         }
-        if (by.count("bn.scale")) {
-            std::vector<input_ref> bn_in{cur};
-            for (const char* k : {"bn.scale", "bn.shift", "bn.mean", "bn.var"})
-                bn_in.push_back(g.add_constant(k, by[k]->dims, by[k]->data));
-            cur = g.add_op("BatchNormalization", "bn", bn_in, {{"epsilon", 1e-5}});
-        }
+        cur = batch_norm_if_given(g, cur, by);
         std::map<std::string, array> inputs{{"x", test::make_array(x.data, x.dims)}};
         for (const auto& t : ts) {
             if (t.name.rfind("op.", 0) != 0) continue;

@@ -503,25 +503,23 @@ private:
             b.assign(p.begin(), p.begin() + static_cast<std::ptrdiff_t>(sp));
             e.assign(p.begin() + static_cast<std::ptrdiff_t>(sp), p.end());
         };
+        auto attrs_of_conv = [&] {  // Conv and ConvTranspose read the same attributes
+            reference::conv_attrs a;
+            a.strides = detail::ints_attr(g_, n, "strides", reference::dims(sp, 1));
+            a.dilations = detail::ints_attr(g_, n, "dilations", reference::dims(sp, 1));
+            pads(a.pads_begin, a.pads_end);
+            a.groups = detail::int_attr(g_, n, "group", 1);
+            return a;
+        };
         switch (s.k) {
             case kind::unary: return reference::unary(*in[0], s.unary.k, s.unary.alpha, s.unary.beta);
             case kind::binary: need(2); return reference::binary(*in[0], *in[1], s.binary);
-            case kind::conv: {
+            case kind::conv:
                 need(2);
-                reference::conv_attrs a;
-                a.strides = detail::ints_attr(g_, n, "strides", reference::dims(sp, 1));
-                a.dilations = detail::ints_attr(g_, n, "dilations", reference::dims(sp, 1));
-                pads(a.pads_begin, a.pads_end);
-                a.groups = detail::int_attr(g_, n, "group", 1);
-                return reference::conv(*in[0], *in[1], in.size() > 2 ? *in[2] : empty, a);
-            }
+                return reference::conv(*in[0], *in[1], in.size() > 2 ? *in[2] : empty, attrs_of_conv());
             case kind::conv_transpose: {
                 need(2);
-                reference::conv_attrs a;
-                a.strides = detail::ints_attr(g_, n, "strides", reference::dims(sp, 1));
-                a.dilations = detail::ints_attr(g_, n, "dilations", reference::dims(sp, 1));
-                pads(a.pads_begin, a.pads_end);
-                a.groups = detail::int_attr(g_, n, "group", 1);
+                const reference::conv_attrs a = attrs_of_conv();
                 const auto ap = g_.attr(n, "auto_pad");
                 if (g_.attr(n, "output_shape") || (ap && ap->as_string() && *ap->as_string() != "NOTSET"))
                     throw exec_error("sgmatch::exec::executor: ConvTranspose '" + std::string(g_.name(n)) +

@@ -124,6 +124,22 @@ inline spatial3 lift(const dims& v, std::size_t rank, std::int64_t fill, const c
 }
 inline std::vector<std::size_t> to_shape(const dims& d) { return std::vector<std::size_t>(d.begin(), d.end()); }
 
+// The spatial sizes a convolution (or a transposed one) of x by w with attributes a works on.
+struct conv_geometry {
+    spatial3 I, K, S, D, PB, PE;
+};
+inline conv_geometry geometry_of(const array& x, const array& w, const conv_attrs& a) {
+    const std::size_t sp = x.dimension() - 2;
+    dims in_sp, k_sp;
+    for (std::size_t i = 0; i < sp; ++i) {
+        in_sp.push_back(static_cast<std::int64_t>(x.shape()[2 + i]));
+        k_sp.push_back(static_cast<std::int64_t>(w.shape()[2 + i]));
+    }
+    return {lift(in_sp, sp, 1, "input"),          lift(k_sp, sp, 1, "kernel"),
+            lift(a.strides, sp, 1, "strides"),     lift(a.dilations, sp, 1, "dilations"),
+            lift(a.pads_begin, sp, 0, "pads_begin"), lift(a.pads_end, sp, 0, "pads_end")};
+}
+
 }  // namespace detail
 
 /// N-D convolution (1 to 3 spatial dims): x is [N, C, spatial...], w is [O, C/groups, k...],
@@ -139,14 +155,8 @@ inline array conv(const array& x, const array& w, const array& bias, const conv_
                            std::to_string(w.shape()[1]) + " and groups " + std::to_string(G) + " do not agree");
     if (bias.size() != 0 && static_cast<std::int64_t>(bias.size()) != O)
         throw kernel_error("sgmatch::reference::conv: bias must have one value per output channel");
-    dims in_sp, k_sp;
-    for (std::size_t i = 0; i < sp; ++i) {
-        in_sp.push_back(static_cast<std::int64_t>(x.shape()[2 + i]));
-        k_sp.push_back(static_cast<std::int64_t>(w.shape()[2 + i]));
-    }
-    const auto I = detail::lift(in_sp, sp, 1, "input"), K = detail::lift(k_sp, sp, 1, "kernel");
-    const auto S = detail::lift(a.strides, sp, 1, "strides"), D = detail::lift(a.dilations, sp, 1, "dilations");
-    const auto PB = detail::lift(a.pads_begin, sp, 0, "pads_begin"), PE = detail::lift(a.pads_end, sp, 0, "pads_end");
+    const detail::conv_geometry geo = detail::geometry_of(x, w, a);
+    const auto &I = geo.I, &K = geo.K, &S = geo.S, &D = geo.D, &PB = geo.PB, &PE = geo.PE;
     detail::spatial3 OUT;
     for (int i = 0; i < 3; ++i) {
         const std::int64_t span = D.d[i] * (K.d[i] - 1) + 1;
@@ -211,14 +221,8 @@ inline array conv_transpose(const array& x, const array& w, const array& bias, c
     const std::int64_t Og = static_cast<std::int64_t>(w.shape()[1]), O = Og * G, Cg = C / G;
     if (bias.size() != 0 && static_cast<std::int64_t>(bias.size()) != O)
         throw kernel_error("sgmatch::reference::conv_transpose: bias must have one value per output channel");
-    dims in_sp, k_sp;
-    for (std::size_t i = 0; i < sp; ++i) {
-        in_sp.push_back(static_cast<std::int64_t>(x.shape()[2 + i]));
-        k_sp.push_back(static_cast<std::int64_t>(w.shape()[2 + i]));
-    }
-    const auto I = detail::lift(in_sp, sp, 1, "input"), K = detail::lift(k_sp, sp, 1, "kernel");
-    const auto S = detail::lift(a.strides, sp, 1, "strides"), D = detail::lift(a.dilations, sp, 1, "dilations");
-    const auto PB = detail::lift(a.pads_begin, sp, 0, "pads_begin"), PE = detail::lift(a.pads_end, sp, 0, "pads_end");
+    const detail::conv_geometry geo = detail::geometry_of(x, w, a);
+    const auto &I = geo.I, &K = geo.K, &S = geo.S, &D = geo.D, &PB = geo.PB, &PE = geo.PE;
     const auto OP = detail::lift(output_padding.empty() ? dims(sp, 0) : output_padding, sp, 0, "output_padding");
     detail::spatial3 OUT;
     for (int i = 0; i < 3; ++i) {
