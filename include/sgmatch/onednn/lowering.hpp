@@ -482,17 +482,19 @@ std::vector<float> constant_values(const const_tensor_view& c) {
 
 }  // namespace detail
 
-/// Lower the matched nodes (a Conv, MatMul or Gemm and a straight chain after it) to a spec.
-/// With `with_data` false only the checks run (nothing is copied): what a property's check does.
-template <class G, class P>
-match_lowering<typename graph_traits<G>::node_type> lower_match(const G& g, const typename graph_traits<G>::node_type* nodes,
-                                                                std::size_t count, bool with_data) {
+namespace detail {
+
+/// lower_match's body: one instance per graph type, whatever the pattern (the pattern only
+/// decides the two tables), so that a backend of five properties compiles it once.
+template <class G>
+match_lowering<typename graph_traits<G>::node_type> lower_match_with(const G& g,
+                                                                     const typename graph_traits<G>::node_type* nodes,
+                                                                     std::size_t count, bool with_data,
+                                                                     const std::vector<lowering_entry>& table,
+                                                                     const std::vector<recognize_fn<G>>& composite_table) {
     using traits = graph_traits<G>;
     using N = typename traits::node_type;
     match_lowering<N> out;
-    using unit_list = typename detail::units<std::decay_t<P>>::type;
-    const auto& table = detail::entries<unit_list>::get();
-    const auto& composite_table = detail::composites<G, unit_list>::get();
     const chain_view<G> view{g, nodes, count};
     auto name = [&](N n) { return "'" + std::string(traits::name(g, n)) + "'"; };
     auto decline = [&](std::string why) {
@@ -848,6 +850,19 @@ match_lowering<typename graph_traits<G>::node_type> lower_match(const G& g, cons
         }
     }
     return out;
+}
+
+}  // namespace detail
+
+/// Lower the matched nodes (a Conv, ConvTranspose, MatMul, Gemm or BatchNorm and a straight
+/// chain after it) to a spec. With `with_data` false only the checks run (nothing is copied):
+/// what a property's check does.
+template <class G, class P>
+match_lowering<typename graph_traits<G>::node_type> lower_match(const G& g, const typename graph_traits<G>::node_type* nodes,
+                                                                std::size_t count, bool with_data) {
+    using unit_list = typename detail::units<std::decay_t<P>>::type;
+    return detail::lower_match_with<G>(g, nodes, count, with_data, detail::entries<unit_list>::get(),
+                                       detail::composites<G, unit_list>::get());
 }
 
 /// lower_match for patterns anchored on Conv (kept for callers that lower a single conv).

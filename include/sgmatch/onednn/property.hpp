@@ -51,6 +51,25 @@ std::size_t slot_of(const std::vector<value_ref<N>>& inputs, value_ref<N> v, con
     throw lowering_error("sgmatch::onednn::make_fused_property: the " + what + " is not an input of the fused node");
 }
 
+/// The factory of a fused property: one instance per graph type (the pattern only picks the
+/// lowering tables).
+template <class G>
+std::shared_ptr<const fused_node> make_fused_node(const subgraph<G>& s, const std::vector<lowering_entry>& table,
+                                                  const std::vector<recognize_fn<G>>& composites) {
+    const auto l = lower_match_with<G>(*s.graph, s.nodes.data(), s.nodes.size(), /*with_data=*/true, table, composites);
+    if (!l.decline.empty()) throw lowering_error("sgmatch::onednn::make_fused_property: " + l.decline);
+    if (s.outputs.size() != 1 || !(s.outputs[0] == l.dst))
+        throw lowering_error("sgmatch::onednn::make_fused_property: the fused node must have exactly the "
+                             "chain's last value as its output");
+    auto node = std::make_shared<fused_node>();
+    node->src = slot_of(s.inputs, l.src, "convolution's input");
+    for (const auto& v : l.extra) node->extra.push_back(slot_of(s.inputs, v, "post-op operand"));
+    if (l.batch_norm) node->kernel = std::make_shared<const fused_batch_norm>(l.bn);
+    else if (l.matmul) node->kernel = std::make_shared<const fused_matmul>(l.mm);
+    else node->kernel = std::make_shared<const fused_conv>(l.spec);
+    return node;
+}
+
 }  // namespace detail
 
 /// A property of pattern p whose fused nodes carry a fused_node (see the top of this file).
@@ -69,19 +88,9 @@ property<G> make_fused_property(std::string name, const P& p) {
                       "op<MatMul>(), op<Gemm>() or op<BatchNorm>() (the main op a fused kernel is built around)");
         return property<G>(std::move(name), {});
     } else {
+        using unit_list = typename detail::units<P>::type;
         auto prop = make_property<G>(std::move(name), p, [](const subgraph<G>& s) {
-            const auto l = lower_match<G, P>(*s.graph, s.nodes.data(), s.nodes.size(), /*with_data=*/true);
-            if (!l.decline.empty()) throw lowering_error("sgmatch::onednn::make_fused_property: " + l.decline);
-            if (s.outputs.size() != 1 || !(s.outputs[0] == l.dst))
-                throw lowering_error("sgmatch::onednn::make_fused_property: the fused node must have exactly the "
-                                     "chain's last value as its output");
-            auto node = std::make_shared<fused_node>();
-            node->src = detail::slot_of(s.inputs, l.src, "convolution's input");
-            for (const auto& v : l.extra) node->extra.push_back(detail::slot_of(s.inputs, v, "post-op operand"));
-            if (l.batch_norm) node->kernel = std::make_shared<const fused_batch_norm>(l.bn);
-            else if (l.matmul) node->kernel = std::make_shared<const fused_matmul>(l.mm);
-            else node->kernel = std::make_shared<const fused_conv>(l.spec);
-            return std::shared_ptr<const fused_node>(std::move(node));
+            return detail::make_fused_node<G>(s, detail::entries<unit_list>::get(), detail::composites<G, unit_list>::get());
         });
         prop.check([](const G& g, const N* nodes, std::size_t count) {
             return lower_match<G, P>(g, nodes, count, /*with_data=*/false).decline;
