@@ -300,7 +300,7 @@ private:
             } else if (s.op) {
                 std::vector<onednn::tensor> ins;
                 for (std::size_t i = 0; i < g_.input_count(n); ++i)
-                    if (g_.kind(g_.input(n, i).node) != node_kind::constant || s.k == detail::kind::binary)
+                    if (g_.kind(g_.input(n, i).node) != node_kind::constant || s.op->reads_constants())
                         ins.push_back(tensor_of(values, n, i));
                 values[n.value][0].t = s.op->run(ins);
                 values[n.value][0].owned = true;
@@ -423,6 +423,13 @@ private:
             case kind::binary: {
                 using namespace ops;
                 if (g_.kind(g_.input(n, 0).node) == node_kind::constant) return nullptr;  // only b broadcasts
+                if (detail::is<Pow>(op_name)) {  // x^c for a scalar constant c: eltwise pow (alpha * x^beta)
+                    const auto c = g_.constant(g_.input(n, 1).node);
+                    const auto e = c ? c->scalar() : std::nullopt;
+                    if (!e) return nullptr;
+                    return std::make_shared<onednn::eltwise_kernel>(std::vector<onednn::post_op>{
+                        onednn::post_op::eltwise(dnnl::algorithm::eltwise_pow, 1.0f, static_cast<float>(*e))});
+                }
                 using table = onednn::detail::entries<sgmatch::detail::tlist<Add, Sub, Mul, Div, Max, Min>>;
                 const auto* e = onednn::detail::find_entry(table::get(), op_name);
                 return e ? std::make_shared<onednn::binary_kernel>(e->binary_alg) : nullptr;
@@ -455,6 +462,36 @@ private:
                     detail::real_attr(g_, n, "beta", 1.0f));
             }
             case kind::flatten: return std::make_shared<onednn::flatten_kernel>(detail::int_attr(g_, n, "axis", 1));
+            case kind::matmul: return std::make_shared<onednn::matmul_kernel>();
+            case kind::softmax: return std::make_shared<onednn::softmax_kernel>(detail::int_attr(g_, n, "axis", -1));
+            case kind::concat: return std::make_shared<onednn::concat_kernel>(detail::int_attr(g_, n, "axis", 1));
+            case kind::lrn: {
+                const std::int64_t size = detail::int_attr(g_, n, "size", 1);
+                if (size < 1 || size % 2 == 0) return nullptr;  // oneDNN's window is centred: the reference runs
+                return std::make_shared<onednn::lrn_kernel>(size, detail::real_attr(g_, n, "alpha", 1e-4f),
+                                                            detail::real_attr(g_, n, "beta", 0.75f),
+                                                            detail::real_attr(g_, n, "bias", 1.0f));
+            }
+            case kind::layer_norm: {
+                std::vector<float> scale = constant_input(n, 1), bias;
+                if (scale.empty()) return nullptr;
+                if (g_.input_count(n) > 2) {
+                    bias = constant_input(n, 2);
+                    if (bias.empty()) return nullptr;
+                }
+                return std::make_shared<onednn::layer_norm_kernel>(std::move(scale), std::move(bias),
+                                                                   detail::int_attr(g_, n, "axis", -1),
+                                                                   detail::real_attr(g_, n, "epsilon", 1e-5f));
+            }
+            case kind::transpose: return std::make_shared<onednn::transpose_kernel>(detail::ints_attr(g_, n, "perm", {}));
+            case kind::reshape: {
+                if (g_.input_count(n) > 1) {  // opset >= 5: the shape is input 1, a constant here
+                    const std::vector<float> v = constant_input(n, 1);
+                    if (v.empty()) return nullptr;
+                    return std::make_shared<onednn::reshape_kernel>(onednn::dims(v.begin(), v.end()));
+                }
+                return std::make_shared<onednn::reshape_kernel>(detail::ints_attr(g_, n, "shape", {}));
+            }
             default: return nullptr;
         }
     }

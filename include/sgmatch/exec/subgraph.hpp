@@ -19,8 +19,9 @@
 //
 // Known limitations: the built-in graph only (copying a region needs the adapter to list a
 // node's attributes, which the adapter contract does not have yet); an op inside a region that
-// has no oneDNN primitive for its run-time inputs (a Gemm with computed weights, say) runs on its
-// reference kernel inside the region.
+// has no oneDNN primitive for its inputs (a Gemm with computed weights, an LRN of even size, an
+// Erf outside a written-out GELU that follows a conv or matmul) runs on its reference kernel
+// inside the region.
 #pragma once
 
 #include <memory>
@@ -39,12 +40,16 @@
 SGMATCH_BEGIN_NAMESPACE
 namespace exec {
 
-/// The ops a region takes: those with a oneDNN kernel in the executor.
+/// The ops a region takes: those with a oneDNN kernel in the executor, and Erf, the member of a
+/// written-out GELU that has none: the fusions inside a region take a GELU after a conv or matmul
+/// into one post-op; an Erf elsewhere runs on its reference kernel inside the region.
 using region_ops =
     supported_ops<ops::Conv, ops::ConvTranspose, ops::BatchNorm, ops::Relu, ops::LeakyRelu, ops::Clip, ops::Sigmoid,
                   ops::Tanh, ops::Elu, ops::Gelu, ops::Swish, ops::HardSwish, ops::HardSigmoid, ops::Mish, ops::Softplus,
                   ops::Exp, ops::Log, ops::Sqrt, ops::Square, ops::Abs, ops::Round, ops::Add, ops::Sub, ops::Mul, ops::Div,
-                  ops::Max, ops::Min, ops::MaxPool, ops::AveragePool, ops::GlobalAveragePool, ops::Gemm, ops::Flatten>;
+                  ops::Max, ops::Min, ops::MaxPool, ops::AveragePool, ops::GlobalAveragePool, ops::Gemm, ops::MatMul,
+                  ops::Flatten, ops::Softmax, ops::Concat, ops::LRN, ops::LayerNorm, ops::Reshape, ops::Transpose, ops::Pow,
+                  ops::Erf>;
 
 /// The region of s as a graph of its own, with the fusions applied inside, and its executor.
 inline std::shared_ptr<const subgraph_node> build_region(const subgraph<graph>& s) {

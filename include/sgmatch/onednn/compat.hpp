@@ -176,6 +176,79 @@ inline dnnl::binary::primitive_desc binary_pd(const dnnl::engine& eng, dnnl::alg
 #endif
 }
 
+/// A forward-inference softmax along `axis` over layout d (the destination in the same layout).
+inline dnnl::softmax_forward::primitive_desc softmax_pd(const dnnl::engine& eng, const dnnl::memory::desc& d, int axis,
+                                                        const dnnl::primitive_attr& attr) {
+#if DNNL_VERSION_MAJOR >= 3
+    return dnnl::softmax_forward::primitive_desc(eng, dnnl::prop_kind::forward_inference,
+                                                 dnnl::algorithm::softmax_accurate, d, d, axis, attr);
+#else
+    return dnnl::softmax_forward::primitive_desc(
+        dnnl::softmax_forward::desc(dnnl::prop_kind::forward_inference, d, axis), attr, eng);
+#endif
+}
+
+/// A forward-inference LRN across channels over layout d: x / (k + alpha / size * sum x^2)^beta.
+inline dnnl::lrn_forward::primitive_desc lrn_pd(const dnnl::engine& eng, const dnnl::memory::desc& d, std::int64_t size,
+                                                float alpha, float beta, float k, const dnnl::primitive_attr& attr) {
+#if DNNL_VERSION_MAJOR >= 3
+    return dnnl::lrn_forward::primitive_desc(eng, dnnl::prop_kind::forward_inference,
+                                             dnnl::algorithm::lrn_across_channels, d, d, size, alpha, beta, k, attr);
+#else
+    return dnnl::lrn_forward::primitive_desc(
+        dnnl::lrn_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::lrn_across_channels, d, size, alpha,
+                                beta, k),
+        attr, eng);
+#endif
+}
+
+/// A forward-inference layer normalization over the last axis of d, statistics computed, with a
+/// scale and (when `shift`) a shift of one value per element of that axis.
+inline dnnl::layer_normalization_forward::primitive_desc layer_norm_pd(const dnnl::engine& eng,
+                                                                       const dnnl::memory::desc& d, float eps, bool shift,
+                                                                       const dnnl::primitive_attr& attr) {
+    using ln = dnnl::layer_normalization_forward;
+    using F = dnnl::normalization_flags;
+    const F flags = shift ? F::use_scale | F::use_shift : F::use_scale;
+#if DNNL_VERSION_MAJOR >= 3
+    return ln::primitive_desc(eng, dnnl::prop_kind::forward_inference, d, d, eps, flags, attr);
+#else
+    return ln::primitive_desc(ln::desc(dnnl::prop_kind::forward_inference, d, eps, flags), attr, eng);
+#endif
+}
+
+/// A concatenation along `axis`; the destination's layout is oneDNN's choice.
+inline dnnl::concat::primitive_desc concat_pd(const dnnl::engine& eng, int axis, const std::vector<dnnl::memory::desc>& srcs,
+                                              const dnnl::primitive_attr& attr) {
+#if DNNL_VERSION_MAJOR >= 3
+    return dnnl::concat::primitive_desc(eng, axis, srcs, attr);
+#else
+    return dnnl::concat::primitive_desc(axis, srcs, eng, attr);
+#endif
+}
+
+/// A forward-inference pooling primitive (2.x: pooling_v2, which has dilations; 3.x: pooling).
+#if DNNL_VERSION_MAJOR >= 3
+using pooling_forward = dnnl::pooling_forward;
+#else
+using pooling_forward = dnnl::pooling_v2_forward;
+#endif
+inline pooling_forward::primitive_desc pooling_pd(const dnnl::engine& eng, dnnl::algorithm alg,
+                                                  const dnnl::memory::desc& src, const dnnl::memory::desc& dst,
+                                                  const dnnl::memory::dims& strides, const dnnl::memory::dims& kernel,
+                                                  const dnnl::memory::dims& pad_l, const dnnl::memory::dims& pad_r,
+                                                  const dnnl::primitive_attr& attr) {
+    const dnnl::memory::dims dilation(kernel.size(), 0);
+#if DNNL_VERSION_MAJOR >= 3
+    return pooling_forward::primitive_desc(eng, dnnl::prop_kind::forward_inference, alg, src, dst, strides, kernel,
+                                           dilation, pad_l, pad_r, attr);
+#else
+    return pooling_forward::primitive_desc(
+        pooling_forward::desc(dnnl::prop_kind::forward_inference, alg, src, dst, strides, kernel, dilation, pad_l, pad_r),
+        attr, eng);
+#endif
+}
+
 /// Post-ops oneDNN 2.6.3 computes wrongly when fused: a second eltwise post-op with the same
 /// algorithm as an earlier one but other parameters runs with the earlier one's parameters
 /// (measured here: leaky_relu(0.1) then relu, clip then clip, linear then linear, elu then elu,

@@ -9,6 +9,7 @@
 // Flatten reorders to plain and reinterprets; binary operands broadcast only from plain layouts.
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -33,6 +34,10 @@ public:
     virtual ~op_kernel() = default;
     virtual tensor run(const std::vector<tensor>& inputs) const = 0;
     virtual const char* kind() const = 0;
+    /// Whether run() takes the op's constant inputs too (a binary operand, a matmul's right
+    /// operand, a concat's parts); otherwise the kernel holds its constants and run() gets only
+    /// the inputs computed at run time.
+    virtual bool reads_constants() const { return false; }
 };
 
 namespace detail {
@@ -61,6 +66,32 @@ inline dnnl::primitive_attr user_scratchpad() {
     dnnl::primitive_attr a;
     a.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     return a;
+}
+
+// A primitive descriptor for layout d, or, where oneDNN has none for it, for the plain layout of
+// the same shape (the kernel then reads its input reordered to pd->src_desc()).
+template <class PD, class Make>
+std::shared_ptr<const PD> pd_in_layout_or_plain(const dnnl::memory::desc& d, const char* what, Make make) {
+    try {
+        return std::make_shared<const PD>(make(d));
+    } catch (const dnnl::error&) {
+    }
+    const dims shape = compat::dims_of(d);
+    try {
+        return std::make_shared<const PD>(make(plain_desc(shape)));
+    } catch (const dnnl::error& e) {
+        throw kernel_error(std::string("sgmatch::onednn::") + what + ": oneDNN has no primitive for input " +
+                           to_string(shape) + " (" + e.what() + ")");
+    }
+}
+
+// axis in [-rank, rank) as an index, or a kernel_error naming the kernel.
+inline int axis_index(std::int64_t axis, std::size_t rank, const char* what) {
+    const auto r = static_cast<std::int64_t>(rank);
+    if (axis < -r || axis >= r)
+        throw kernel_error(std::string("sgmatch::onednn::") + what + ": axis " + std::to_string(axis) +
+                           " is out of range for rank " + std::to_string(rank));
+    return static_cast<int>(axis < 0 ? axis + r : axis);
 }
 
 }  // namespace detail
@@ -176,6 +207,7 @@ class binary_kernel final : public op_kernel {
 public:
     explicit binary_kernel(dnnl::algorithm alg) : alg_(alg) {}
     const char* kind() const override { return "binary"; }
+    bool reads_constants() const override { return true; }
     tensor run(const std::vector<tensor>& in) const override {
         const tensor& a = in.at(0);
         const dnnl::memory::desc da = a.desc();
@@ -235,34 +267,21 @@ public:
             const dnnl::memory::desc dst(out, dnnl::memory::data_type::f32,
                                          plain_ ? plain_tag(out.size()) : dnnl::memory::format_tag::any);
             try {
-#if DNNL_VERSION_MAJOR >= 3
-                return std::make_shared<const dnnl::pooling_forward::primitive_desc>(
-                    cpu_engine(), dnnl::prop_kind::forward_inference, alg, d, dst, st, k, dims(sp, 0), pb, pe,
-                    detail::user_scratchpad());
-#else
-                return std::make_shared<const dnnl::pooling_v2_forward::primitive_desc>(
-                    dnnl::pooling_v2_forward::desc(dnnl::prop_kind::forward_inference, alg, d, dst, st, k, dims(sp, 0),
-                                                   pb, pe),
-                    detail::user_scratchpad(), cpu_engine());
-#endif
+                return std::make_shared<const pd_t>(
+                    compat::pooling_pd(cpu_engine(), alg, d, dst, st, k, pb, pe, detail::user_scratchpad()));
             } catch (const dnnl::error& e) {
                 throw kernel_error("sgmatch::onednn::pool_kernel: oneDNN has no pooling for input " + to_string(xs) + " (" +
                                    e.what() + ")");
             }
         });
         tensor y = tensor::allocate(pd->dst_desc());
-        detail::exec_with_scratch(primitive(*pd), pd->scratchpad_desc(), {{DNNL_ARG_SRC, x.memory()}, {DNNL_ARG_DST, y.memory()}});
+        detail::exec_with_scratch(compat::pooling_forward(*pd), pd->scratchpad_desc(),
+                                  {{DNNL_ARG_SRC, x.memory()}, {DNNL_ARG_DST, y.memory()}});
         return y;
     }
 
 private:
-#if DNNL_VERSION_MAJOR >= 3
-    using pd_t = dnnl::pooling_forward::primitive_desc;
-    static dnnl::pooling_forward primitive(const pd_t& pd) { return dnnl::pooling_forward(pd); }
-#else
-    using pd_t = dnnl::pooling_v2_forward::primitive_desc;
-    static dnnl::pooling_v2_forward primitive(const pd_t& pd) { return dnnl::pooling_v2_forward(pd); }
-#endif
+    using pd_t = compat::pooling_forward::primitive_desc;
     bool max_;
     dims kernel_, strides_, pb_, pe_;
     bool include_pad_, plain_;
@@ -348,6 +367,297 @@ public:
 
 private:
     std::int64_t axis_;
+};
+
+/// Softmax along one axis (ONNX opset 13), in the input's layout where oneDNN has a softmax for
+/// it, else in the plain layout.
+class softmax_kernel final : public op_kernel {
+public:
+    explicit softmax_kernel(std::int64_t axis) : axis_(axis) {}
+    const char* kind() const override { return "softmax"; }
+    tensor run(const std::vector<tensor>& in) const override {
+        const tensor& x = in.at(0);
+        const dnnl::memory::desc d = x.desc();
+        const int axis = detail::axis_index(axis_, x.shape().size(), "softmax_kernel");
+        auto pd = cache_.get(detail::layout_key(d), [&] {
+            return detail::pd_in_layout_or_plain<pd_t>(d, "softmax_kernel", [&](const dnnl::memory::desc& md) {
+                return compat::softmax_pd(cpu_engine(), md, axis, detail::user_scratchpad());
+            });
+        });
+        dnnl::stream s(cpu_engine());
+        const tensor src = x.in_layout(pd->src_desc(), s);
+        tensor y = tensor::allocate(pd->dst_desc());
+        detail::exec_with_scratch(dnnl::softmax_forward(*pd), pd->scratchpad_desc(),
+                                  {{DNNL_ARG_SRC, src.memory()}, {DNNL_ARG_DST, y.memory()}});
+        return y;
+    }
+
+private:
+    using pd_t = dnnl::softmax_forward::primitive_desc;
+    std::int64_t axis_;
+    detail::shape_cache<std::string, pd_t> cache_;
+};
+
+/// ONNX LRN (across channels): x / (bias + alpha / size * sum of x^2 over `size` channels)^beta,
+/// in the input's layout where oneDNN has an LRN for it. oneDNN's window is centred, so `size`
+/// must be odd (ONNX's window for an even size leans one channel up).
+class lrn_kernel final : public op_kernel {
+public:
+    lrn_kernel(std::int64_t size, float alpha, float beta, float bias)
+        : size_(size), alpha_(alpha), beta_(beta), bias_(bias) {
+        if (size < 1 || size % 2 == 0)
+            throw kernel_error("sgmatch::onednn::lrn_kernel: size " + std::to_string(size) +
+                               " must be odd and positive (oneDNN's window is centred)");
+    }
+    const char* kind() const override { return "lrn"; }
+    tensor run(const std::vector<tensor>& in) const override {
+        const tensor& x = in.at(0);
+        const dnnl::memory::desc d = x.desc();
+        if (x.shape().size() < 3)
+            throw kernel_error("sgmatch::onednn::lrn_kernel: input " + to_string(x.shape()) + " has no spatial axis");
+        auto pd = cache_.get(detail::layout_key(d), [&] {
+            return detail::pd_in_layout_or_plain<pd_t>(d, "lrn_kernel", [&](const dnnl::memory::desc& md) {
+                return compat::lrn_pd(cpu_engine(), md, size_, alpha_, beta_, bias_, detail::user_scratchpad());
+            });
+        });
+        dnnl::stream s(cpu_engine());
+        const tensor src = x.in_layout(pd->src_desc(), s);
+        tensor y = tensor::allocate(pd->dst_desc());
+        detail::exec_with_scratch(dnnl::lrn_forward(*pd), pd->scratchpad_desc(),
+                                  {{DNNL_ARG_SRC, src.memory()}, {DNNL_ARG_DST, y.memory()}});
+        return y;
+    }
+
+private:
+    using pd_t = dnnl::lrn_forward::primitive_desc;
+    std::int64_t size_;
+    float alpha_, beta_, bias_;
+    detail::shape_cache<std::string, pd_t> cache_;
+};
+
+/// ONNX LayerNormalization with constant scale (and bias): normalized over the axes from `axis`
+/// on, read as a plain [outer, inner] matrix (oneDNN normalizes the last axis); the result plain.
+class layer_norm_kernel final : public op_kernel {
+public:
+    layer_norm_kernel(std::vector<float> scale, std::vector<float> shift, std::int64_t axis, float eps)
+        : scale_(std::move(scale)), shift_(std::move(shift)), axis_(axis), eps_(eps) {
+        if (scale_.empty() || (!shift_.empty() && shift_.size() != scale_.size()))
+            throw kernel_error("sgmatch::onednn::layer_norm_kernel: the scale is empty or the bias has another size");
+    }
+    const char* kind() const override { return "layer_norm"; }
+    tensor run(const std::vector<tensor>& in) const override {
+        const dims xs = in.at(0).shape();
+        const auto axis = static_cast<std::size_t>(detail::axis_index(axis_, xs.size(), "layer_norm_kernel"));
+        std::int64_t outer = 1, inner = 1;
+        for (std::size_t i = 0; i < xs.size(); ++i) (i < axis ? outer : inner) *= xs[i];
+        const auto K = static_cast<std::int64_t>(scale_.size());
+        if (inner != K)
+            throw kernel_error("sgmatch::onednn::layer_norm_kernel: input " + to_string(xs) + " normalizes " +
+                               std::to_string(inner) + " values from axis " + std::to_string(axis) + ", the scale has " +
+                               std::to_string(K));
+        auto pd = cache_.get(std::to_string(outer), [&] {
+            try {
+                return std::make_shared<const pd_t>(compat::layer_norm_pd(cpu_engine(), plain_desc({outer, K}), eps_,
+                                                                          !shift_.empty(), detail::user_scratchpad()));
+            } catch (const dnnl::error& e) {
+                throw kernel_error("sgmatch::onednn::layer_norm_kernel: oneDNN has no layer normalization for " +
+                                   to_string({outer, K}) + " (" + e.what() + ")");
+            }
+        });
+        dnnl::stream s(cpu_engine());
+        const tensor src = in[0].in_layout(plain_desc(xs), s).reshaped({outer, K});
+        tensor y = tensor::allocate(plain_desc({outer, K}));
+        std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, src.memory()},
+                                                   {DNNL_ARG_DST, y.memory()},
+                                                   {DNNL_ARG_SCALE, tensor::view(scale_.data(), {K}).memory()}};
+        if (!shift_.empty()) args[DNNL_ARG_SHIFT] = tensor::view(shift_.data(), {K}).memory();
+        tensor mean, var;  // statistics the primitive may write (none in inference here; kept if asked)
+        if (pd->mean_desc().get_size() != 0) {
+            mean = tensor::allocate(pd->mean_desc());
+            var = tensor::allocate(pd->variance_desc());
+            args[DNNL_ARG_MEAN] = mean.memory();
+            args[DNNL_ARG_VARIANCE] = var.memory();
+        }
+        detail::exec_with_scratch(dnnl::layer_normalization_forward(*pd), pd->scratchpad_desc(), std::move(args));
+        return y.reshaped(xs);
+    }
+
+private:
+    using pd_t = dnnl::layer_normalization_forward::primitive_desc;
+    std::vector<float> scale_, shift_;
+    std::int64_t axis_;
+    float eps_;
+    detail::shape_cache<std::string, pd_t> cache_;
+};
+
+/// Concat along `axis`: each part read in the layout it comes in, the result in oneDNN's choice.
+class concat_kernel final : public op_kernel {
+public:
+    explicit concat_kernel(std::int64_t axis) : axis_(axis) {}
+    const char* kind() const override { return "concat"; }
+    bool reads_constants() const override { return true; }
+    tensor run(const std::vector<tensor>& in) const override {
+        if (in.empty()) throw kernel_error("sgmatch::onednn::concat_kernel: no inputs");
+        const dims first = in[0].shape();
+        const int axis = detail::axis_index(axis_, first.size(), "concat_kernel");
+        std::vector<dnnl::memory::desc> descs;
+        std::string key;
+        for (const auto& t : in) {
+            dims d = t.shape();
+            if (d.size() != first.size())
+                throw kernel_error("sgmatch::onednn::concat_kernel: parts " + to_string(first) + " and " + to_string(d) +
+                                   " differ in rank");
+            d[static_cast<std::size_t>(axis)] = first[static_cast<std::size_t>(axis)];
+            if (d != first)
+                throw kernel_error("sgmatch::onednn::concat_kernel: parts " + to_string(first) + " and " +
+                                   to_string(t.shape()) + " differ outside axis " + std::to_string(axis));
+            descs.push_back(t.desc());
+            key += detail::layout_key(descs.back()) + "|";
+        }
+        auto pd = cache_.get(key, [&] {
+            try {
+                return std::make_shared<const pd_t>(compat::concat_pd(cpu_engine(), axis, descs, detail::user_scratchpad()));
+            } catch (const dnnl::error& e) {
+                throw kernel_error("sgmatch::onednn::concat_kernel: oneDNN has no concat for these parts (" +
+                                   std::string(e.what()) + ")");
+            }
+        });
+        tensor y = tensor::allocate(pd->dst_desc());
+        std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_DST, y.memory()}};
+        for (std::size_t i = 0; i < in.size(); ++i) args[DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i)] = in[i].memory();
+        detail::exec_with_scratch(dnnl::concat(*pd), pd->scratchpad_desc(), std::move(args));
+        return y;
+    }
+
+private:
+    using pd_t = dnnl::concat::primitive_desc;
+    std::int64_t axis_;
+    detail::shape_cache<std::string, pd_t> cache_;
+};
+
+/// ONNX MatMul of two tensors computed at run time (or a constant right operand): [.., M, K] x
+/// [.., K, N], batch dims broadcast (NumPy rules), both read plain; the result plain.
+class matmul_kernel final : public op_kernel {
+public:
+    const char* kind() const override { return "matmul"; }
+    bool reads_constants() const override { return true; }
+    tensor run(const std::vector<tensor>& in) const override {
+        if (in.size() != 2) throw kernel_error("sgmatch::onednn::matmul_kernel: needs two operands");
+        dims a = in[0].shape(), b = in[1].shape();
+        if (a.size() < 2 || b.size() < 2)
+            throw kernel_error("sgmatch::onednn::matmul_kernel: operands " + to_string(a) + " and " + to_string(b) +
+                               " must be at least 2-D");
+        const std::size_t rank = std::max(a.size(), b.size());
+        const dims a0 = a, b0 = b;
+        a.insert(a.begin(), rank - a.size(), 1);
+        b.insert(b.begin(), rank - b.size(), 1);
+        if (a[rank - 1] != b[rank - 2])
+            throw kernel_error("sgmatch::onednn::matmul_kernel: " + to_string(a0) + " x " + to_string(b0) +
+                               ": inner dimensions differ");
+        dims y = a;
+        y[rank - 1] = b[rank - 1];
+        for (std::size_t i = 0; i + 2 < rank; ++i) {
+            if (a[i] != b[i] && a[i] != 1 && b[i] != 1)
+                throw kernel_error("sgmatch::onednn::matmul_kernel: batch dims of " + to_string(a0) + " and " +
+                                   to_string(b0) + " do not broadcast");
+            y[i] = std::max(a[i], b[i]);
+        }
+        auto pd = cache_.get(to_string(a) + "x" + to_string(b), [&] {
+            try {
+                return std::make_shared<const dnnl::matmul::primitive_desc>(compat::matmul_pd(
+                    cpu_engine(), plain_desc(a), plain_desc(b), dnnl::memory::desc(), plain_desc(y), detail::user_scratchpad()));
+            } catch (const dnnl::error& e) {
+                throw kernel_error("sgmatch::onednn::matmul_kernel: oneDNN has no matmul for " + to_string(a0) + " x " +
+                                   to_string(b0) + " (" + e.what() + ")");
+            }
+        });
+        dnnl::stream s(cpu_engine());
+        const tensor ta = in[0].in_layout(plain_desc(a0), s).reshaped(a);
+        const tensor tb = in[1].in_layout(plain_desc(b0), s).reshaped(b);
+        tensor out = tensor::allocate(plain_desc(y));
+        detail::exec_with_scratch(dnnl::matmul(*pd), pd->scratchpad_desc(),
+                                  {{DNNL_ARG_SRC, ta.memory()}, {DNNL_ARG_WEIGHTS, tb.memory()}, {DNNL_ARG_DST, out.memory()}});
+        return out;
+    }
+
+private:
+    detail::shape_cache<std::string, dnnl::matmul::primitive_desc> cache_;
+};
+
+/// Transpose (ONNX perm; empty: reversed axes) as one oneDNN reorder into a new plain tensor.
+class transpose_kernel final : public op_kernel {
+public:
+    explicit transpose_kernel(dims perm) : perm_(std::move(perm)) {}
+    const char* kind() const override { return "transpose"; }
+    tensor run(const std::vector<tensor>& in) const override {
+        const dims xs = in.at(0).shape();
+        dims perm = perm_;
+        if (perm.empty())
+            for (std::size_t i = xs.size(); i-- > 0;) perm.push_back(static_cast<std::int64_t>(i));
+        std::vector<bool> seen(xs.size(), false);
+        bool ok = perm.size() == xs.size();
+        for (std::size_t i = 0; ok && i < perm.size(); ++i) {
+            ok = perm[i] >= 0 && perm[i] < static_cast<std::int64_t>(xs.size()) && !seen[static_cast<std::size_t>(perm[i])];
+            if (ok) seen[static_cast<std::size_t>(perm[i])] = true;
+        }
+        if (!ok)
+            throw kernel_error("sgmatch::onednn::transpose_kernel: perm " + to_string(perm) +
+                               " is not a permutation of the axes of " + to_string(xs));
+        // The output's axis i is the input's axis perm[i]: the output read with the input's axis
+        // order has strides permuted back.
+        dims ys(xs.size()), ystrides(xs.size()), xstrides(xs.size());
+        for (std::size_t i = 0; i < xs.size(); ++i) ys[i] = xs[static_cast<std::size_t>(perm[i])];
+        std::int64_t st = 1;
+        for (std::size_t i = xs.size(); i-- > 0;) ystrides[i] = st, st *= ys[i];
+        for (std::size_t i = 0; i < xs.size(); ++i) xstrides[static_cast<std::size_t>(perm[i])] = ystrides[i];
+        dnnl::stream s(cpu_engine());
+        const tensor src = in[0].in_layout(plain_desc(xs), s);
+        tensor y = tensor::allocate(plain_desc(ys));
+        const dnnl::memory as_x(dnnl::memory::desc(xs, dnnl::memory::data_type::f32, xstrides), cpu_engine(),
+                                y.memory().get_data_handle());
+        src.reorder_into(tensor(as_x), s);
+        s.wait();
+        return y;
+    }
+
+private:
+    dims perm_;
+};
+
+/// Reshape to a constant shape (ONNX: 0 copies the input's dim, -1 is inferred): the values
+/// copied into a new plain tensor (a result never aliases its input).
+class reshape_kernel final : public op_kernel {
+public:
+    explicit reshape_kernel(dims shape) : shape_(std::move(shape)) {}
+    const char* kind() const override { return "reshape"; }
+    tensor run(const std::vector<tensor>& in) const override {
+        const dims xs = in.at(0).shape();
+        std::int64_t count = 1, known = 1;
+        for (auto d : xs) count *= d;
+        dims to = shape_;
+        std::size_t infer = to.size();
+        for (std::size_t i = 0; i < to.size(); ++i) {
+            if (to[i] == 0 && i < xs.size()) to[i] = xs[i];
+            if (to[i] == -1 && infer == to.size()) infer = i;
+            else if (to[i] < 1) infer = to.size() + 1;  // invalid
+            else known *= to[i];
+        }
+        if (infer == to.size() + 1 || (infer < to.size() && (known == 0 || count % known != 0)))
+            throw kernel_error("sgmatch::onednn::reshape_kernel: cannot reshape " + to_string(xs) + " to " +
+                               to_string(shape_));
+        if (infer < to.size()) to[infer] = count / known;
+        else if (known != count)
+            throw kernel_error("sgmatch::onednn::reshape_kernel: cannot reshape " + to_string(xs) + " to " +
+                               to_string(shape_));
+        dnnl::stream s(cpu_engine());
+        tensor y = tensor::allocate(plain_desc(xs));
+        in[0].reorder_into(y, s);
+        s.wait();
+        return y.reshaped(to);
+    }
+
+private:
+    dims shape_;
 };
 
 }  // namespace onednn
