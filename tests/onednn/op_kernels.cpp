@@ -13,6 +13,7 @@
 
 #include "sgmatch/exec/executor.hpp"
 #include "sgmatch/exec/subgraph.hpp"
+#include "sgmatch/graph/replacement.hpp"
 #include "sgmatch/onednn/op_kernels.hpp"
 #include "sgmatch/partition/partition.hpp"
 #include "support/numeric.hpp"
@@ -27,6 +28,52 @@ namespace {
 input_ref conv_in_front(graph& g, input_ref x, std::int64_t C, std::mt19937& rng) {
     return g.add_op("Conv", "front", {x, g.add_constant("front.w", {C, C, 1, 1}, test::random_values(C * C, rng, 0.5f))});
 }
+
+// A user's graph type as sgmatch sees it through an adapter that cannot list a node's
+// attributes (no for_each_attr) and keeps some constants as int64: the built-in graph behind a
+// traits specialization of its own.
+struct opaque_graph {
+    graph g;
+    std::map<std::uint32_t, std::vector<std::int64_t>> i64;  // constants held as int64 instead
+    std::vector<std::int64_t> i64_dims;
+};
+
+}  // namespace
+
+template <>
+struct sgmatch::graph_traits<opaque_graph> {
+    using G = opaque_graph;
+    using B = graph_traits<graph>;
+    using node_type = node_id;
+    static const std::vector<node_id>& nodes(const G& g) { return B::nodes(g.g); }
+    static std::size_t node_count(const G& g) { return B::node_count(g.g); }
+    static std::size_t index_bound(const G& g) { return B::index_bound(g.g); }
+    static std::size_t index(const G& g, node_id n) { return B::index(g.g, n); }
+    static std::string_view name(const G& g, node_id n) { return B::name(g.g, n); }
+    static node_kind kind(const G& g, node_id n) { return B::kind(g.g, n); }
+    static std::uint32_t op(const G& g, node_id n) { return B::op(g.g, n); }
+    static std::size_t op_count(const G& g) { return B::op_count(g.g); }
+    static std::string_view op_name(const G& g, node_id n) { return B::op_name(g.g, n); }
+    static std::optional<std::uint32_t> find_op(const G& g, std::string_view s) { return B::find_op(g.g, s); }
+    static std::size_t input_count(const G& g, node_id n) { return B::input_count(g.g, n); }
+    static value_ref<node_id> input(const G& g, node_id n, std::size_t i) { return B::input(g.g, n, i); }
+    static std::size_t output_count(const G& g, node_id n) { return B::output_count(g.g, n); }
+    static std::size_t user_count(const G& g, node_id n) { return B::user_count(g.g, n); }
+    static use<node_id> user(const G& g, node_id n, std::size_t i) { return B::user(g.g, n, i); }
+    static std::size_t graph_output_count(const G& g) { return B::graph_output_count(g.g); }
+    static value_ref<node_id> graph_output(const G& g, std::size_t i) { return B::graph_output(g.g, i); }
+    static bool needs_gradients(const G& g) { return B::needs_gradients(g.g); }
+    static std::optional<attribute> attr(const G& g, node_id n, std::string_view k) { return B::attr(g.g, n, k); }
+    static std::optional<tensor_type> value_type(const G& g, node_id n, std::uint32_t p) { return B::value_type(g.g, n, p); }
+    static std::optional<const_tensor_view> constant(const G& g, node_id n) {
+        auto it = g.i64.find(n.value);
+        if (it == g.i64.end()) return B::constant(g.g, n);
+        return const_tensor_view{dtype::i64, g.i64_dims.data(), g.i64_dims.size(), it->second.data()};
+    }
+    static node_id replace(G& g, const replacement<node_id>& r) { return B::replace(g.g, r); }
+};
+
+namespace {
 
 struct outcome {
     double error;
@@ -254,4 +301,35 @@ TEST_CASE("a transformer block is one region with no reference kernel: attention
     // matmul with a gelu_erf post-op, f2 + bias + residual); the rest one primitive each.
     CHECK(st.fused_nodes >= 2);
     CHECK(st.onednn_nodes >= 6);  // transpose, qk, softmax, att, the layer norms, ...
+}
+
+TEST_CASE("regions of a user's graph type: attributes by key when the adapter cannot list them, int64 constants") {
+    static_assert(!detail::has_for_each_attr<graph_traits<opaque_graph>, opaque_graph>::value);
+    static_assert(detail::has_for_each_attr<graph_traits<graph>, graph>::value);
+    CHECK(exec::register_region_backend<opaque_graph>());
+    std::mt19937 rng(11);
+    opaque_graph w;
+    graph& g = w.g;
+    auto x = g.add_input("x", tensor_type{dtype::f32, {1, 4, 9, 9}});
+    // Attributes that change the result: strides, pads, dilations, group; a Reshape whose shape
+    // constant the adapter hands over as int64.
+    auto c = g.add_op("Conv", "c", {x, g.add_constant("w", {8, 2, 3, 3}, test::random_values(144, rng, 0.4f))},
+                      {{"strides", attribute::ints{2, 2}}, {"pads", attribute::ints{2, 2, 1, 1}},
+                       {"dilations", attribute::ints{2, 2}}, {"group", 2}});
+    auto r = g.add_op("LeakyRelu", "lr", {c}, {{"alpha", 0.2f}});
+    auto shape = g.add_constant("shape", {2}, {1, -1});
+    auto f = g.add_op("Reshape", "flat", {r, shape});
+    g.mark_output(g.add_op("Softmax", "sm", {f}, {{"axis", 1}}));
+    w.i64[shape.value] = {1, -1};
+    w.i64_dims = {2};
+    const std::map<std::string, array> in{{"x", test::random_array({1, 4, 9, 9}, rng, 1.0f)}};
+    const array expect = exec::executor(g)(in).at(0);
+    const auto rep = apply_backend(w, "onednn.regions");
+    REQUIRE(rep.size() == 1);
+    CHECK(rep[0].accepted == 1);
+    exec::run_stats st;
+    CHECK(test::max_rel_error(exec::executor(g, exec::mode::onednn)(in, &st).at(0), expect) <= 1e-4);
+    CHECK(st.region_nodes == 1);
+    CHECK(st.fused_nodes == 1);  // conv + leaky relu
+    CHECK(st.reference_nodes == 0);
 }

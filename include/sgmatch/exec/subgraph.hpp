@@ -17,14 +17,22 @@
 // layout their kernel produced), and each intermediate buffer goes back to the buffer pool after
 // its last read, to be reused by the next allocation of its size.
 //
-// Known limitations: the built-in graph only (copying a region needs the adapter to list a
-// node's attributes, which the adapter contract does not have yet); an op inside a region that
+// Any graph type with an adapter: the region is read through graph_traits<G> (attributes listed
+// by its optional for_each_attr, else the keys the kernels read; constants through constant(g, n),
+// f32, f64 or integer; shapes through value_type) and copied into a built-in graph. A framework
+// runs a region node by calling its payload's exec->run_tensors({{"0", t0}, {"1", t1}, ...})
+// with the values of runtime_inputs.
+//
+// Known limitations: an op inside a region that
 // has no oneDNN primitive for its inputs (a Gemm with computed weights, an LRN of even size, an
 // Erf outside a written-out GELU that follows a conv or matmul) runs on its reference kernel
 // inside the region.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
+#include <string_view>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -51,36 +59,73 @@ using region_ops =
                   ops::Flatten, ops::Softmax, ops::Concat, ops::LRN, ops::LayerNorm, ops::Reshape, ops::Transpose, ops::Pow,
                   ops::Erf>;
 
-/// The region of s as a graph of its own, with the fusions applied inside, and its executor.
-inline std::shared_ptr<const subgraph_node> build_region(const subgraph<graph>& s) {
-    const graph& g = *s.graph;
+namespace detail {
+
+// The attribute keys the region's kernels read: what is copied from an adapter that cannot list
+// a node's attributes (graph_traits<G>::for_each_attr, optional).
+inline constexpr std::string_view region_attr_keys[] = {
+    "alpha", "approximate", "auto_pad", "axis", "beta", "bias", "count_include_pad", "dilations",
+    "epsilon", "group", "kernel_shape", "max", "min", "mode", "output_padding", "output_shape",
+    "pads", "perm", "shape", "size", "strides", "transA", "transB", "value"};
+
+// A constant's values as floats (f32, f64 and integer constants: a Reshape's shape, say), or
+// nullopt for another type or no data.
+inline std::optional<std::vector<float>> constant_floats(const const_tensor_view& c) {
+    if (c.data == nullptr) return std::nullopt;
+    const auto n = static_cast<std::size_t>(c.element_count());
+    std::vector<float> v(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        switch (c.type) {
+            case dtype::f32: v[i] = static_cast<const float*>(c.data)[i]; break;
+            case dtype::f64: v[i] = static_cast<float>(static_cast<const double*>(c.data)[i]); break;
+            case dtype::i64: v[i] = static_cast<float>(static_cast<const std::int64_t*>(c.data)[i]); break;
+            case dtype::i32: v[i] = static_cast<float>(static_cast<const std::int32_t*>(c.data)[i]); break;
+            default: return std::nullopt;
+        }
+    }
+    return v;
+}
+
+}  // namespace detail
+
+/// The region of s (in the user's graph, read through its adapter) as a built-in graph of its
+/// own, with the fusions applied inside, and its executor.
+template <class G>
+std::shared_ptr<const subgraph_node> build_region(const subgraph<G>& s) {
+    using traits = graph_traits<G>;
+    using N = typename traits::node_type;
+    const G& g = *s.graph;
     auto region = std::make_shared<graph>();
     auto node = std::make_shared<subgraph_node>();
     std::unordered_map<std::uint64_t, input_ref> map;  // outer value -> region value
-    auto key = [](value_ref<node_id> v) { return (std::uint64_t{v.node.value} << 16) | v.port; };
+    auto key = [&](value_ref<N> v) { return (std::uint64_t{traits::index(g, v.node)} << 16) | v.port; };
     for (std::size_t i = 0; i < s.inputs.size(); ++i) {
         const auto v = s.inputs[i];
-        if (const auto c = g.constant(v.node); c && c->data != nullptr) {
-            const auto* p = static_cast<const float*>(c->data);
-            map.emplace(key(v), input_ref(region->add_constant(g.name(v.node), std::vector<std::int64_t>(c->dims, c->dims + c->rank),
-                                                             std::vector<float>(p, p + c->element_count()))));
-            continue;
+        if (const auto c = adapter<G>::constant(g, v.node)) {
+            if (auto values = detail::constant_floats(*c)) {
+                map.emplace(key(v), input_ref(region->add_constant(std::string(traits::name(g, v.node)),
+                                                                 std::vector<std::int64_t>(c->dims, c->dims + c->rank),
+                                                                 std::move(*values))));
+                continue;
+            }
         }
-        const auto t = g.value_type(v.node, v.port);
+        const auto t = adapter<G>::value_type(g, v.node, v.port);
         map.emplace(key(v), input_ref(region->add_input(std::to_string(node->runtime_inputs.size()),
                                                         t ? *t : tensor_type{})));
         node->runtime_inputs.push_back(i);
     }
-    std::vector<std::uint8_t> member(g.index_bound(), 0);
-    for (const auto n : s.nodes) member[n.value] = 1;
-    for (const auto n : g.nodes()) {  // topological order
-        if (!member[n.value]) continue;
+    std::vector<std::uint8_t> member(traits::index_bound(g), 0);
+    for (const auto n : s.nodes) member[traits::index(g, n)] = 1;
+    for (const auto n : traits::nodes(g)) {  // topological order
+        if (!member[traits::index(g, n)]) continue;
         std::vector<input_ref> ins;
-        for (std::size_t i = 0; i < g.input_count(n); ++i) ins.push_back(map.at(key(g.input(n, i))));
-        const node_id r = region->add_op(g.op_name(n), g.name(n), ins, {}, static_cast<std::uint32_t>(g.output_count(n)));
-        g.for_each_attr(n, [&](std::string_view k, const attribute& a) { region->set_attr(r, k, a); });
-        for (std::uint32_t p = 0; p < g.output_count(n); ++p) {
-            if (const auto t = g.value_type(n, p)) region->set_type({r, p}, *t);
+        for (std::size_t i = 0; i < traits::input_count(g, n); ++i) ins.push_back(map.at(key(traits::input(g, n, i))));
+        const auto outs = static_cast<std::uint32_t>(traits::output_count(g, n));
+        const node_id r = region->add_op(std::string(traits::op_name(g, n)), std::string(traits::name(g, n)), ins, {}, outs);
+        adapter<G>::for_each_attr(g, n, detail::region_attr_keys,
+                                  [&](std::string_view k, const attribute& a) { region->set_attr(r, k, a); });
+        for (std::uint32_t p = 0; p < outs; ++p) {
+            if (const auto t = adapter<G>::value_type(g, n, p)) region->set_type({r, p}, *t);
             map.emplace(key({n, p}), input_ref(value_ref<node_id>{r, p}));
         }
     }
@@ -94,18 +139,20 @@ inline std::shared_ptr<const subgraph_node> build_region(const subgraph<graph>& 
 }
 
 /// A capability property whose regions run as region nodes (see the top of this file).
-inline property<graph> make_region_property(std::string name = "onednn.regions", std::size_t min_size = 2) {
-    auto prop = make_capability_property<graph>(std::move(name), region_ops{},
-                                                [](const subgraph<graph>& s) { return build_region(s); });
+template <class G = graph>
+property<G> make_region_property(std::string name = "onednn.regions", std::size_t min_size = 2) {
+    auto prop = make_capability_property<G>(std::move(name), region_ops{},
+                                            [](const subgraph<G>& s) { return build_region<G>(s); });
     prop.min_size(min_size).fused_op("onednn.region").inference_only();
     return prop;
 }
 
-/// Register the backend "onednn.regions" (one region property) for the built-in graph;
-/// idempotent; returns true (for static registration).
-inline bool register_region_backend(const std::string& name = "onednn.regions") {
-    if (backend_registry<graph>::instance().find(name) != nullptr) return true;
-    return register_property<graph>(name, make_region_property());
+/// Register the backend "onednn.regions" (one region property) for graphs of type G; idempotent;
+/// returns true (for static registration).
+template <class G = graph>
+bool register_region_backend(const std::string& name = "onednn.regions") {
+    if (backend_registry<G>::instance().find(name) != nullptr) return true;
+    return register_property<G>(name, make_region_property<G>());
 }
 
 }  // namespace exec

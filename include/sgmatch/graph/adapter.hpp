@@ -33,6 +33,8 @@
 //   value_type(g, n, port)  -> std::optional<sgmatch::tensor_type>   // shape predicates, lowering
 //   constant(g, n)          -> std::optional<sgmatch::const_tensor_view>
 //   replace(G&, const sgmatch::replacement<node_type>&) -> node_type  // the write side
+//   for_each_attr(g, n, f)  -> void           // f(string-like key, const sgmatch::attribute&) for
+//                                             // every attribute of n; else: the keys asked for
 //
 // The write `replace` must either complete or leave the graph unchanged (strong guarantee), and
 // must leave nodes(g) topologically ordered afterwards.
@@ -112,6 +114,8 @@ SGMATCH_DETAIL_DETECT(is_graph_output, std::declval<gref<G>>(), SGMATCH_DETAIL_N
 SGMATCH_DETAIL_DETECT(has_graph_output, std::declval<gref<G>>(), SGMATCH_DETAIL_N)
 SGMATCH_DETAIL_DETECT(value_type, std::declval<gref<G>>(), SGMATCH_DETAIL_N, std::uint32_t())
 SGMATCH_DETAIL_DETECT(constant, std::declval<gref<G>>(), SGMATCH_DETAIL_N)
+SGMATCH_DETAIL_DETECT(for_each_attr, std::declval<gref<G>>(), SGMATCH_DETAIL_N,
+                      std::declval<void (*)(std::string_view, const attribute&)>())
 SGMATCH_DETAIL_DETECT(replace, std::declval<G&>(),
                       std::declval<const replacement<typename Tr::node_type>&>())
 #undef SGMATCH_DETAIL_N
@@ -236,6 +240,18 @@ struct adapter {
             return traits::constant(g, n);
         else
             return std::nullopt;
+    }
+    /// f(key, value) for every attribute of n when the adapter can list them; else for each of
+    /// `keys` that n has (what a caller that copies a node needs to know it reads).
+    template <class Keys, class F>
+    static void for_each_attr(const G& g, node_type n, const Keys& keys, F f) {
+        if constexpr (detail::has_for_each_attr<traits, G>::value) {
+            (void)keys;
+            traits::for_each_attr(g, n, [&](auto&& k, const attribute& a) { f(std::string_view(k), a); });
+        } else {
+            for (std::string_view k : keys)
+                if (auto a = traits::attr(g, n, k)) f(k, *a);
+        }
     }
 };
 

@@ -567,6 +567,10 @@ struct graph_traits<graph> {
     static std::optional<const_tensor_view> constant(const graph& g, node_id n) {
         return g.constant(n);
     }
+    template <class F>
+    static void for_each_attr(const graph& g, node_id n, F f) {
+        g.for_each_attr(n, f);
+    }
     static node_id replace(graph& g, const replacement<node_id>& r) { return g.replace(r); }
 };
 
