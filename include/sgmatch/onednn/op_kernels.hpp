@@ -6,7 +6,9 @@
 // layout, and is thread-safe like fused_conv (cache under a lock, per-call scratchpad).
 //
 // Known limitations: fp32; Gemm needs a constant B (weights) and at most a [N] or [1, N] bias;
-// Flatten reorders to plain and reinterprets; binary operands broadcast only from plain layouts.
+// Flatten, Reshape, Transpose, LayerNorm and MatMul work on plain layouts (their inputs are
+// reordered when they come blocked); binary operands broadcast only from plain layouts; LRN
+// needs an odd size; Softmax follows ONNX opset 13 (one axis).
 #pragma once
 
 #include <algorithm>

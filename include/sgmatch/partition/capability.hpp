@@ -135,6 +135,14 @@ public:
                     failed_.push_back(f);  // nothing changed for this edge yet
                     continue;
                 }
+                // The path that closed the cycle went through the witness's region. Merges only
+                // contract it: while that region is neither a nor b, a path from a to b through it
+                // remains (a part of it merged into a or b would close a cycle before), and so
+                // does the cycle, with no search.
+                if (const std::uint32_t w = find(static_cast<std::uint32_t>(traits::index(g_, f.witness))); w != a && w != b) {
+                    failed_.push_back(failure{f.u, f.v, f.witness, a, b, version_[a], version_[b]});
+                    continue;
+                }
                 if (try_merge(f.u, f.v)) changed = true;
             }
             if (!changed) break;
@@ -174,18 +182,24 @@ private:
         return x;
     }
 
-    // One direction of the search: vertices found (queue), and where expansion stands.
+    // One direction of the search: the vertices found, those still to expand (a heap, the one
+    // nearest the other end first), and where the expansion of the current one stands.
     struct side {
-        std::vector<std::uint32_t> queue;
-        std::size_t vertex = 0;  // next vertex of queue to expand
-        std::size_t member = 0;  // next member of that vertex
+        std::vector<std::uint32_t> found;                    // found[0]: where the search starts
+        std::vector<std::pair<double, std::uint32_t>> heap;  // (position, vertex)
+        std::uint32_t current = 0;
+        std::size_t member = 0;  // next member of current
+        bool expanding = false;
     };
 
     // Merge the regions of u and v (an edge u -> v) if the result stays convex: no path from
     // a = region(u) to b = region(v) through another vertex. Such a path stays strictly between
     // pos(a) and pos(b). Two searches run in turns, one member at a time: forward from a and
     // backward from b, each kept inside that window. They meeting is a cycle; either running out
-    // proves there is none, at a cost bounded by the smaller of the two regions searched.
+    // proves there is none, at a cost bounded by the smaller of the two regions searched. Each
+    // side expands the vertex it found nearest the other end first (best-first by position):
+    // where a path exists, it dives along it in about (window / edge span) steps instead of
+    // sweeping the window breadth-first (a long-range edge over a chain of local ones).
     bool try_merge(const N& u, const N& v) {
         std::uint32_t a = find(static_cast<std::uint32_t>(traits::index(g_, u)));
         std::uint32_t b = find(static_cast<std::uint32_t>(traits::index(g_, v)));
@@ -194,22 +208,37 @@ private:
         if (pos_[a] > pos_[b]) std::swap(a, b);  // edges run from lower to higher positions
         const double lo = pos_[a], hi = pos_[b];
         ++epoch_;
-        fwd_.queue.assign(1, a);
-        fwd_.vertex = fwd_.member = 0;
-        bwd_.queue.assign(1, b);
-        bwd_.vertex = bwd_.member = 0;
+        for (auto [sd, start] : {std::pair<side*, std::uint32_t>{&fwd_, a}, {&bwd_, b}}) {
+            sd->found.assign(1, start);
+            sd->heap.clear();
+            sd->current = start;
+            sd->member = 0;
+            sd->expanding = true;
+        }
         seen_f_[a] = epoch_;
         seen_b_[b] = epoch_;
         bool cycle = false;
+        N witness = u;  // set with cycle
+        // Forward: the highest position first; backward: the lowest.
+        const auto fwd_order = [](const std::pair<double, std::uint32_t>& x, const std::pair<double, std::uint32_t>& y) {
+            return x.first < y.first;
+        };
+        const auto bwd_order = [](const std::pair<double, std::uint32_t>& x, const std::pair<double, std::uint32_t>& y) {
+            return x.first > y.first;
+        };
         // Expand one member on one side; false when that side has nothing left.
         auto step = [&](bool forward) {
             side& sd = forward ? fwd_ : bwd_;
-            while (sd.vertex < sd.queue.size() && sd.member >= members_[sd.queue[sd.vertex]].size()) {
-                ++sd.vertex;
+            while (!sd.expanding || sd.member >= members_[sd.current].size()) {
+                if (sd.heap.empty()) return false;
+                if (forward) std::pop_heap(sd.heap.begin(), sd.heap.end(), fwd_order);
+                else std::pop_heap(sd.heap.begin(), sd.heap.end(), bwd_order);
+                sd.current = sd.heap.back().second;
+                sd.heap.pop_back();
                 sd.member = 0;
+                sd.expanding = true;
             }
-            if (sd.vertex == sd.queue.size()) return false;
-            const std::uint32_t vert = sd.queue[sd.vertex];
+            const std::uint32_t vert = sd.current;
             const N m = members_[vert][sd.member++];
             const std::uint32_t near = forward ? a : b, far = forward ? b : a;
             std::vector<std::uint32_t>& mine = forward ? seen_f_ : seen_b_;
@@ -220,16 +249,23 @@ private:
                 const std::uint32_t w = find(static_cast<std::uint32_t>(traits::index(g_, other)));
                 if (w == vert || mine[w] == epoch_) continue;
                 if (w == far) {
-                    if (vert != near) cycle = true;  // around the direct edge
+                    if (vert != near) {  // around the direct edge
+                        cycle = true;
+                        witness = m;
+                    }
                     continue;
                 }
                 if (forward ? pos_[w] > hi : pos_[w] < lo) continue;  // outside the window
-                if (theirs[w] == epoch_) {
-                    cycle = true;  // a reaches w and w reaches b
+                if (theirs[w] == epoch_) {  // a reaches w and w reaches b
+                    cycle = true;
+                    witness = other;
                     continue;
                 }
                 mine[w] = epoch_;
-                sd.queue.push_back(w);
+                sd.found.push_back(w);
+                sd.heap.emplace_back(pos_[w], w);
+                if (forward) std::push_heap(sd.heap.begin(), sd.heap.end(), fwd_order);
+                else std::push_heap(sd.heap.begin(), sd.heap.end(), bwd_order);
             }
             return true;
         };
@@ -246,7 +282,7 @@ private:
             }
         }
         if (cycle) {
-            failed_.push_back(failure{u, v, a, b, version_[a], version_[b]});
+            failed_.push_back(failure{u, v, witness, a, b, version_[a], version_[b]});
             return false;
         }
         // Merge. Forward search complete: the union sits at pos(b) and what it reached
@@ -261,12 +297,12 @@ private:
         ++version_[big];
         queue_.clear();
         if (forward_done) {
-            queue_.assign(fwd_.queue.begin() + 1, fwd_.queue.end());
+            queue_.assign(fwd_.found.begin() + 1, fwd_.found.end());
             pos_[big] = hi;
             if (!queue_.empty()) move_after(big, hi);
         } else {
             (void)backward_done;
-            queue_.assign(bwd_.queue.begin() + 1, bwd_.queue.end());
+            queue_.assign(bwd_.found.begin() + 1, bwd_.found.end());
             pos_[big] = lo;
             if (!queue_.empty()) move_before(big, lo);
         }
@@ -328,6 +364,7 @@ private:
     side fwd_, bwd_;
     struct failure {
         N u, v;
+        N witness;  // a node in a region on the path from a to b that made the cycle
         std::uint32_t a_root, b_root;
         std::uint32_t a_version, b_version;
     };
