@@ -13,7 +13,8 @@
 // the result is maximal: no two regions joined by an edge could merge without creating a cycle
 // (or exceeding the property's maximum size). Unsupported nodes stay as they are, to run on the
 // framework's own kernels. Convexity uses the same bounded search over a topological numbering
-// of the contracted graph as convexity.hpp; nothing recurses.
+// of the contracted graph as convexity.hpp, after a landmark test that settles most long-range
+// edges without a search (see build_landmarks); nothing recurses.
 #pragma once
 
 #include <algorithm>
@@ -107,6 +108,7 @@ public:
             members_[x].push_back(n);
         }
         order_ = &index.order();
+        build_landmarks();
     }
 
     /// Grow the regions (see the top of this header). Returns them, each in topological order,
@@ -205,6 +207,7 @@ private:
         std::uint32_t b = find(static_cast<std::uint32_t>(traits::index(g_, v)));
         if (a == b) return false;
         if (members_[a].size() + members_[b].size() > max_size_) return false;  // regions only grow
+        if (landmark_between(traits::index(g_, u), traits::index(g_, v))) return false;  // a cycle for good
         if (pos_[a] > pos_[b]) std::swap(a, b);  // edges run from lower to higher positions
         const double lo = pos_[a], hi = pos_[b];
         ++epoch_;
@@ -310,6 +313,47 @@ private:
         return true;
     }
 
+    // Landmarks: up to 64 * landmark_words unsupported op nodes spread over the topological
+    // order. An unsupported node is a vertex of its own for good, so a path u -> L -> v through a
+    // landmark L proves, once and for all, that merging the regions of u and v makes a cycle: the
+    // long-range edges whose windows a search would take long to cross are settled by two
+    // bitset reads. from_[x]: the landmarks with a path to x; to_[x]: those x has a path to.
+    static constexpr std::size_t landmark_words = 2;
+    void build_landmarks() {
+        const std::vector<N>& order = *order_;
+        std::vector<std::size_t> unsupported;  // positions in order
+        for (std::size_t i = 0; i < order.size(); ++i) {
+            const std::size_t x = traits::index(g_, order[i]);
+            if (!supported_[x] && traits::kind(g_, order[i]) == node_kind::op) unsupported.push_back(i);
+        }
+        if (unsupported.empty()) return;
+        words_ = std::min(landmark_words, (unsupported.size() + 63) / 64);
+        const std::size_t K = std::min(64 * words_, unsupported.size());
+        const std::size_t bound = parent_.size();
+        std::vector<std::int32_t> bit(bound, -1);
+        for (std::size_t k = 0; k < K; ++k)
+            bit[traits::index(g_, order[unsupported[k * unsupported.size() / K]])] = static_cast<std::int32_t>(k);
+        from_.assign(bound * words_, 0);
+        to_.assign(bound * words_, 0);
+        auto add = [&](std::vector<std::uint64_t>& into, std::size_t x, std::size_t y) {  // into[x] |= into[y] + y
+            for (std::size_t w = 0; w < words_; ++w) into[x * words_ + w] |= into[y * words_ + w];
+            if (bit[y] >= 0) into[x * words_ + static_cast<std::size_t>(bit[y]) / 64] |= std::uint64_t{1} << (bit[y] % 64);
+        };
+        for (const N& n : order) {
+            const std::size_t x = traits::index(g_, n), ic = traits::input_count(g_, n);
+            for (std::size_t i = 0; i < ic; ++i) add(from_, x, traits::index(g_, traits::input(g_, n, i).node));
+        }
+        for (std::size_t i = order.size(); i-- > 0;) {
+            const std::size_t x = traits::index(g_, order[i]), uc = traits::user_count(g_, order[i]);
+            for (std::size_t k = 0; k < uc; ++k) add(to_, x, traits::index(g_, traits::user(g_, order[i], k).user));
+        }
+    }
+    bool landmark_between(std::size_t u, std::size_t v) const {
+        for (std::size_t w = 0; w < words_; ++w)
+            if ((to_[u * words_ + w] & from_[v * words_ + w]) != 0) return true;
+        return false;
+    }
+
     void move_after(std::uint32_t merged, double limit) {
         double next = limit + static_cast<double>(queue_.size()) + 1;
         for (std::uint32_t w : queue_)
@@ -370,6 +414,8 @@ private:
     };
     std::vector<failure> failed_;
     std::vector<std::uint32_t> version_;  // by root: merges so far
+    std::size_t words_ = 0;                      // landmark bitset words per node (0: none)
+    std::vector<std::uint64_t> from_, to_;       // by node index: landmark bitsets
     std::vector<std::uint32_t> queue_;  // vertices to renumber
 };
 
