@@ -87,6 +87,17 @@ std::shared_ptr<const PD> pd_in_layout_or_plain(const dnnl::memory::desc& d, con
     }
 }
 
+// A one-source, one-destination primitive run on x (reordered to the pd's source layout when it
+// has another), into a new tensor in the pd's destination layout.
+template <class Prim, class PD>
+tensor run_src_dst(const PD& pd, const tensor& x) {
+    dnnl::stream s(cpu_engine());
+    const tensor src = x.in_layout(pd.src_desc(), s);
+    tensor y = tensor::allocate(pd.dst_desc());
+    exec_with_scratch(Prim(pd), pd.scratchpad_desc(), {{DNNL_ARG_SRC, src.memory()}, {DNNL_ARG_DST, y.memory()}});
+    return y;
+}
+
 // axis in [-rank, rank) as an index, or a kernel_error naming the kernel.
 inline int axis_index(std::int64_t axis, std::size_t rank, const char* what) {
     const auto r = static_cast<std::int64_t>(rank);
@@ -276,10 +287,7 @@ public:
                                    e.what() + ")");
             }
         });
-        tensor y = tensor::allocate(pd->dst_desc());
-        detail::exec_with_scratch(compat::pooling_forward(*pd), pd->scratchpad_desc(),
-                                  {{DNNL_ARG_SRC, x.memory()}, {DNNL_ARG_DST, y.memory()}});
-        return y;
+        return detail::run_src_dst<compat::pooling_forward>(*pd, x);
     }
 
 private:
@@ -386,12 +394,7 @@ public:
                 return compat::softmax_pd(cpu_engine(), md, axis, detail::user_scratchpad());
             });
         });
-        dnnl::stream s(cpu_engine());
-        const tensor src = x.in_layout(pd->src_desc(), s);
-        tensor y = tensor::allocate(pd->dst_desc());
-        detail::exec_with_scratch(dnnl::softmax_forward(*pd), pd->scratchpad_desc(),
-                                  {{DNNL_ARG_SRC, src.memory()}, {DNNL_ARG_DST, y.memory()}});
-        return y;
+        return detail::run_src_dst<dnnl::softmax_forward>(*pd, x);
     }
 
 private:
@@ -422,12 +425,7 @@ public:
                 return compat::lrn_pd(cpu_engine(), md, size_, alpha_, beta_, bias_, detail::user_scratchpad());
             });
         });
-        dnnl::stream s(cpu_engine());
-        const tensor src = x.in_layout(pd->src_desc(), s);
-        tensor y = tensor::allocate(pd->dst_desc());
-        detail::exec_with_scratch(dnnl::lrn_forward(*pd), pd->scratchpad_desc(),
-                                  {{DNNL_ARG_SRC, src.memory()}, {DNNL_ARG_DST, y.memory()}});
-        return y;
+        return detail::run_src_dst<dnnl::lrn_forward>(*pd, x);
     }
 
 private:

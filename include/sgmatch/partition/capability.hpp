@@ -207,8 +207,8 @@ private:
         std::uint32_t b = find(static_cast<std::uint32_t>(traits::index(g_, v)));
         if (a == b) return false;
         if (members_[a].size() + members_[b].size() > max_size_) return false;  // regions only grow
-        if (landmark_between(traits::index(g_, u), traits::index(g_, v))) return false;  // a cycle for good
         if (pos_[a] > pos_[b]) std::swap(a, b);  // edges run from lower to higher positions
+        if (landmark_between(a, b)) return false;  // a cycle for good
         const double lo = pos_[a], hi = pos_[b];
         ++epoch_;
         for (auto [sd, start] : {std::pair<side*, std::uint32_t>{&fwd_, a}, {&bwd_, b}}) {
@@ -297,6 +297,10 @@ private:
         members_[small].clear();
         members_[small].shrink_to_fit();
         parent_[small] = big;
+        for (std::size_t w = 0; w < words_; ++w) {  // the union reaches, and is reached from, what either was
+            to_[big * words_ + w] |= to_[small * words_ + w];
+            from_[big * words_ + w] |= from_[small * words_ + w];
+        }
         ++version_[big];
         queue_.clear();
         if (forward_done) {
@@ -317,7 +321,8 @@ private:
     // order. An unsupported node is a vertex of its own for good, so a path u -> L -> v through a
     // landmark L proves, once and for all, that merging the regions of u and v makes a cycle: the
     // long-range edges whose windows a search would take long to cross are settled by two
-    // bitset reads. from_[x]: the landmarks with a path to x; to_[x]: those x has a path to.
+    // bitset reads. from_[x]: the landmarks with a path to x; to_[x]: those x has a path to; by
+    // node at first, then by root (a merge ORs the two: a path from any member is the region's).
     static constexpr std::size_t landmark_words = 2;
     void build_landmarks() {
         const std::vector<N>& order = *order_;
@@ -415,7 +420,7 @@ private:
     std::vector<failure> failed_;
     std::vector<std::uint32_t> version_;  // by root: merges so far
     std::size_t words_ = 0;                      // landmark bitset words per node (0: none)
-    std::vector<std::uint64_t> from_, to_;       // by node index: landmark bitsets
+    std::vector<std::uint64_t> from_, to_;       // by root: landmark bitsets
     std::vector<std::uint32_t> queue_;  // vertices to renumber
 };
 
