@@ -14,9 +14,9 @@
 // - mode::onednn runs every other op it can on one oneDNN primitive (op_kernels.hpp): the best
 //   unfused baseline; mode::onednn_plain forces plain NCHW layouts (a naive integration).
 //
-// Known limitations: built-in graph only; fp32 only; no reference kernel yet for ConvTranspose,
-// LRN, Pad and Constant ops; nodes run one after another (kernels use oneDNN's threads); buffers
-// are recycled through a pool, not planned ahead.
+// Known limitations: runs the built-in graph (a region of an adapter graph is copied into one,
+// subgraph.hpp); fp32 only; no kernel for Constant ops; nodes run one after another (kernels use
+// oneDNN's threads); buffers are recycled through a pool, not planned ahead.
 #pragma once
 
 #include <any>
