@@ -614,17 +614,10 @@ private:
             case kind::reshape: {
                 reference::dims shape = detail::ints_attr(g_, n, "shape", {});
                 if (in.size() > 1) shape.assign(in[1]->begin(), in[1]->end());
-                std::vector<std::size_t> to;
-                std::int64_t known = 1, infer = -1;
-                for (std::size_t i = 0; i < shape.size(); ++i) {
-                    std::int64_t d = shape[i] == 0 ? static_cast<std::int64_t>(in[0]->shape()[i]) : shape[i];
-                    if (d == -1) infer = static_cast<std::int64_t>(i), d = 1;
-                    known *= d;
-                    to.push_back(static_cast<std::size_t>(d));
-                }
-                if (infer >= 0) to[static_cast<std::size_t>(infer)] = in[0]->size() / static_cast<std::size_t>(known);
+                const onednn::dims to = onednn::reshape_kernel::output_dims(
+                    onednn::dims(in[0]->shape().begin(), in[0]->shape().end()), shape);
                 array y = *in[0];
-                y.reshape(to);
+                y.reshape(std::vector<std::size_t>(to.begin(), to.end()));
                 return y;
             }
             case kind::transpose: {

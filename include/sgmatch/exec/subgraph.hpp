@@ -68,24 +68,6 @@ inline constexpr std::string_view region_attr_keys[] = {
     "epsilon", "group", "kernel_shape", "max", "min", "mode", "output_padding", "output_shape",
     "pads", "perm", "shape", "size", "strides", "transA", "transB", "value"};
 
-// A constant's values as floats (f32, f64 and integer constants: a Reshape's shape, say), or
-// nullopt for another type or no data.
-inline std::optional<std::vector<float>> constant_floats(const const_tensor_view& c) {
-    if (c.data == nullptr) return std::nullopt;
-    const auto n = static_cast<std::size_t>(c.element_count());
-    std::vector<float> v(n);
-    for (std::size_t i = 0; i < n; ++i) {
-        switch (c.type) {
-            case dtype::f32: v[i] = static_cast<const float*>(c.data)[i]; break;
-            case dtype::f64: v[i] = static_cast<float>(static_cast<const double*>(c.data)[i]); break;
-            case dtype::i64: v[i] = static_cast<float>(static_cast<const std::int64_t*>(c.data)[i]); break;
-            case dtype::i32: v[i] = static_cast<float>(static_cast<const std::int32_t*>(c.data)[i]); break;
-            default: return std::nullopt;
-        }
-    }
-    return v;
-}
-
 }  // namespace detail
 
 /// The region of s (in the user's graph, read through its adapter) as a built-in graph of its
@@ -102,7 +84,7 @@ std::shared_ptr<const subgraph_node> build_region(const subgraph<G>& s) {
     for (std::size_t i = 0; i < s.inputs.size(); ++i) {
         const auto v = s.inputs[i];
         if (const auto c = adapter<G>::constant(g, v.node)) {
-            if (auto values = detail::constant_floats(*c)) {
+            if (auto values = c->to_floats()) {
                 map.emplace(key(v), input_ref(region->add_constant(std::string(traits::name(g, v.node)),
                                                                  std::vector<std::int64_t>(c->dims, c->dims + c->rank),
                                                                  std::move(*values))));

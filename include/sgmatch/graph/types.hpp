@@ -129,6 +129,23 @@ struct const_tensor_view {
         if (type == dtype::f64) return *static_cast<const double*>(data);
         return std::nullopt;
     }
+    /// The values as floats (f32, f64, and i32 / i64 such as a Reshape's shape), or nullopt for
+    /// another type or no data.
+    std::optional<std::vector<float>> to_floats() const {
+        if (data == nullptr) return std::nullopt;
+        const auto n = static_cast<std::size_t>(element_count());
+        std::vector<float> v(n);
+        for (std::size_t i = 0; i < n; ++i) {
+            switch (type) {
+                case dtype::f32: v[i] = static_cast<const float*>(data)[i]; break;
+                case dtype::f64: v[i] = static_cast<float>(static_cast<const double*>(data)[i]); break;
+                case dtype::i64: v[i] = static_cast<float>(static_cast<const std::int64_t*>(data)[i]); break;
+                case dtype::i32: v[i] = static_cast<float>(static_cast<const std::int32_t*>(data)[i]); break;
+                default: return std::nullopt;
+            }
+        }
+        return v;
+    }
 };
 
 /// Raised when a graph handed to sgmatch is inconsistent (dangling input, cycle, port out of

@@ -468,16 +468,7 @@ inline dims ints_attr(const std::optional<attribute>& a) {
 
 template <class G>
 std::vector<float> constant_values(const const_tensor_view& c) {
-    const auto n = static_cast<std::size_t>(c.element_count());
-    std::vector<float> out(n);
-    if (c.type == dtype::f32) {
-        const auto* p = static_cast<const float*>(c.data);
-        out.assign(p, p + n);
-    } else {
-        const auto* p = static_cast<const double*>(c.data);
-        for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<float>(p[i]);
-    }
-    return out;
+    return c.to_floats().value_or(std::vector<float>{});  // callers took only f32 / f64 with data
 }
 
 }  // namespace detail

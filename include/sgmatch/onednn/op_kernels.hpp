@@ -70,6 +70,17 @@ inline dnnl::primitive_attr user_scratchpad() {
     return a;
 }
 
+// make()'s primitive descriptor, or a kernel_error: no_primitive() (built only then) followed
+// by oneDNN's reason.
+template <class PD, class Make, class Message>
+std::shared_ptr<const PD> make_pd(Make make, Message no_primitive) {
+    try {
+        return std::make_shared<const PD>(make());
+    } catch (const dnnl::error& e) {
+        throw kernel_error(no_primitive() + " (" + e.what() + ")");
+    }
+}
+
 // A primitive descriptor for layout d, or, where oneDNN has none for it, for the plain layout of
 // the same shape (the kernel then reads its input reordered to pd->src_desc()).
 template <class PD, class Make>
@@ -79,12 +90,9 @@ std::shared_ptr<const PD> pd_in_layout_or_plain(const dnnl::memory::desc& d, con
     } catch (const dnnl::error&) {
     }
     const dims shape = compat::dims_of(d);
-    try {
-        return std::make_shared<const PD>(make(plain_desc(shape)));
-    } catch (const dnnl::error& e) {
-        throw kernel_error(std::string("sgmatch::onednn::") + what + ": oneDNN has no primitive for input " +
-                           to_string(shape) + " (" + e.what() + ")");
-    }
+    return make_pd<PD>([&] { return make(plain_desc(shape)); }, [&] {
+        return std::string("sgmatch::onednn::") + what + ": oneDNN has no primitive for input " + to_string(shape);
+    });
 }
 
 // A one-source, one-destination primitive run on x (reordered to the pd's source layout when it
@@ -279,13 +287,9 @@ public:
                                                  : dnnl::algorithm::pooling_avg_exclude_padding;
             const dnnl::memory::desc dst(out, dnnl::memory::data_type::f32,
                                          plain_ ? plain_tag(out.size()) : dnnl::memory::format_tag::any);
-            try {
-                return std::make_shared<const pd_t>(
-                    compat::pooling_pd(cpu_engine(), alg, d, dst, st, k, pb, pe, detail::user_scratchpad()));
-            } catch (const dnnl::error& e) {
-                throw kernel_error("sgmatch::onednn::pool_kernel: oneDNN has no pooling for input " + to_string(xs) + " (" +
-                                   e.what() + ")");
-            }
+            return detail::make_pd<pd_t>(
+                [&] { return compat::pooling_pd(cpu_engine(), alg, d, dst, st, k, pb, pe, detail::user_scratchpad()); },
+                [&] { return "sgmatch::onednn::pool_kernel: oneDNN has no pooling for input " + to_string(xs); });
         });
         return detail::run_src_dst<compat::pooling_forward>(*pd, x);
     }
@@ -456,13 +460,15 @@ public:
                                std::to_string(inner) + " values from axis " + std::to_string(axis) + ", the scale has " +
                                std::to_string(K));
         auto pd = cache_.get(std::to_string(outer), [&] {
-            try {
-                return std::make_shared<const pd_t>(compat::layer_norm_pd(cpu_engine(), plain_desc({outer, K}), eps_,
-                                                                          !shift_.empty(), detail::user_scratchpad()));
-            } catch (const dnnl::error& e) {
-                throw kernel_error("sgmatch::onednn::layer_norm_kernel: oneDNN has no layer normalization for " +
-                                   to_string({outer, K}) + " (" + e.what() + ")");
-            }
+            return detail::make_pd<pd_t>(
+                [&] {
+                    return compat::layer_norm_pd(cpu_engine(), plain_desc({outer, K}), eps_, !shift_.empty(),
+                                                 detail::user_scratchpad());
+                },
+                [&] {
+                    return "sgmatch::onednn::layer_norm_kernel: oneDNN has no layer normalization for " +
+                           to_string({outer, K});
+                });
         });
         dnnl::stream s(cpu_engine());
         const tensor src = in[0].in_layout(plain_desc(xs), s).reshaped({outer, K});
@@ -515,12 +521,9 @@ public:
             key += detail::layout_key(descs.back()) + "|";
         }
         auto pd = cache_.get(key, [&] {
-            try {
-                return std::make_shared<const pd_t>(compat::concat_pd(cpu_engine(), axis, descs, detail::user_scratchpad()));
-            } catch (const dnnl::error& e) {
-                throw kernel_error("sgmatch::onednn::concat_kernel: oneDNN has no concat for these parts (" +
-                                   std::string(e.what()) + ")");
-            }
+            return detail::make_pd<pd_t>(
+                [&] { return compat::concat_pd(cpu_engine(), axis, descs, detail::user_scratchpad()); },
+                [] { return std::string("sgmatch::onednn::concat_kernel: oneDNN has no concat for these parts"); });
         });
         tensor y = tensor::allocate(pd->dst_desc());
         std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_DST, y.memory()}};
@@ -563,13 +566,12 @@ public:
             y[i] = std::max(a[i], b[i]);
         }
         auto pd = cache_.get(to_string(a) + "x" + to_string(b), [&] {
-            try {
-                return std::make_shared<const dnnl::matmul::primitive_desc>(compat::matmul_pd(
-                    cpu_engine(), plain_desc(a), plain_desc(b), dnnl::memory::desc(), plain_desc(y), detail::user_scratchpad()));
-            } catch (const dnnl::error& e) {
-                throw kernel_error("sgmatch::onednn::matmul_kernel: oneDNN has no matmul for " + to_string(a0) + " x " +
-                                   to_string(b0) + " (" + e.what() + ")");
-            }
+            return detail::make_pd<dnnl::matmul::primitive_desc>(
+                [&] {
+                    return compat::matmul_pd(cpu_engine(), plain_desc(a), plain_desc(b), dnnl::memory::desc(), plain_desc(y),
+                                             detail::user_scratchpad());
+                },
+                [&] { return "sgmatch::onednn::matmul_kernel: oneDNN has no matmul for " + to_string(a0) + " x " + to_string(b0); });
         });
         dnnl::stream s(cpu_engine());
         const tensor ta = in[0].in_layout(plain_desc(a0), s).reshaped(a);
@@ -632,9 +634,19 @@ public:
     const char* kind() const override { return "reshape"; }
     tensor run(const std::vector<tensor>& in) const override {
         const dims xs = in.at(0).shape();
+        const dims to = output_dims(xs, shape_);
+        dnnl::stream s(cpu_engine());
+        tensor y = tensor::allocate(plain_desc(xs));
+        in[0].reorder_into(y, s);
+        s.wait();
+        return y.reshaped(to);
+    }
+    /// ONNX Reshape's result shape for input dims xs and the requested shape (0 copies the
+    /// input's dim, one -1 is inferred), or a kernel_error.
+    static dims output_dims(const dims& xs, const dims& shape) {
         std::int64_t count = 1, known = 1;
         for (auto d : xs) count *= d;
-        dims to = shape_;
+        dims to = shape;
         std::size_t infer = to.size();
         for (std::size_t i = 0; i < to.size(); ++i) {
             if (to[i] == 0 && i < xs.size()) to[i] = xs[i];
@@ -642,18 +654,13 @@ public:
             else if (to[i] < 1) infer = to.size() + 1;  // invalid
             else known *= to[i];
         }
-        if (infer == to.size() + 1 || (infer < to.size() && (known == 0 || count % known != 0)))
+        const bool ok = infer == to.size() ? known == count
+                                           : infer < to.size() && known != 0 && count % known == 0;
+        if (!ok)
             throw kernel_error("sgmatch::onednn::reshape_kernel: cannot reshape " + to_string(xs) + " to " +
-                               to_string(shape_));
+                               to_string(shape));
         if (infer < to.size()) to[infer] = count / known;
-        else if (known != count)
-            throw kernel_error("sgmatch::onednn::reshape_kernel: cannot reshape " + to_string(xs) + " to " +
-                               to_string(shape_));
-        dnnl::stream s(cpu_engine());
-        tensor y = tensor::allocate(plain_desc(xs));
-        in[0].reorder_into(y, s);
-        s.wait();
-        return y.reshaped(to);
+        return to;
     }
 
 private:

@@ -319,10 +319,11 @@ private:
 
     // Landmarks: up to 64 * landmark_words unsupported op nodes spread over the topological
     // order. An unsupported node is a vertex of its own for good, so a path u -> L -> v through a
-    // landmark L proves, once and for all, that merging the regions of u and v makes a cycle: the
-    // long-range edges whose windows a search would take long to cross are settled by two
-    // bitset reads. from_[x]: the landmarks with a path to x; to_[x]: those x has a path to; by
-    // node at first, then by root (a merge ORs the two: a path from any member is the region's).
+    // landmark L proves, once and for all, that merging the regions of u and v makes a cycle (the
+    // regions only grow, L stays outside them): the long-range edges whose windows a search
+    // would take long to cross are settled by two bitset reads. from_[x]: the landmarks with a
+    // path to x; to_[x]: those x has a path to; by node at first, then by root (a merge ORs the
+    // two: a path from any member is the region's).
     static constexpr std::size_t landmark_words = 2;
     void build_landmarks() {
         const std::vector<N>& order = *order_;
@@ -353,9 +354,10 @@ private:
             for (std::size_t k = 0; k < uc; ++k) add(to_, x, traits::index(g_, traits::user(g_, order[i], k).user));
         }
     }
-    bool landmark_between(std::size_t u, std::size_t v) const {
+    // Whether a path root a -> landmark -> root b exists.
+    bool landmark_between(std::uint32_t a, std::uint32_t b) const {
         for (std::size_t w = 0; w < words_; ++w)
-            if ((to_[u * words_ + w] & from_[v * words_ + w]) != 0) return true;
+            if ((to_[a * words_ + w] & from_[b * words_ + w]) != 0) return true;
         return false;
     }
 
@@ -419,7 +421,7 @@ private:
     };
     std::vector<failure> failed_;
     std::vector<std::uint32_t> version_;  // by root: merges so far
-    std::size_t words_ = 0;                      // landmark bitset words per node (0: none)
+    std::size_t words_ = 0;                      // landmark bitset words per vertex (0: no landmarks)
     std::vector<std::uint64_t> from_, to_;       // by root: landmark bitsets
     std::vector<std::uint32_t> queue_;  // vertices to renumber
 };
