@@ -390,6 +390,57 @@ TEST_CASE("MatMul and Gemm with constant weights lower to fused matmuls (bias fo
     CHECK(rep.check_reasons.count("MatMul 'mm': the right operand is not a 2-D constant with data") == 1);
 }
 
+TEST_CASE("a kernel that rejects its input at run time: the fused node runs its ops unfused, a single op its reference kernel") {
+    // Shapes unknown when the graph is partitioned: a fused matmul takes at most 3 batch dims, so
+    // a 6-D input reaches a kernel that rejects it. The residual is computed (a oneDNN relu in
+    // mode::onednn), so the fused node would accumulate into it in place: a rejection must leave
+    // it intact for the unfused run.
+    std::mt19937 rng(77);
+    const std::int64_t K = 5, N = 4;
+    graph g;
+    auto x = g.add_input("x");
+    auto res = g.add_op("Relu", "res", {g.add_input("r")});
+    auto mm = g.add_op("MatMul", "mm", {x, g.add_constant("W", {K, N}, test::random_values(K * N, rng, 0.4f))});
+    auto bias = g.add_op("Add", "bias", {mm, g.add_constant("b", {N}, test::random_values(N, rng, 0.5f))});
+    g.mark_output(g.add_op("Relu", "out", {g.add_op("Add", "sum", {bias, res})}));
+    graph fused = g;
+    const auto prop = onednn::make_fused_property<graph>("mm", op<MatMul>() >> op<Add>(constant()) >> op<Add>(any()) >> op<Relu>());
+    REQUIRE(apply_property(fused, prop).accepted == 1);
+    const exec::executor reference(g), run(fused, exec::mode::onednn);
+    auto check = [&](const std::vector<std::int64_t>& xd, std::size_t fallbacks) {
+        std::vector<std::int64_t> rd = xd;
+        rd.back() = N;
+        const std::map<std::string, array> in{{"x", test::random_array(xd, rng, 1.0f)}, {"r", test::random_array(rd, rng, 1.0f)}};
+        exec::run_stats st;
+        CHECK(test::max_rel_error(run(in, &st).at(0), reference(in).at(0)) <= 1e-4);
+        CHECK(st.fallbacks == fallbacks);
+        CHECK(st.fused_nodes == 1 - fallbacks);
+        CHECK(st.in_place_sums == 1 - fallbacks);  // the residual is the fused node's destination
+    };
+    check({3, K}, 0);
+    check({1, 2, 1, 2, 3, K}, 1);  // rejected: the ops run unfused
+    check({1, 2, 1, 2, 3, K}, 1);  // the same shape again: not offered to the kernel, same result
+    check({2, 3, K}, 0);           // other shapes still run fused
+    {
+        // Both fail (the inner dims differ): one error with both reasons, nothing half done.
+        const std::map<std::string, array> in{{"x", test::random_array({3, K + 1}, rng, 1.0f)},
+                                              {"r", test::random_array({3, N}, rng, 1.0f)}};
+        CHECK_THROWS_WITH_AS(run(in), doctest::Contains("'mm'"), exec::exec_error);
+        CHECK_THROWS_WITH_AS(run(in), doctest::Contains("rejected the input"), exec::exec_error);
+        CHECK_THROWS_WITH_AS(run(in), doctest::Contains("failed too"), exec::exec_error);
+    }
+    // A single-op kernel: a 7-D tensor has no plain oneDNN layout here; the op's reference kernel runs.
+    graph one;
+    one.mark_output(one.add_op("Tanh", "t", {one.add_input("x")}));
+    const std::map<std::string, array> in7{{"x", test::random_array({1, 2, 1, 2, 1, 2, 3}, rng, 1.0f)}};
+    exec::run_stats st;
+    const array y = exec::executor(one, exec::mode::onednn)(in7, &st).at(0);
+    CHECK(test::max_rel_error(y, exec::executor(one)(in7).at(0)) <= 1e-6);
+    CHECK(st.fallbacks == 1);
+    CHECK(st.onednn_nodes == 0);
+    CHECK(st.reference_nodes == 1);
+}
+
 namespace {
 
 // The activation written out after `x` in one of the forms exporters emit; `variant` picks the

@@ -10,6 +10,11 @@
 //   layout its primitive chose and goes as is into the next fused node; it is reordered to a
 //   plain array only when a reference kernel or a graph output reads it (once per value).
 // - A node no kernel can run is an error when the executor is built, naming the node and op.
+// - A kernel that rejects its input at run time (kernel_error: a shape oneDNN or the kernel
+//   cannot take, known only then) is not the end of the run: a fused node runs its matched ops
+//   unfused (fused_node::ops: one oneDNN primitive per op where one fits, else the reference
+//   kernel), a single-op kernel its reference kernel. Logged once per node on stderr, counted in
+//   run_stats::fallbacks; the kernel is not asked again for those shapes.
 //
 // - mode::onednn runs every other op it can on one oneDNN primitive (op_kernels.hpp): the best
 //   unfused baseline; mode::onednn_plain forces plain NCHW layouts (a naive integration).
@@ -19,11 +24,15 @@
 // oneDNN's threads); buffers are recycled through a pool, not planned ahead.
 #pragma once
 
+#include <algorithm>
 #include <any>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -168,7 +177,49 @@ struct run_stats {
     std::size_t reorders_to_plain = 0;  // kernel outputs converted for a reference kernel or an output
     std::size_t in_place_sums = 0;      // residuals accumulated into in place (no copy)
     std::size_t region_nodes = 0;       // region nodes (subgraph.hpp); what ran inside is counted above
+    std::size_t fallbacks = 0;  // fused nodes and single-op kernels whose kernel rejected the input: they ran
+                                // their ops unfused (counted above) or their reference kernel instead
 };
+
+namespace detail {
+
+// The input shapes a node's oneDNN kernel rejected (kernel_error at run time): for those the
+// node runs unfused, without asking the kernel again. The first one is logged on stderr.
+class fallback_log {
+public:
+    using shapes = std::vector<onednn::dims>;
+    /// Whether any shape was rejected (no lock: the common case costs one load).
+    bool any() const { return any_.load(std::memory_order_acquire); }
+    bool rejected(const shapes& s) const {
+        if (!any()) return false;
+        std::lock_guard<std::mutex> lock(m_);
+        return std::find(rejected_.begin(), rejected_.end(), s) != rejected_.end();
+    }
+    void reject(shapes s, std::string_view node, const char* instead, const char* why) {
+        std::lock_guard<std::mutex> lock(m_);
+        if (std::find(rejected_.begin(), rejected_.end(), s) == rejected_.end()) rejected_.push_back(std::move(s));
+        any_.store(true, std::memory_order_release);
+        if (logged_) return;
+        logged_ = true;
+        std::fprintf(stderr, "sgmatch: node '%.*s': %s; %s (logged once per node)\n", static_cast<int>(node.size()),
+                     node.data(), why, instead);
+    }
+
+private:
+    mutable std::mutex m_;
+    std::vector<shapes> rejected_;
+    std::atomic<bool> any_{false};
+    bool logged_ = false;
+};
+
+inline fallback_log::shapes shapes_of(const onednn::tensor& first, const std::vector<onednn::tensor>& rest) {
+    fallback_log::shapes s;
+    if (!first.empty()) s.push_back(first.shape());
+    for (const auto& t : rest) s.push_back(t.shape());
+    return s;
+}
+
+}  // namespace detail
 
 class executor;
 
@@ -188,7 +239,7 @@ public:
         const op_index<graph> checked(g);  // raises graph_error for a malformed graph
         (void)checked;
         for (node_id n : g.nodes()) {
-            step s{n, detail::kind::fused, {}, {}, nullptr, nullptr, nullptr};
+            step s{n, detail::kind::fused, {}, {}, nullptr, nullptr, nullptr, nullptr, nullptr};
             if (g.kind(n) != node_kind::op) continue;
             if (g.payload(n).has_value()) {
                 const auto* p = std::any_cast<std::shared_ptr<const onednn::fused_node>>(&g.payload(n));
@@ -196,8 +247,20 @@ public:
                 if ((p == nullptr || !*p) && (r == nullptr || !*r || !(*r)->exec))
                     throw exec_error("sgmatch::exec::executor: fused node '" + std::string(g.name(n)) +
                                      "' carries neither an onednn::fused_node nor an exec::subgraph_node");
-                if (p != nullptr) s.fused = p->get();
-                else s.region = r->get();
+                if (p != nullptr) {
+                    s.fused = p->get();
+                    // Its ops, for when the kernel rejects an input; a node whose ops the executor
+                    // cannot run one by one keeps only its kernel (its errors are then raised).
+                    if (s.fused->ops) {
+                        try {
+                            s.unfused = std::make_shared<const executor>(*s.fused->ops, mode::onednn);
+                        } catch (const exec_error&) {
+                            s.unfused = nullptr;
+                        }
+                    }
+                } else {
+                    s.region = r->get();
+                }
             } else {
                 auto k = detail::kind_of(g, n, s.unary, s.binary);
                 if (!k)
@@ -206,6 +269,7 @@ public:
                 s.k = *k;
                 if (m != mode::reference) s.op = onednn_kernel(n, *k, m == mode::onednn_plain);
             }
+            if (s.op || s.unfused) s.fallback = std::make_shared<detail::fallback_log>();
             steps_.push_back(s);
         }
     }
@@ -297,39 +361,11 @@ private:
                 st.reference_nodes += inner.reference_nodes;
                 st.reorders_to_plain += inner.reorders_to_plain;
                 st.in_place_sums += inner.in_place_sums;
+                st.fallbacks += inner.fallbacks;
             } else if (s.op) {
-                std::vector<onednn::tensor> ins;
-                for (std::size_t i = 0; i < g_.input_count(n); ++i)
-                    if (g_.kind(g_.input(n, i).node) != node_kind::constant || s.op->reads_constants())
-                        ins.push_back(tensor_of(values, n, i));
-                values[n.value][0].t = s.op->run(ins);
-                values[n.value][0].owned = true;
-                ++st.onednn_nodes;
+                run_op(s, values, st);
             } else if (s.fused) {
-                const auto& fc = *s.fused;
-                std::vector<onednn::tensor> extra;
-                for (std::size_t slot : fc.extra) extra.push_back(tensor_of(values, n, slot));
-                const onednn::tensor src = tensor_of(values, n, fc.src);
-                // The residual of a sum post-op, read here for the last time, in the destination's
-                // layout and owned by the run: the kernel accumulates into it (no copy).
-                onednn::tensor in_place;
-                for (const auto& p : fc.kernel->post_ops()) {
-                    if (p.k != onednn::post_op::kind::sum) continue;
-                    const auto v = g_.input(n, fc.extra[static_cast<std::size_t>(p.input)]);
-                    slot& r = values[v.node.value][v.port];
-                    if (uses[v.node.value][v.port] == 1 && !g_.is_graph_output(v.node, v.port) && r.owned &&
-                        !r.t.empty() && r.t.desc() == fc.kernel->dst_desc(src.shape()))
-                        in_place = r.t;
-                }
-                if (!in_place.empty()) {
-                    fc.kernel->run_into(src, extra, in_place);
-                    values[n.value][0].t = in_place;
-                    ++st.in_place_sums;
-                } else {
-                    values[n.value][0].t = fc.kernel->run(src, extra);
-                }
-                values[n.value][0].owned = true;
-                ++st.fused_nodes;
+                run_fused(s, values, uses, st);
             } else {
                 values[n.value][0].plain = run_reference(s, values, st);
                 ++st.reference_nodes;
@@ -351,7 +387,107 @@ private:
         const onednn::fused_node* fused;
         std::shared_ptr<const onednn::op_kernel> op = nullptr;  // mode onednn: the op on a oneDNN primitive
         const subgraph_node* region = nullptr;                   // a region node: its own executor
+        std::shared_ptr<const executor> unfused = nullptr;       // a fused node's ops, one kernel each
+        std::shared_ptr<detail::fallback_log> fallback = nullptr;  // shapes the kernel (op or fused) rejected
     };
+
+    using use_counts = std::vector<std::vector<std::uint32_t>>;
+
+    // A single op on its oneDNN kernel; its reference kernel when the kernel rejects the input.
+    void run_op(const step& s, store& vs, run_stats& st) const {
+        const node_id n = s.n;
+        slot& out = vs[n.value][0];
+        std::vector<onednn::tensor> ins;
+        try {
+            for (std::size_t i = 0; i < g_.input_count(n); ++i)
+                if (g_.kind(g_.input(n, i).node) != node_kind::constant || s.op->reads_constants())
+                    ins.push_back(tensor_of(vs, n, i));
+            if (!s.fallback->any() || !s.fallback->rejected(detail::shapes_of({}, ins))) {
+                out.t = s.op->run(ins);
+                out.owned = true;
+                ++st.onednn_nodes;
+                return;
+            }
+        } catch (const onednn::kernel_error& e) {
+            out.plain = fall_back(s, vs, st, e.what());
+            s.fallback->reject(detail::shapes_of({}, ins), g_.name(n), "it runs on its reference kernel", e.what());
+            return;
+        }
+        out.plain = fall_back(s, vs, st, nullptr);
+    }
+
+    // A fused node on its kernel; its ops unfused when the kernel rejects the input.
+    void run_fused(const step& s, store& vs, const use_counts& uses, run_stats& st) const {
+        const node_id n = s.n;
+        const auto& fc = *s.fused;
+        slot& out = vs[n.value][0];
+        onednn::tensor src;
+        std::vector<onednn::tensor> extra;
+        try {
+            for (std::size_t k : fc.extra) extra.push_back(tensor_of(vs, n, k));
+            src = tensor_of(vs, n, fc.src);
+            if (!s.unfused || !s.fallback->any() || !s.fallback->rejected(detail::shapes_of(src, extra))) {
+                // The residual of a sum post-op, read here for the last time, in the destination's
+                // layout and owned by the run: the kernel accumulates into it (no copy). The kernel
+                // checks every operand before it writes, so a rejection leaves the residual intact.
+                onednn::tensor in_place;
+                for (const auto& p : fc.kernel->post_ops()) {
+                    if (p.k != onednn::post_op::kind::sum) continue;
+                    const auto v = g_.input(n, fc.extra[static_cast<std::size_t>(p.input)]);
+                    slot& r = vs[v.node.value][v.port];
+                    if (uses[v.node.value][v.port] == 1 && !g_.is_graph_output(v.node, v.port) && r.owned &&
+                        !r.t.empty() && r.t.desc() == fc.kernel->dst_desc(src.shape()))
+                        in_place = r.t;
+                }
+                if (!in_place.empty()) {
+                    fc.kernel->run_into(src, extra, in_place);
+                    out.t = in_place;
+                    ++st.in_place_sums;
+                } else {
+                    out.t = fc.kernel->run(src, extra);
+                }
+                out.owned = true;
+                ++st.fused_nodes;
+                return;
+            }
+        } catch (const onednn::kernel_error& e) {
+            if (!s.unfused) throw;
+            out.plain = fall_back(s, vs, st, e.what());
+            s.fallback->reject(detail::shapes_of(src, extra), g_.name(n), "its ops run unfused", e.what());
+            return;
+        }
+        out.plain = fall_back(s, vs, st, nullptr);
+    }
+
+    // What runs when the node's kernel rejects its input (why: the kernel's error, or nullptr
+    // when the shapes were rejected before): a fused node's ops, unfused, or an op's reference
+    // kernel. When that fails too, an exec_error carries both reasons.
+    array fall_back(const step& s, store& vs, run_stats& st, const char* why) const {
+        const node_id n = s.n;
+        try {
+            ++st.fallbacks;
+            if (s.unfused) {
+                std::map<std::string, array> ins;
+                const auto& slots = s.fused->ops_inputs;
+                for (std::size_t k = 0; k < slots.size(); ++k)
+                    ins.emplace(std::to_string(k), plain_of(vs, g_.input(n, slots[k]), st));
+                run_stats inner;
+                auto outs = (*s.unfused)(ins, &inner);
+                st.onednn_nodes += inner.onednn_nodes;
+                st.reference_nodes += inner.reference_nodes;
+                st.reorders_to_plain += inner.reorders_to_plain;
+                st.fallbacks += inner.fallbacks;
+                return std::move(outs.at(0));
+            }
+            ++st.reference_nodes;
+            return run_reference(s, vs, st);
+        } catch (const std::exception& e) {
+            throw exec_error("sgmatch::exec::executor: node '" + std::string(g_.name(n)) + "' (" +
+                             std::string(g_.op_name(n)) + "): its oneDNN kernel rejected the input (" +
+                             (why ? why : "earlier") + ") and running it " +
+                             (s.unfused ? "unfused" : "on its reference kernel") + " failed too: " + e.what());
+        }
+    }
 
     // The conv as a kernel with no post-ops.
     struct conv_op final : onednn::op_kernel {

@@ -278,6 +278,14 @@ struct post_op_plan {
                 args[arg] = keep.back().memory();
             }
         }
+        // Every tail operand's shape, checked before y is written (y may be a residual the
+        // caller still needs when this call fails: it then runs the ops unfused, executor.hpp).
+        for (const auto& t : tail) {
+            const post_op& p = ops[t.op];
+            if (p.k == post_op::kind::eltwise || p.input < 0) continue;
+            check(extra[static_cast<std::size_t>(p.input)],
+                  p.k == post_op::kind::sum ? dst_dims : operand_dims(p.bcast, dst_dims, axis), p);
+        }
         // A tail operand that is the destination itself would be overwritten first: copy it now.
         std::map<std::size_t, tensor> saved;
         for (const auto& t : tail) {

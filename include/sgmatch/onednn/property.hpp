@@ -22,17 +22,26 @@
 #include "sgmatch/onednn/fused_conv.hpp"
 #include "sgmatch/onednn/fused_matmul.hpp"
 #include "sgmatch/onednn/lowering.hpp"
+#include "sgmatch/partition/copy.hpp"
 #include "sgmatch/partition/property.hpp"
 
 SGMATCH_BEGIN_NAMESPACE
 namespace onednn {
 
-/// What a fused node built by make_fused_property carries: its kernel, and which of the fused
-/// node's inputs (slots, in the order of the subgraph's boundary inputs) feed the kernel.
+/// What a fused node built by make_fused_property carries: its kernel, which of the fused
+/// node's inputs (slots, in the order of the subgraph's boundary inputs) feed the kernel, and the
+/// matched ops themselves, for when the kernel rejects an input shape known only at run time.
 struct fused_node {
     std::shared_ptr<const fused_kernel> kernel;  // a fused_conv, fused_matmul or fused_batch_norm
     std::size_t src = 0;             // input slot of the main op's data
     std::vector<std::size_t> extra;  // input slots of the post-ops' runtime operands, by index
+    /// The matched ops as a graph of their own (partition/copy.hpp), small constants (clip
+    /// bounds, per-channel parameters, shapes: at most 4096 values) copied in; its graph input
+    /// "k" is the fused node's input ops_inputs[k] (weights among them: never duplicated); its
+    /// one graph output is the node's output. The executor runs it, one op at a time, when the
+    /// kernel raises kernel_error.
+    std::shared_ptr<const graph> ops;
+    std::vector<std::size_t> ops_inputs;
 };
 
 namespace detail {
@@ -67,6 +76,9 @@ std::shared_ptr<const fused_node> make_fused_node(const subgraph<G>& s, const st
     if (l.batch_norm) node->kernel = std::make_shared<const fused_batch_norm>(l.bn);
     else if (l.matmul) node->kernel = std::make_shared<const fused_matmul>(l.mm);
     else node->kernel = std::make_shared<const fused_conv>(l.spec);
+    copied_subgraph ops = copy_subgraph(s, 4096);
+    node->ops = std::move(ops.g);
+    node->ops_inputs = std::move(ops.runtime_inputs);
     return node;
 }
 
