@@ -83,7 +83,7 @@ void hand_rewrite(graph& g, const node_id* m, int n, const char* op, int id) {
     r.name = std::string(op).append("_").append(std::to_string(id));
     r.op_name = op;
     r.payload = id;
-    g.replace(r);
+    g.replace(std::move(r));
 }
 
 // All matches of a pattern are found before its first write, as sgmatch does; convs are those

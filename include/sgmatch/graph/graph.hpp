@@ -213,6 +213,15 @@ public:
     /// Replace `r.nodes` by one node; see sgmatch::replacement. Strong guarantee: every check
     /// runs and every allocation happens before the first change.
     node_id replace(const replacement<node_id>& r) {
+        std::any payload = r.payload;  // a copy may throw: before any change
+        return replace_with(r, payload);
+    }
+    /// The same, moving r's payload in (no copy) once nothing can fail.
+    node_id replace(replacement<node_id>&& r) { return replace_with(r, r.payload); }
+
+private:
+    // payload: moved into the graph at the commit (never before: a failed call leaves it).
+    node_id replace_with(const replacement<node_id>& r, std::any& payload) {
         auto where = [&] { return "sgmatch::graph::replace('" + r.name + "'): "; };  // for errors only
         if (r.nodes.empty()) throw graph_error(where() + "no nodes to replace");
         std::vector<node_id> set = r.nodes;
@@ -283,7 +292,6 @@ public:
             producers.push_back(v.node);
             reserve_use(v.node, r.inputs.size());
         }
-        std::any payload = r.payload;  // copy may throw: before the commit
         std::string op = r.op_name.empty() ? std::string("sgmatch.fused") : r.op_name;
         op_ids_.reserve(op_ids_.size() + 1);
         room_for(op_names_, 1);
@@ -313,7 +321,6 @@ public:
         return id;
     }
 
-private:
     static constexpr std::uint32_t no_op = 0xffffffffu;
     static constexpr std::uint32_t no_payload = 0xffffffffu;
 
@@ -572,6 +579,7 @@ struct graph_traits<graph> {
         g.for_each_attr(n, f);
     }
     static node_id replace(graph& g, const replacement<node_id>& r) { return g.replace(r); }
+    static node_id replace(graph& g, replacement<node_id>&& r) { return g.replace(std::move(r)); }
 };
 
 SGMATCH_END_NAMESPACE

@@ -219,12 +219,12 @@ property_report apply_writable(G& g, const property<G>& prop) {
         s.property = prop.name();
         replacement<N> r;
         r.payload = make(s);  // before any write: a throwing factory changes nothing
-        r.nodes = s.nodes;
-        r.inputs = s.inputs;
-        r.outputs = s.outputs;
+        r.nodes = std::move(s.nodes);
+        r.inputs = std::move(s.inputs);
+        r.outputs = std::move(s.outputs);
         r.name = prop.name() + "_" + std::to_string(id);
         r.op_name = op;
-        traits::replace(g, r);  // all or nothing (the adapter's promise)
+        traits::replace(g, std::move(r));  // all or nothing (the adapter's promise)
         ++id;
         ++rep.accepted;
     });
