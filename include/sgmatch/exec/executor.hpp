@@ -20,7 +20,7 @@
 //   unfused baseline; mode::onednn_plain forces plain NCHW layouts (a naive integration).
 //
 // Known limitations: runs the built-in graph (a region of an adapter graph is copied into one,
-// subgraph.hpp); fp32 only; no kernel for Constant ops; nodes run one after another (kernels use
+// subgraph.hpp); fp32 only; nodes run one after another (kernels use
 // oneDNN's threads); buffers are recycled through a pool, not planned ahead.
 #pragma once
 
@@ -85,7 +85,7 @@ inline reference::dims ints_attr(const graph& g, node_id n, std::string_view k, 
 
 enum class kind {
     fused, conv, conv_transpose, batch_norm, unary, binary, max_pool, avg_pool, global_avg_pool, gemm, matmul, softmax, concat,
-    flatten, reshape, transpose, layer_norm, lrn, pad
+    flatten, reshape, transpose, layer_norm, lrn, pad, constant
 };
 
 struct unary_info {
@@ -156,6 +156,7 @@ inline std::optional<kind> kind_of(const graph& g, node_id n, unary_info& u, ref
     if (is<Reshape>(op)) return kind::reshape;
     if (is<Transpose>(op)) return kind::transpose;
     if (is<LayerNorm>(op)) return kind::layer_norm;
+    if (is<Constant>(op)) return kind::constant;
     return std::nullopt;
 }
 
@@ -658,9 +659,55 @@ private:
         return reference::to_tensor(*s.plain);  // a view: the array lives in the store for the run
     }
 
+    // An ONNX Constant op: value_float / value_int (a scalar), value_floats / value_ints (1-D);
+    // or `value` as a real or reals with an optional `shape` (ints), for adapters that hand a
+    // tensor attribute over flattened.
+    array constant_op(node_id n) const {
+        auto fail = [&](const std::string& why) -> array {
+            throw exec_error("sgmatch::exec::executor: Constant '" + std::string(g_.name(n)) + "': " + why);
+        };
+        std::vector<float> v;
+        reference::dims shape;
+        bool found = false, scalar = false;
+        for (const char* k : {"value_float", "value_int", "value_floats", "value_ints", "value"}) {
+            const auto a = g_.attr(n, k);
+            if (!a) continue;
+            found = true;
+            if (const auto r = a->as_real()) {
+                v.assign(1, static_cast<float>(*r));
+                scalar = true;
+            } else if (const auto* rs = a->as_reals()) {
+                v.assign(rs->begin(), rs->end());
+            } else if (const auto* is = a->as_ints()) {
+                for (auto x : *is) v.push_back(static_cast<float>(x));
+            } else {
+                return fail(std::string("attribute ") + k + " is not a number or a list of numbers");
+            }
+            if (const auto sh = std::string_view(k) == "value" ? g_.attr(n, "shape") : std::nullopt) {
+                if (!sh->as_ints()) return fail("attribute shape is not a list of integers");
+                shape = *sh->as_ints();
+                scalar = false;
+            }
+            break;
+        }
+        if (!found) return fail("no value_float, value_int, value_floats, value_ints or value attribute");
+        if (shape.empty() && !scalar) shape.push_back(static_cast<std::int64_t>(v.size()));
+        std::size_t count = 1;
+        for (auto d : shape) {
+            if (d < 0) return fail("a negative dimension in shape");
+            count *= static_cast<std::size_t>(d);
+        }
+        if (count != v.size())
+            return fail(std::to_string(v.size()) + " values for shape " + onednn::to_string(onednn::dims(shape.begin(), shape.end())));
+        array a = xt::zeros<float>(std::vector<std::size_t>(shape.begin(), shape.end()));
+        std::copy(v.begin(), v.end(), a.begin());
+        return a;
+    }
+
     array run_reference(const step& s, store& vs, run_stats& st) const {
         using detail::kind;
         const node_id n = s.n;
+        if (s.k == kind::constant) return constant_op(n);
         std::vector<const array*> in;
         for (std::size_t i = 0; i < g_.input_count(n); ++i) in.push_back(&plain_of(vs, g_.input(n, i), st));
         auto need = [&](std::size_t k) {
@@ -766,7 +813,8 @@ private:
                 need(2);
                 return reference::layer_norm(*in[0], *in[1], in.size() > 2 ? *in[2] : empty,
                                              detail::int_attr(g_, n, "axis", -1), detail::real_attr(g_, n, "epsilon", 1e-5f));
-            case kind::fused: break;
+            case kind::fused:
+            case kind::constant: break;
         }
         throw exec_error("sgmatch::exec::executor: unreachable");
     }
