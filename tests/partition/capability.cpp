@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <any>
+#include <cmath>
 #include <cstdlib>
 #include <map>
 #include <set>
@@ -101,12 +102,16 @@ TEST_CASE("random DAGs: regions are connected, convex, cover the supported nodes
         const op_index<graph> idx(g);
         auto supported = [](node_view<graph> v) { return v.op_name() != "TopK" && v.op_name() != "NonZero"; };
         const std::size_t max_size = seed % 3 == 0 ? 4 : static_cast<std::size_t>(-1);
-        // Odd seeds renumber the contracted graph after every merge (the precision fallback).
-        const auto regions =
-            seed % 2 == 0 ? capability_regions(idx, supported, max_size)
-                          : sgmatch::detail::region_builder<graph>(idx, sgmatch::detail::supported_mask(idx, supported),
-                                                                   max_size, /*always_renumber=*/true)
-                                .run();
+        // What a gap out of precision takes, forced at every merge: seed % 3 == 1 renumbers the
+        // contracted graph, seed % 3 == 2 relabels the window around the gap. Neither may change
+        // the regions (the numbering only guides the searches).
+        const auto regions = capability_regions(idx, supported, max_size);
+        if (seed % 3 != 0) {
+            const auto forced = sgmatch::detail::region_builder<graph>(idx, sgmatch::detail::supported_mask(idx, supported),
+                                                                       max_size, seed % 3 == 1, seed % 3 == 2)
+                                    .run();
+            CHECK(forced == regions);
+        }
         std::vector<bool> sup(g.index_bound(), false);
         for (auto v : g.nodes()) sup[v.value] = g.kind(v) == node_kind::op && supported(node_view<graph>(g, v));
         check_regions(g, regions, sup, max_size);
@@ -115,6 +120,47 @@ TEST_CASE("random DAGs: regions are connected, convex, cover the supported nodes
     }
     CHECK(multi > 300);  // real merges happened
     CHECK(total > multi);
+}
+
+TEST_CASE("relabel_window: the positions around a gap out of precision spread over a window, in order") {
+    // Vertices at 0..999, then a gap near 500 halved until doubles cannot split it.
+    std::vector<double> pos(1000);
+    for (std::size_t i = 0; i < pos.size(); ++i) pos[i] = static_cast<double>(i);
+    double from = 500, to = 501;
+    for (int i = 0; i < 60; ++i) {
+        pos.push_back((from + to) / 2);  // a vertex placed into the gap, as merges do
+        to = pos.back();
+    }
+    to = std::nextafter(from, 1e9);  // out of precision
+    pos.push_back(500.25);           // equal positions must stay equal
+    pos.push_back(500.25);
+    const std::vector<double> before = pos;
+    auto visit = [&](auto&& f) {
+        for (double& p : pos) f(p);
+    };
+    REQUIRE(sgmatch::detail::relabel_window(from, to, visit));
+    CHECK(to - from >= 1.0 / 64);
+    bool order_kept = true;  // ties included
+    for (std::size_t i = 0; i < pos.size(); ++i)
+        for (std::size_t j = 0; j < pos.size(); ++j) order_kept = order_kept && (before[i] < before[j]) == (pos[i] < pos[j]);
+    CHECK(order_kept);
+    bool outside_kept = true;
+    for (std::size_t i = 0; i < 1000; ++i)
+        if (before[i] <= 500 - 65 || before[i] >= 501 + 65) outside_kept = outside_kept && pos[i] == before[i];
+    CHECK(outside_kept);
+    // The gap sits where it was in the order: after everything at or below 500, before the rest.
+    bool gap_in_place = true;
+    for (std::size_t i = 0; i < pos.size(); ++i)
+        gap_in_place = gap_in_place && (before[i] <= 500 ? pos[i] <= from : pos[i] >= to);
+    CHECK(gap_in_place);
+    // A window that never thins out (more than 64 positions per unit however wide, up to 2^16
+    // either side: here nine million vertices at one position): false, the caller renumbers.
+    double a = 0.5, b = std::nextafter(0.5, 1.0);
+    double packed = 0.75;
+    CHECK_FALSE(sgmatch::detail::relabel_window(a, b, [&](auto&& f) {
+        for (int i = 0; i < 9'000'000; ++i) f(packed);
+    }));
+    CHECK(packed == 0.75);
 }
 
 TEST_CASE("a capability property rewrites each region into one engine node") {

@@ -88,11 +88,16 @@ public:
     using traits = graph_traits<G>;
     using N = typename traits::node_type;
 
-    /// always_renumber: renumber the whole contracted graph after every merge (tests use it to
-    /// check the fallback that a gap out of precision takes).
+    /// always_renumber: renumber the whole contracted graph after every merge; always_relabel:
+    /// relabel the window around every gap vertices move into (tests use them to check what a
+    /// gap out of precision takes: the regions must not change).
     region_builder(const op_index<G>& index, std::vector<std::uint8_t> supported, std::size_t max_size,
-                   bool always_renumber = false)
-        : g_(index.graph()), supported_(std::move(supported)), max_size_(max_size), always_renumber_(always_renumber) {
+                   bool always_renumber = false, bool always_relabel = false)
+        : g_(index.graph()),
+          supported_(std::move(supported)),
+          max_size_(max_size),
+          always_renumber_(always_renumber),
+          always_relabel_(always_relabel) {
         const std::size_t bound = traits::index_bound(g_);
         parent_.resize(bound);
         pos_.assign(bound, 0.0);
@@ -390,12 +395,30 @@ private:
     // Renumber the queued vertices into (from, to), keeping their order.
     void spread(double from, double to) {
         std::sort(queue_.begin(), queue_.end(), [&](std::uint32_t x, std::uint32_t y) { return pos_[x] < pos_[y]; });
-        if (!spread_into_gap(from, to, queue_.size(), [&](std::size_t i, double p) { pos_[queue_[i]] = p; }))
-            renumber();
+        const auto set = [&](std::size_t i, double p) { pos_[queue_[i]] = p; };
+        if (!always_relabel_ && spread_into_gap(from, to, queue_.size(), set)) return;
+        // Out of precision: the vertices around the gap first, everything only when that keeps
+        // happening (convexity.hpp).
+        std::vector<std::uint32_t> queued(queue_.begin(), queue_.end());
+        std::sort(queued.begin(), queued.end());
+        const auto visit = [&](auto&& f) {
+            for (std::uint32_t x = 0; x < parent_.size(); ++x)
+                if (parent_[x] == x && !std::binary_search(queued.begin(), queued.end(), x)) f(pos_[x]);
+        };
+        if ((relabels_ < max_relabels || always_relabel_) && relabel_window(from, to, visit) &&
+            spread_into_gap(from, to, queue_.size(), set)) {
+            ++relabels_;
+            return;
+        }
+        renumber();
     }
 
-    // The contracted graph from scratch (rarely: a gap ran out of precision).
+    // Local relabelings (relabel_window) in a row before the next gap renumbers everything.
+    static constexpr std::size_t max_relabels = 64;
+
+    // The contracted graph from scratch (rarely: gaps ran out of precision too often).
     void renumber() {
+        relabels_ = 0;
         renumber_contracted(
             g_, *order_, parent_.size(),
             [&](const N& n) { return static_cast<std::size_t>(find(static_cast<std::uint32_t>(traits::index(g_, n)))); },
@@ -406,7 +429,7 @@ private:
     const std::vector<N>* order_ = nullptr;
     std::vector<std::uint8_t> supported_;
     std::size_t max_size_;
-    bool always_renumber_;
+    bool always_renumber_, always_relabel_;
     std::vector<std::uint32_t> parent_;
     std::vector<double> pos_;               // by root
     std::vector<std::vector<N>> members_;   // by root
@@ -424,6 +447,7 @@ private:
     std::size_t words_ = 0;                      // landmark bitset words per vertex (0: no landmarks)
     std::vector<std::uint64_t> from_, to_;       // by root: landmark bitsets
     std::vector<std::uint32_t> queue_;  // vertices to renumber
+    std::size_t relabels_ = 0;          // local relabelings since the last renumbering
 };
 
 }  // namespace detail
