@@ -101,7 +101,10 @@ public:
         const std::size_t bound = traits::index_bound(g_);
         parent_.resize(bound);
         pos_.assign(bound, 0.0);
-        members_.resize(bound);
+        next_.assign(bound, none);
+        tail_.resize(bound);
+        size_.assign(bound, 1);
+        if (!index.order().empty()) node_.assign(bound, index.order().front());
         version_.assign(bound, 0);
         seen_f_.assign(bound, 0);
         seen_b_.assign(bound, 0);
@@ -110,7 +113,8 @@ public:
             const std::size_t x = traits::index(g_, n);
             parent_[x] = static_cast<std::uint32_t>(x);
             pos_[x] = p++;
-            members_[x].push_back(n);
+            node_[x] = n;
+            tail_[x] = static_cast<std::uint32_t>(x);
         }
         order_ = &index.order();
         build_landmarks();
@@ -165,7 +169,9 @@ public:
             const std::uint32_t root = find(static_cast<std::uint32_t>(x));
             if (done[root]) continue;
             done[root] = 1;
-            std::vector<N> m = members_[root];
+            std::vector<N> m;
+            m.reserve(size_[root]);
+            for (std::uint32_t k = root; k != none; k = next_[k]) m.push_back(node_[k]);
             std::sort(m.begin(), m.end(), [&](const N& a, const N& b) {
                 return rank[traits::index(g_, a)] < rank[traits::index(g_, b)];
             });
@@ -195,7 +201,7 @@ private:
         std::vector<std::uint32_t> found;                    // found[0]: where the search starts
         std::vector<std::pair<double, std::uint32_t>> heap;  // (position, vertex)
         std::uint32_t current = 0;
-        std::size_t member = 0;  // next member of current
+        std::uint32_t member = none;  // the next member of current to expand (none: done)
         bool expanding = false;
     };
 
@@ -211,7 +217,7 @@ private:
         std::uint32_t a = find(static_cast<std::uint32_t>(traits::index(g_, u)));
         std::uint32_t b = find(static_cast<std::uint32_t>(traits::index(g_, v)));
         if (a == b) return false;
-        if (members_[a].size() + members_[b].size() > max_size_) return false;  // regions only grow
+        if (std::size_t{size_[a]} + size_[b] > max_size_) return false;  // regions only grow
         if (pos_[a] > pos_[b]) std::swap(a, b);  // edges run from lower to higher positions
         if (landmark_between(a, b)) return false;  // a cycle for good
         const double lo = pos_[a], hi = pos_[b];
@@ -220,7 +226,7 @@ private:
             sd->found.assign(1, start);
             sd->heap.clear();
             sd->current = start;
-            sd->member = 0;
+            sd->member = start;  // a root heads its member list
             sd->expanding = true;
         }
         seen_f_[a] = epoch_;
@@ -237,17 +243,18 @@ private:
         // Expand one member on one side; false when that side has nothing left.
         auto step = [&](bool forward) {
             side& sd = forward ? fwd_ : bwd_;
-            while (!sd.expanding || sd.member >= members_[sd.current].size()) {
+            while (!sd.expanding || sd.member == none) {
                 if (sd.heap.empty()) return false;
                 if (forward) std::pop_heap(sd.heap.begin(), sd.heap.end(), fwd_order);
                 else std::pop_heap(sd.heap.begin(), sd.heap.end(), bwd_order);
                 sd.current = sd.heap.back().second;
                 sd.heap.pop_back();
-                sd.member = 0;
+                sd.member = sd.current;
                 sd.expanding = true;
             }
             const std::uint32_t vert = sd.current;
-            const N m = members_[vert][sd.member++];
+            const N m = node_[sd.member];
+            sd.member = next_[sd.member];
             const std::uint32_t near = forward ? a : b, far = forward ? b : a;
             std::vector<std::uint32_t>& mine = forward ? seen_f_ : seen_b_;
             const std::vector<std::uint32_t>& theirs = forward ? seen_b_ : seen_f_;
@@ -297,10 +304,10 @@ private:
         // (downstream of a, below pos(b)) moves into the gap after it. Backward complete: the
         // union sits at pos(a) and what it reached (upstream of b, above pos(a)) moves before it.
         std::uint32_t big = a, small = b;
-        if (members_[big].size() < members_[small].size()) std::swap(big, small);
-        members_[big].insert(members_[big].end(), members_[small].begin(), members_[small].end());
-        members_[small].clear();
-        members_[small].shrink_to_fit();
+        if (size_[big] < size_[small]) std::swap(big, small);
+        next_[tail_[big]] = small;  // small's members after big's: big still heads the list
+        tail_[big] = tail_[small];
+        size_[big] += size_[small];
         parent_[small] = big;
         for (std::size_t w = 0; w < words_; ++w) {  // the union reaches, and is reached from, what either was
             to_[big * words_ + w] |= to_[small * words_ + w];
@@ -369,7 +376,8 @@ private:
     void move_after(std::uint32_t merged, double limit) {
         double next = limit + static_cast<double>(queue_.size()) + 1;
         for (std::uint32_t w : queue_)
-            for (const N& m : members_[w]) {
+            for (std::uint32_t k = w; k != none; k = next_[k]) {
+                const N& m = node_[k];
                 const std::size_t uc = traits::user_count(g_, m);
                 for (std::size_t i = 0; i < uc; ++i) {
                     const std::uint32_t x = find(static_cast<std::uint32_t>(traits::index(g_, traits::user(g_, m, i).user)));
@@ -382,7 +390,8 @@ private:
     void move_before(std::uint32_t merged, double limit) {
         double prev = limit - static_cast<double>(queue_.size()) - 1;
         for (std::uint32_t w : queue_)
-            for (const N& m : members_[w]) {
+            for (std::uint32_t k = w; k != none; k = next_[k]) {
+                const N& m = node_[k];
                 const std::size_t ic = traits::input_count(g_, m);
                 for (std::size_t i = 0; i < ic; ++i) {
                     const std::uint32_t x = find(static_cast<std::uint32_t>(traits::index(g_, traits::input(g_, m, i).node)));
@@ -432,7 +441,12 @@ private:
     bool always_renumber_, always_relabel_;
     std::vector<std::uint32_t> parent_;
     std::vector<double> pos_;               // by root
-    std::vector<std::vector<N>> members_;   // by root
+    // Members as lists in flat arrays (no allocation per node): a root heads its list.
+    static constexpr std::uint32_t none = 0xffffffffu;
+    std::vector<N> node_;                 // by index: the node
+    std::vector<std::uint32_t> next_;     // by index: the next member of its region, or none
+    std::vector<std::uint32_t> tail_;     // by root: the last member
+    std::vector<std::uint32_t> size_;     // by root: how many members
     std::vector<std::uint32_t> seen_f_, seen_b_;  // by root: found by the forward / backward search
     std::uint32_t epoch_ = 0;
     side fwd_, bwd_;
