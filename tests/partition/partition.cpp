@@ -275,7 +275,7 @@ TEST_CASE("a throwing factory at any call leaves every earlier rewrite and a val
 TEST_CASE("random DAGs: acyclic results, disjoint subgraphs, no lost edge, same partition on a rerun") {
     const char* many = std::getenv("SGMATCH_PROPERTY_RUNS");
     const int runs = many ? std::atoi(many) : 300;  // ctest sets 10000 (1000 under sanitizers)
-    std::size_t fused_total = 0, escaping_total = 0;
+    std::size_t fused_total = 0, escaping_total = 0, regions_total = 0;
     for (int seed = 0; seed < runs; ++seed) {
         const std::size_t n = 50 + static_cast<std::size_t>(seed * 7919) % 1950;
         const graph before = build::random_dag(n, static_cast<std::uint64_t>(seed));
@@ -288,6 +288,12 @@ TEST_CASE("random DAGs: acyclic results, disjoint subgraphs, no lost edge, same 
         auto esc = make_property<graph>("esc", op<Add, Concat>() >> op<Mul, Add>(any()), recording_factory());
         esc.allow_escaping();  // MXNet semantics: intermediates may be used outside
         b.add(esc);
+        // Last, capability regions over what is left: convex by construction (no convexity
+        // check of apply_property's), and min_size leaves the single-node ones out, so only a
+        // subset of the regions is contracted.
+        auto cap = make_capability_property<graph>("cap", supported_ops<Relu, Add, Concat, MaxPool>{}, recording_factory());
+        cap.min_size(2);
+        b.add(cap);
         for (auto& p : b.properties()) {
             apply_property(g1, p);
             apply_property(g2, p);
@@ -301,10 +307,13 @@ TEST_CASE("random DAGs: acyclic results, disjoint subgraphs, no lost edge, same 
             if (g2.payload(v).has_value()) c.push_back(std::any_cast<const fused_info&>(g2.payload(v)).nodes);
         CHECK(a == c);
         fused_total += a.size();
-        for (auto v : g1.nodes())
+        for (auto v : g1.nodes()) {
             if (g1.payload(v).has_value()) escaping_total += g1.output_count(v) > 1;
+            regions_total += g1.op_name(v) == "sgmatch.cap";
+        }
     }
     CHECK(fused_total > static_cast<std::size_t>(runs));  // the checks above saw real rewrites
+    CHECK(regions_total > static_cast<std::size_t>(runs));  // capability regions among them
     CHECK(escaping_total > static_cast<std::size_t>(runs) / 10);  // and fused nodes with extra outputs
 }
 

@@ -501,7 +501,9 @@ property<G> make_capability_property(std::string name, Supported supported, F fa
         }
         detail::sink_sets<G>(kept, factory, out);
     };
-    return property<G>(std::move(name), std::move(scan));
+    property<G> prop(std::move(name), std::move(scan));
+    prop.convex_by_construction();  // the regions are convex together (see the top of this header)
+    return prop;
 }
 
 SGMATCH_END_NAMESPACE

@@ -22,6 +22,7 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -188,7 +189,7 @@ property_report apply_writable(G& g, const property<G>& prop) {
     const G& cg = g;
     const op_index<G> index(cg);  // checks the graph: a malformed one raises graph_error here
     taken_mask taken;
-    detail::quotient_checker<G> legal(index);
+    std::optional<detail::quotient_checker<G>> legal;  // built on first use
     auto accept = [&](const N* nodes, std::size_t count) {
         ++rep.candidates;
         if (count < prop.min_nodes() || count > prop.max_nodes()) {
@@ -204,10 +205,14 @@ property_report apply_writable(G& g, const property<G>& prop) {
             }
         }
         // Convexity in the graph with the earlier matches of this pass contracted: free for
-        // matches under the closure rule, a bounded search for escaping ones (convexity.hpp).
-        if (!legal.accept(nodes, count)) {
-            ++rep.rejected_cycle;
-            return false;
+        // matches under the closure rule, a bounded search for escaping ones (convexity.hpp);
+        // nothing to do for sets convex together by construction (capability regions).
+        if (!prop.is_convex_by_construction()) {
+            if (!legal) legal.emplace(index);
+            if (!legal->accept(nodes, count)) {
+                ++rep.rejected_cycle;
+                return false;
+            }
         }
         return true;
     };

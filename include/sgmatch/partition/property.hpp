@@ -125,6 +125,15 @@ public:
     }
     const check_fn& checker() const { return check_; }
 
+    /// For scanners whose sets are convex together by construction (capability regions: the
+    /// graph with all of them contracted is acyclic, so any subset can be contracted too):
+    /// apply_property then skips its own convexity check, which would only repeat that work.
+    property& convex_by_construction(bool on = true) {
+        convex_by_construction_ = on;
+        return *this;
+    }
+    bool is_convex_by_construction() const { return convex_by_construction_; }
+
     void scan(const op_index<G>& index, taken_mask& taken, const accept_fn& accept, const sink& s) const {
         scan_(index, taken, accept, s, allow_escaping_, max_size_);
     }
@@ -135,6 +144,7 @@ private:
     bool disabled_ = false;
     bool inference_only_ = false;
     bool allow_escaping_ = false;
+    bool convex_by_construction_ = false;
     std::size_t min_size_ = 1;
     std::size_t max_size_ = static_cast<std::size_t>(-1);
     std::string fused_op_;
