@@ -221,7 +221,7 @@ private:
         if (pos_[a] > pos_[b]) std::swap(a, b);  // edges run from lower to higher positions
         if (landmark_between(a, b)) return false;  // a cycle for good
         const double lo = pos_[a], hi = pos_[b];
-        ++epoch_;
+        const std::uint32_t epoch = ++epoch_;  // a local: uint32 stores below could alias the member
         for (auto [sd, start] : {std::pair<side*, std::uint32_t>{&fwd_, a}, {&bwd_, b}}) {
             sd->found.assign(1, start);
             sd->heap.clear();
@@ -229,8 +229,8 @@ private:
             sd->member = start;  // a root heads its member list
             sd->expanding = true;
         }
-        seen_f_[a] = epoch_;
-        seen_b_[b] = epoch_;
+        seen_f_[a] = epoch;
+        seen_b_[b] = epoch;
         bool cycle = false;
         N witness = u;  // set with cycle
         // Forward: the highest position first; backward: the lowest.
@@ -262,7 +262,7 @@ private:
             for (std::size_t i = 0; i < k && !cycle; ++i) {
                 const N other = forward ? traits::user(g_, m, i).user : traits::input(g_, m, i).node;
                 const std::uint32_t w = find(static_cast<std::uint32_t>(traits::index(g_, other)));
-                if (w == vert || mine[w] == epoch_) continue;
+                if (w == vert || mine[w] == epoch) continue;
                 if (w == far) {
                     if (vert != near) {  // around the direct edge
                         cycle = true;
@@ -271,12 +271,12 @@ private:
                     continue;
                 }
                 if (forward ? pos_[w] > hi : pos_[w] < lo) continue;  // outside the window
-                if (theirs[w] == epoch_) {  // a reaches w and w reaches b
+                if (theirs[w] == epoch) {  // a reaches w and w reaches b
                     cycle = true;
                     witness = other;
                     continue;
                 }
-                mine[w] = epoch_;
+                mine[w] = epoch;
                 sd.found.push_back(w);
                 sd.heap.emplace_back(pos_[w], w);
                 if (forward) std::push_heap(sd.heap.begin(), sd.heap.end(), fwd_order);
@@ -353,17 +353,23 @@ private:
             bit[traits::index(g_, order[unsupported[k * unsupported.size() / K]])] = static_cast<std::int32_t>(k);
         from_.assign(bound * words_, 0);
         to_.assign(bound * words_, 0);
-        auto add = [&](std::vector<std::uint64_t>& into, std::size_t x, std::size_t y) {  // into[x] |= into[y] + y
-            for (std::size_t w = 0; w < words_; ++w) into[x * words_ + w] |= into[y * words_ + w];
-            if (bit[y] >= 0) into[x * words_ + static_cast<std::size_t>(bit[y]) / 64] |= std::uint64_t{1} << (bit[y] % 64);
+        // Locals, not members: a store through a std::uint64_t* may alias a std::size_t member,
+        // which would make every iteration reload them.
+        const std::size_t W = words_;
+        const std::int32_t* const bits = bit.data();
+        auto add = [W, bits](std::uint64_t* into, std::size_t x, std::size_t y) {  // into[x] |= into[y] + y
+            for (std::size_t w = 0; w < W; ++w) into[x * W + w] |= into[y * W + w];
+            if (bits[y] >= 0) into[x * W + static_cast<std::size_t>(bits[y]) / 64] |= std::uint64_t{1} << (bits[y] % 64);
         };
+        std::uint64_t* const from = from_.data();
+        std::uint64_t* const to = to_.data();
         for (const N& n : order) {
             const std::size_t x = traits::index(g_, n), ic = traits::input_count(g_, n);
-            for (std::size_t i = 0; i < ic; ++i) add(from_, x, traits::index(g_, traits::input(g_, n, i).node));
+            for (std::size_t i = 0; i < ic; ++i) add(from, x, traits::index(g_, traits::input(g_, n, i).node));
         }
         for (std::size_t i = order.size(); i-- > 0;) {
             const std::size_t x = traits::index(g_, order[i]), uc = traits::user_count(g_, order[i]);
-            for (std::size_t k = 0; k < uc; ++k) add(to_, x, traits::index(g_, traits::user(g_, order[i], k).user));
+            for (std::size_t k = 0; k < uc; ++k) add(to, x, traits::index(g_, traits::user(g_, order[i], k).user));
         }
     }
     // Whether a path root a -> landmark -> root b exists.
