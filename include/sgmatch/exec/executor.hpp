@@ -180,6 +180,18 @@ struct run_stats {
     std::size_t region_nodes = 0;       // region nodes (subgraph.hpp); what ran inside is counted above
     std::size_t fallbacks = 0;  // fused nodes and single-op kernels whose kernel rejected the input: they ran
                                 // their ops unfused (counted above) or their reference kernel instead
+
+    /// Add what a nested run did (a region's executor, a fused node's ops run unfused).
+    run_stats& operator+=(const run_stats& o) {
+        fused_nodes += o.fused_nodes;
+        onednn_nodes += o.onednn_nodes;
+        reference_nodes += o.reference_nodes;
+        reorders_to_plain += o.reorders_to_plain;
+        in_place_sums += o.in_place_sums;
+        region_nodes += o.region_nodes;
+        fallbacks += o.fallbacks;
+        return *this;
+    }
 };
 
 namespace detail {
@@ -357,12 +369,7 @@ private:
                     values[n.value][k].owned = false;  // may be a view of an input: never written in place
                 }
                 ++st.region_nodes;
-                st.fused_nodes += inner.fused_nodes;
-                st.onednn_nodes += inner.onednn_nodes;
-                st.reference_nodes += inner.reference_nodes;
-                st.reorders_to_plain += inner.reorders_to_plain;
-                st.in_place_sums += inner.in_place_sums;
-                st.fallbacks += inner.fallbacks;
+                st += inner;
             } else if (s.op) {
                 run_op(s, values, st);
             } else if (s.fused) {
@@ -474,10 +481,7 @@ private:
                     ins.emplace(std::to_string(k), plain_of(vs, g_.input(n, slots[k]), st));
                 run_stats inner;
                 auto outs = (*s.unfused)(ins, &inner);
-                st.onednn_nodes += inner.onednn_nodes;
-                st.reference_nodes += inner.reference_nodes;
-                st.reorders_to_plain += inner.reorders_to_plain;
-                st.fallbacks += inner.fallbacks;
+                st += inner;
                 return std::move(outs.at(0));
             }
             ++st.reference_nodes;
