@@ -7,26 +7,11 @@
 #include <vector>
 
 #include "sgmatch/graph/graph.hpp"
+#include "support/graph_check.hpp"
 
 using namespace sgmatch;
 
-namespace {
-
-// Everything observable about a graph, to compare before and after a failed write.
-std::string fingerprint(const graph& g) {
-    std::string s;
-    for (auto n : g.nodes()) {
-        s += std::string(g.name(n)) + ":" + std::string(g.op_name(n)) + "(";
-        for (auto& v : g.inputs(n)) s += std::to_string(v.node.value) + "." + std::to_string(v.port) + ",";
-        s += ")[";
-        for (auto& u : g.users(n)) s += std::to_string(u.user.value) + "@" + std::to_string(u.slot) + ",";
-        s += "];";
-    }
-    for (std::size_t i = 0; i < g.graph_output_count(); ++i) s.append("out").append(std::to_string(g.graph_output(i).node.value));
-    return s;
-}
-
-}  // namespace
+using sgmatch_test::fingerprint;
 
 TEST_CASE("building a graph records inputs, users, names, attributes and types") {
     graph g;

@@ -2,8 +2,13 @@
 //
 // Serves tests, examples and benchmarks, and is a reasonable host graph of its own.
 // - Node ids are dense integers; ids of removed nodes are not reused.
-// - Nodes are created after their inputs, so creation order is topological until a replace();
-//   after a replace the order is recomputed on the next read (Kahn's algorithm, O(N + E)).
+// - Nodes are created after their inputs, so creation order is topological. A replace() puts
+//   the new node in the place of its last member when every outside user comes later, else in
+//   its first member's when every input comes earlier (the next read drops the dead from the
+//   order, one pass); otherwise the order is recomputed on the next read (Kahn, O(N + E)).
+// - Storage: a 32-byte hot record per node (op, first user, where its inputs are); inputs in one
+//   array, lists of 2+ users in another (a list that grows moves to the end, holes reclaimed
+//   when they reach a quarter); names, types, attributes and payloads apart, set only where given.
 // - Users are kept per node and updated by every write.
 // - Known limitation: the first read after a write recomputes the order in a const member, so
 //   reads of one graph from several threads are safe only once a read has followed the last write.
@@ -12,7 +17,7 @@
 #include <algorithm>
 #include <any>
 #include <cstdint>
-#include <deque>
+#include <cstring>
 #include <initializer_list>
 #include <optional>
 #include <string>
@@ -22,6 +27,7 @@
 #include <vector>
 
 #include "sgmatch/detail/config.hpp"
+#include "sgmatch/detail/pod_array.hpp"
 #include "sgmatch/graph/adapter.hpp"
 #include "sgmatch/graph/replacement.hpp"
 #include "sgmatch/graph/types.hpp"
@@ -56,8 +62,8 @@ public:
 
     /// A graph input (placeholder) with an optional type.
     node_id add_input(std::string_view name, tensor_type type = {}) {
-        node_id id = new_node(node_kind::input, no_op, name, {}, 1);
-        set_type(value{id, 0}, std::move(type));
+        node_id id = new_node(node_kind::input, no_op, name, nullptr, 0, 1);
+        if (type.known()) set_type(value{id, 0}, std::move(type));
         return id;
     }
 
@@ -71,7 +77,8 @@ public:
             throw graph_error("sgmatch::graph::add_constant: constant '" + std::string(name) +
                               "' has " + std::to_string(data.size()) + " values for " +
                               std::to_string(count) + " elements");
-        node_id id = new_node(node_kind::constant, no_op, name, {}, 1);
+        room_for(consts_, 1);
+        node_id id = new_node(node_kind::constant, no_op, name, nullptr, 0, 1);
         cold_.back().extra = static_cast<std::uint32_t>(consts_.size());
         consts_.push_back(constant_data{dims, std::move(data)});
         set_type(value{id, 0}, tensor_type{dtype::f32, std::move(dims)});
@@ -85,7 +92,7 @@ public:
     node_id add_op(std::string_view op, std::string_view name, std::vector<input_ref> inputs,
                    attr_list attrs = {}, std::uint32_t outputs = 1) {
         for (std::size_t i = 0; i < inputs.size(); ++i) check_value(name, i, inputs[i].v);
-        node_id id = new_node(node_kind::op, intern_op(op), name, inputs, outputs);
+        node_id id = new_node(node_kind::op, intern_op(op), name, inputs.data(), inputs.size(), outputs);
         for (auto& [k, v] : attrs) set_attr(id, k, v);
         return id;
     }
@@ -93,7 +100,12 @@ public:
     void set_attr(node_id n, std::string_view key, attribute v) {
         check_node(n, "set_attr");
         const std::uint32_t k = intern(attr_key_ids_, attr_keys_, key);
-        auto& list = attrs_[n.value];
+        std::uint32_t& a = cold_[n.value].attrs;
+        if (a == none) {
+            attrs_.emplace_back();  // an empty list left behind by a throw below changes nothing
+            a = static_cast<std::uint32_t>(attrs_.size() - 1);
+        }
+        auto& list = attrs_[a];
         for (auto& [kk, vv] : list)
             if (kk == k) {
                 vv = std::move(v);
@@ -107,14 +119,19 @@ public:
         if (v.port >= recs_[v.node.value].outputs)
             throw graph_error("sgmatch::graph::set_type: node '" + std::string(name_of(v.node)) +
                               "' has no output " + std::to_string(v.port));
-        types_[cold_[v.node.value].type_begin + v.port] = std::move(t);
+        std::uint32_t& b = cold_[v.node.value].type_begin;
+        if (b == none) {  // slots for every output, made on the first type set
+            types_.resize(types_.size() + recs_[v.node.value].outputs);
+            b = static_cast<std::uint32_t>(types_.size() - recs_[v.node.value].outputs);
+        }
+        types_[b + v.port] = std::move(t);
     }
 
     void mark_output(input_ref r) {
         const value v = r.v;
         check_value("<graph output>", graph_outputs_.size(), v);
         graph_outputs_.push_back(v);
-        recs_[v.node.value].is_output = true;
+        recs_[v.node.value].flags |= rec::output_flag;
     }
     void set_needs_gradients(bool b) { needs_gradients_ = b; }
 
@@ -122,12 +139,12 @@ public:
 
     std::size_t node_count() const { return live_; }
     std::size_t index_bound() const { return recs_.size(); }
-    bool contains(node_id n) const { return n.value < recs_.size() && recs_[n.value].alive; }
+    bool contains(node_id n) const { return n.value < recs_.size() && recs_[n.value].alive(); }
 
     /// Live nodes in a topological order.
     const std::vector<node_id>& nodes() const {
-        if (order_dirty_) recompute_order();
-        return order_;
+        if (order_ != order_state::clean) settle_order();
+        return order_list_;
     }
 
     std::string_view name(node_id n) const { return name_of(n); }
@@ -145,55 +162,66 @@ public:
     }
     std::string_view op_name_of_id(std::uint32_t o) const { return op_names_[o]; }
 
-    std::size_t input_count(node_id n) const { return inputs_[n.value].size(); }
-    value input(node_id n, std::size_t i) const { return inputs_[n.value][i]; }
-    const std::vector<value>& inputs(node_id n) const { return inputs_[n.value]; }
+    /// A contiguous run of T (inputs or users of a node).
+    template <class T>
+    struct span {
+        const T* b;
+        std::size_t n;
+        const T* begin() const { return b; }
+        const T* end() const { return b + n; }
+        std::size_t size() const { return n; }
+        bool empty() const { return n == 0; }
+        const T& operator[](std::size_t i) const { return b[i]; }
+    };
+
+    std::size_t input_count(node_id n) const { return recs_[n.value].in_count; }
+    value input(node_id n, std::size_t i) const { return ins_[recs_[n.value].in_begin + i]; }
+    span<value> inputs(node_id n) const {
+        const rec& r = recs_[n.value];
+        return {ins_.data() + r.in_begin, r.in_count};
+    }
     std::size_t output_count(node_id n) const { return recs_[n.value].outputs; }
     std::size_t user_count(node_id n) const { return recs_[n.value].user_count; }
-    use<node_id> user(node_id n, std::size_t i) const {
+    use<node_id> user(node_id n, std::size_t i) const { return users(n)[i]; }
+    /// The users of n, every use of every output.
+    span<use<node_id>> users(node_id n) const {
         const rec& r = recs_[n.value];
-        return r.user_count == 1 ? r.first : users_[n.value][i];
+        return r.user_count <= 1 ? span<use<node_id>>{&r.first, r.user_count}
+                                 : span<use<node_id>>{uses_.data() + use_at_[n.value].begin, r.user_count};
     }
-    /// The users of n, every use of every output (a contiguous range).
-    struct user_span {
-        const use<node_id>* b;
-        std::size_t n;
-        const use<node_id>* begin() const { return b; }
-        const use<node_id>* end() const { return b + n; }
-        std::size_t size() const { return n; }
-        const use<node_id>& operator[](std::size_t i) const { return b[i]; }
-    };
-    user_span users(node_id n) const {
-        const rec& r = recs_[n.value];
-        return r.user_count <= 1 ? user_span{&r.first, r.user_count} : user_span{users_[n.value].data(), r.user_count};
-    }
+    using user_span = span<use<node_id>>;
 
     std::size_t graph_output_count() const { return graph_outputs_.size(); }
     value graph_output(std::size_t i) const { return graph_outputs_[i]; }
     bool is_graph_output(node_id n, std::uint32_t port) const {
-        if (!recs_[n.value].is_output) return false;
+        if (!recs_[n.value].is_output()) return false;
         for (auto& v : graph_outputs_)
             if (v.node == n && v.port == port) return true;
         return false;
     }
-    bool has_graph_output(node_id n) const { return recs_[n.value].is_output; }
+    bool has_graph_output(node_id n) const { return recs_[n.value].is_output(); }
     bool needs_gradients() const { return needs_gradients_; }
 
     std::optional<attribute> attr(node_id n, std::string_view key) const {
+        const std::uint32_t a = cold_[n.value].attrs;
+        if (a == none) return std::nullopt;
         auto it = attr_key_ids_.find(std::string(key));
         if (it == attr_key_ids_.end()) return std::nullopt;
-        for (auto& [k, v] : attrs_[n.value])
+        for (auto& [k, v] : attrs_[a])
             if (k == it->second) return v;
         return std::nullopt;
     }
     /// Every attribute of n, as f(key, value), in the order they were set.
     template <class F>
     void for_each_attr(node_id n, F f) const {
-        for (auto& [k, v] : attrs_[n.value]) f(std::string_view(attr_keys_[k]), v);
+        const std::uint32_t a = cold_[n.value].attrs;
+        if (a == none) return;
+        for (auto& [k, v] : attrs_[a]) f(std::string_view(attr_keys_[k]), v);
     }
     std::optional<tensor_type> value_type(node_id n, std::uint32_t port) const {
-        if (port >= recs_[n.value].outputs || !types_[cold_[n.value].type_begin + port].known()) return std::nullopt;
-        return types_[cold_[n.value].type_begin + port];
+        const std::uint32_t b = cold_[n.value].type_begin;
+        if (port >= recs_[n.value].outputs || b == none || !types_[b + port].known()) return std::nullopt;
+        return types_[b + port];
     }
     std::optional<const_tensor_view> constant(node_id n) const {
         if (recs_[n.value].kind != node_kind::constant) return std::nullopt;
@@ -203,9 +231,9 @@ public:
     }
     /// The payload a replace() stored on a fused node (empty for other nodes).
     const std::any& payload(node_id n) const {
-        static const std::any none;
+        static const std::any empty;
         const auto& r = cold_[n.value];
-        return r.payload == no_payload ? none : payloads_[r.payload];
+        return r.payload == none ? empty : payloads_[r.payload];
     }
 
     // ----- writing ------------------------------------------------------------------------
@@ -220,15 +248,23 @@ public:
     node_id replace(replacement<node_id>&& r) { return replace_with(r, r.payload); }
 
 private:
+    static constexpr std::uint32_t no_op = 0xffffffffu;
+    static constexpr std::uint32_t none = 0xffffffffu;
+
     // payload: moved into the graph at the commit (never before: a failed call leaves it).
     node_id replace_with(const replacement<node_id>& r, std::any& payload) {
         auto where = [&] { return "sgmatch::graph::replace('" + r.name + "'): "; };  // for errors only
         if (r.nodes.empty()) throw graph_error(where() + "no nodes to replace");
-        std::vector<node_id> set = r.nodes;
-        std::sort(set.begin(), set.end());
+        scratch& x = scratch_;
+        x.set.assign(r.nodes.begin(), r.nodes.end());
+        std::sort(x.set.begin(), x.set.end());
+        const auto& set = x.set;
         if (std::adjacent_find(set.begin(), set.end()) != set.end())
             throw graph_error(where() + "a node is listed twice");
-        auto in_set = [&](node_id n) { return std::binary_search(set.begin(), set.end(), n); };
+        auto in_set = [&set](node_id n) {
+            if (set.size() <= 8) return std::find(set.begin(), set.end(), n) != set.end();
+            return std::binary_search(set.begin(), set.end(), n);
+        };
         for (auto n : set) {
             if (!contains(n))
                 throw graph_error(where() + "node " + std::to_string(n.value) + " is not in the graph");
@@ -253,7 +289,7 @@ private:
         };
         // Every use of a replaced node from outside the set, and every graph output it
         // produces, must be one of the declared outputs; otherwise the write would dangle.
-        std::vector<std::pair<use<node_id>, std::uint32_t>> redirects;
+        x.redirects.clear();
         for (auto n : set) {
             for (auto& u : users(n)) {
                 if (in_set(u.user)) continue;
@@ -263,88 +299,139 @@ private:
                                       std::to_string(u.port) + " of '" +
                                       std::string(name_of(n)) +
                                       "', which is not an output of the replacement");
-                redirects.emplace_back(u, static_cast<std::uint32_t>(k));
+                x.redirects.push_back(use<node_id>{u.user, u.slot, static_cast<std::uint32_t>(k)});
             }
         }
-        std::vector<std::size_t> out_redirects;
+        x.out_redirects.clear();
         for (std::size_t i = 0; i < graph_outputs_.size(); ++i) {
             if (!in_set(graph_outputs_[i].node)) continue;
             if (out_index(graph_outputs_[i]) < 0)
                 throw graph_error(where() + "graph output '" +
                                   std::string(name_of(graph_outputs_[i].node)) +
                                   "' is not an output of the replacement");
-            out_redirects.push_back(i);
+            x.out_redirects.push_back(i);
         }
 
         // Reserve everything, then commit with operations that cannot throw.
         const auto outputs = static_cast<std::uint32_t>(std::max<std::size_t>(1, r.outputs.size()));
-        std::vector<input_ref> ins(r.inputs.begin(), r.inputs.end());
-        reserve_one_more(outputs, r.name);
-        std::vector<use<node_id>> new_users;
-        new_users.reserve(redirects.size());
-        for (auto& [u, k] : redirects) new_users.push_back(use<node_id>{u.user, u.slot, k});
-        // The inputs' producers lose their uses inside the set (in place, at the commit) and
-        // gain the new node's: room for those now.
-        std::vector<node_id> producers;
-        producers.reserve(r.inputs.size());
-        for (auto& v : r.inputs) {
-            if (std::find(producers.begin(), producers.end(), v.node) != producers.end()) continue;
-            producers.push_back(v.node);
-            reserve_use(v.node, r.inputs.size());
-        }
-        std::string op = r.op_name.empty() ? std::string("sgmatch.fused") : r.op_name;
-        op_ids_.reserve(op_ids_.size() + 1);
-        room_for(op_names_, 1);
+        if (outputs > 0xffff) throw graph_error(where() + "more than 65535 outputs");
+        reserve_node(r.name, r.inputs.size());
         room_for(payloads_, 1);
-        const std::uint32_t op_id = intern_op(op);  // may throw; harmless if it does
+        // The inputs' producers lose their uses inside the set and gain the new node's: room
+        // for what they will hold (moving a list inside the pool changes nothing observable).
+        x.producers.clear();
+        for (auto& v : r.inputs)
+            if (std::find(x.producers.begin(), x.producers.end(), v.node) == x.producers.end())
+                x.producers.push_back(v.node);
+        for (auto p : x.producers) {
+            std::size_t keep = 0, add = 0;
+            for (auto& u : users(p)) keep += !in_set(u.user);
+            for (auto& v : r.inputs) add += v.node == p;
+            reserve_uses(p, keep + add);
+        }
+        const std::size_t uses = x.redirects.size();  // the new node's own list, after the above
+        if (uses >= 2) {
+            if (uses_.size() + uses >= none) throw graph_error(where() + "more than 2^32 - 2 uses");
+            room_for(uses_, uses);
+        }
+        const std::uint32_t op_id = intern_op(r.op_name.empty() ? std::string_view("sgmatch.fused")
+                                                                : std::string_view(r.op_name));
+        // Where the new node goes in the order: the slot of the last member when every outside
+        // user comes after it, else the first member's when every input comes before it, else
+        // the order is recomputed on the next read.
+        std::uint32_t slot = none;
+        if (order_ != order_state::dirty) {
+            std::uint32_t lo = none, hi = 0;
+            for (auto n : set) {
+                lo = std::min(lo, key_[n.value]);
+                hi = std::max(hi, key_[n.value]);
+            }
+            bool after = true, before = true;
+            for (auto& u : x.redirects) after = after && key_[u.user.value] > hi;
+            if (after) {
+                slot = hi;
+            } else {
+                for (auto& v : r.inputs) before = before && key_[v.node.value] < lo;
+                if (before) slot = lo;
+            }
+        }
 
         // ---- commit: nothing below throws (all capacity reserved above) ----
-        node_id id = new_node(node_kind::op, op_id, r.name, ins, outputs, /*link=*/false);
+        if (slot == none) order_ = order_state::dirty;
+        const node_id id = new_node_unchecked(node_kind::op, op_id, r.name, r.inputs.data(), r.inputs.size(),
+                                              outputs, slot);
+        if (uses >= 2) {
+            use_at_[id.value] = use_range{static_cast<std::uint32_t>(uses_.size()), static_cast<std::uint32_t>(uses)};
+            uses_.resize(uses_.size() + uses);
+        }
         cold_[id.value].payload = static_cast<std::uint32_t>(payloads_.size());
         payloads_.push_back(std::move(payload));
-        for (auto p : producers) prune_uses(p, in_set);
-        for (std::size_t i = 0; i < ins.size(); ++i)
-            add_use(ins[i].v.node, use<node_id>{id, static_cast<std::uint32_t>(i), ins[i].v.port});
-        for (auto& [u, k] : redirects) inputs_[u.user.value][u.slot] = value{id, k};
-        set_uses(id, new_users);
-        for (auto i : out_redirects) {
+        for (auto p : x.producers) prune_uses(p, in_set);
+        for (std::size_t i = 0; i < r.inputs.size(); ++i)
+            add_use(r.inputs[i].node, use<node_id>{id, static_cast<std::uint32_t>(i), r.inputs[i].port});
+        for (auto& u : x.redirects) {
+            ins_[recs_[u.user.value].in_begin + u.slot] = value{id, u.port};
+            add_use(id, use<node_id>{u.user, u.slot, u.port});
+        }
+        for (auto i : x.out_redirects) {
             graph_outputs_[i] = value{id, static_cast<std::uint32_t>(out_index(graph_outputs_[i]))};
-            recs_[id.value].is_output = true;
+            recs_[id.value].flags |= rec::output_flag;
         }
         for (auto n : set) {
-            recs_[n.value].alive = false;
-            recs_[n.value].user_count = 0;
-            users_[n.value].clear();
+            rec& m = recs_[n.value];
+            m.flags &= static_cast<std::uint8_t>(~rec::alive_flag);
+            free_uses(n);
+            m.user_count = 0;
             --live_;
         }
-        order_dirty_ = true;
         return id;
     }
 
-    static constexpr std::uint32_t no_op = 0xffffffffu;
-    static constexpr std::uint32_t no_payload = 0xffffffffu;
-
     // The hot part of a node, 32 bytes: what matching reads. The first user is kept inline, so
     // following a single-use chain touches one record per node.
-    struct alignas(32) rec {
+    struct rec {
         std::uint32_t op = no_op;
         std::uint32_t user_count = 0;
-        use<node_id> first{};  // valid when user_count == 1; users_[n] holds all when >= 2
+        use<node_id> first{};       // valid when user_count == 1; uses_ holds all when >= 2
+        std::uint32_t in_begin = 0;  // inputs: ins_[in_begin, in_begin + in_count)
+        std::uint32_t in_count = 0;
         std::uint16_t outputs = 1;
         node_kind kind = node_kind::op;
-        bool alive = true;
-        bool is_output = false;
+        std::uint8_t flags = alive_flag;
+        static constexpr std::uint8_t alive_flag = 1, output_flag = 2;
+        bool alive() const { return flags & alive_flag; }
+        bool is_output() const { return flags & output_flag; }
     };
-    // The cold part: names, types, constants, payloads.
+    static_assert(sizeof(rec) == 32, "sgmatch::graph: a node's hot record is meant to be 32 bytes");
+    // The cold part: names, types, attributes, constants, payloads (none: not set).
     struct cold_rec {
         std::uint32_t name_begin = 0, name_len = 0;
-        std::uint32_t type_begin = 0;
+        std::uint32_t type_begin = none;
+        std::uint32_t attrs = none;
         std::uint32_t extra = 0;  // constant index
-        std::uint32_t payload = no_payload;
+        std::uint32_t payload = none;
+    };
+    // Where a node's list of 2+ uses lives in uses_.
+    struct use_range {
+        std::uint32_t begin = 0, capacity = 0;
     };
     struct constant_data {
         std::vector<std::int64_t> dims;
         std::vector<float> data;
+    };
+    // How order_list_ relates to the graph: exact; holding dead nodes (a replace put the new
+    // node in a member's place: drop the dead on the next read); or unknown (recompute).
+    enum class order_state : std::uint8_t { clean, stale, dirty };
+    // Buffers a replace reuses; a copy of the graph starts with empty ones.
+    struct scratch {
+        std::vector<node_id> set, producers;
+        std::vector<use<node_id>> redirects;  // port: the new node's output the user reads
+        std::vector<std::size_t> out_redirects;
+        scratch() = default;
+        scratch(const scratch&) {}
+        scratch& operator=(const scratch&) { return *this; }
+        scratch(scratch&&) noexcept = default;
+        scratch& operator=(scratch&&) noexcept = default;
     };
 
     static const char* kind_name(node_kind k) {
@@ -353,17 +440,17 @@ private:
 
     std::string_view name_of(node_id n) const {
         const auto& r = cold_[n.value];
-        return std::string_view(names_).substr(r.name_begin, r.name_len);
+        return std::string_view(names_.data() + r.name_begin, r.name_len);
     }
 
     void check_node(node_id n, const char* what) const {
-        if (n.value >= recs_.size() || !recs_[n.value].alive)
+        if (n.value >= recs_.size() || !recs_[n.value].alive())
             throw graph_error(std::string("sgmatch::graph::") + what + ": node " +
                               std::to_string(n.value) + " is not in the graph");
     }
 
     void check_value(std::string_view consumer, std::size_t slot, value v) const {
-        if (v.node.value >= recs_.size() || !recs_[v.node.value].alive)
+        if (v.node.value >= recs_.size() || !recs_[v.node.value].alive())
             throw graph_error("sgmatch::graph_error: node '" + std::string(consumer) + "' input " +
                               std::to_string(slot) + " refers to missing node " +
                               std::to_string(v.node.value));
@@ -387,7 +474,12 @@ private:
         }
         return it->second;
     }
-    std::uint32_t intern_op(std::string_view s) { return intern(op_ids_, op_names_, s); }
+    // Interning the op a run of replaces shares costs a string compare, not a hash lookup.
+    std::uint32_t intern_op(std::string_view s) {
+        if (last_op_ != none && op_names_[last_op_] == s) return last_op_;
+        last_op_ = intern(op_ids_, op_names_, s);
+        return last_op_;
+    }
 
     // Capacity for `extra` more elements, growing geometrically (a plain reserve(size + 1) per
     // node would make building quadratic).
@@ -396,96 +488,168 @@ private:
         if (v.capacity() - v.size() < extra) v.reserve(std::max(v.size() + extra, 2 * v.capacity()));
     }
 
-    void reserve_one_more(std::size_t outputs, std::string_view name) {
+    // Room for one more node with `inputs` inputs.
+    void reserve_node(std::string_view name, std::size_t inputs) {
+        if (recs_.size() >= none - 1 || ins_.size() + inputs >= none || names_.size() + name.size() >= none)
+            throw graph_error("sgmatch::graph: more than 2^32 - 2 nodes, inputs or name bytes");
         room_for(recs_, 1);
         room_for(cold_, 1);
-        room_for(inputs_, 1);
-        room_for(users_, 1);
-        room_for(attrs_, 1);
-        room_for(types_, outputs);
+        room_for(key_, 1);
+        room_for(use_at_, 1);
+        room_for(ins_, inputs);
         room_for(names_, name.size());
-        if (!order_dirty_) room_for(order_, 1);
+        if (order_ != order_state::dirty) room_for(order_list_, 1);
     }
 
-    node_id new_node(node_kind k, std::uint32_t op, std::string_view name,
-                     const std::vector<input_ref>& ins, std::uint32_t outputs, bool link = true) {
+    node_id new_node(node_kind k, std::uint32_t op, std::string_view name, const input_ref* ins,
+                     std::size_t count, std::uint32_t outputs) {
         if (outputs == 0 || outputs > 0xffff)
             throw graph_error("sgmatch::graph: node '" + std::string(name) +
                               "' must have 1..65535 outputs");
-        if (link) reserve_one_more(outputs, name);
+        reserve_node(name, count);
+        // The producers' use lists: room for this node's uses (exact for the usual few inputs).
+        for (std::size_t i = 0; i < count; ++i) {
+            const node_id p = ins[i].v.node;
+            std::size_t add = count;
+            if (count <= 16) {
+                add = 0;
+                for (std::size_t j = 0; j < count; ++j) add += ins[j].v.node == p;
+            }
+            reserve_uses(p, recs_[p.value].user_count + add);
+        }
+        // commit
+        const node_id id = new_node_unchecked(k, op, name, ins, count, outputs, none);
+        for (std::size_t i = 0; i < count; ++i)
+            add_use(ins[i].v.node, use<node_id>{id, static_cast<std::uint32_t>(i), ins[i].v.port});
+        return id;
+    }
+
+    // Appends the node (capacity reserved by the caller; nothing here throws). slot: its place
+    // in the order, or none for the end.
+    template <class In>
+    node_id new_node_unchecked(node_kind k, std::uint32_t op, std::string_view name, const In* ins,
+                               std::size_t count, std::uint32_t outputs, std::uint32_t slot) noexcept {
+        const node_id id{static_cast<std::uint32_t>(recs_.size())};
         rec r;
         r.op = op;
         r.kind = k;
         r.outputs = static_cast<std::uint16_t>(outputs);
+        r.in_begin = static_cast<std::uint32_t>(ins_.size());
+        r.in_count = static_cast<std::uint32_t>(count);
+        for (std::size_t i = 0; i < count; ++i) ins_.push_back(value_of(ins[i]));
         cold_rec c;
         c.name_begin = static_cast<std::uint32_t>(names_.size());
         c.name_len = static_cast<std::uint32_t>(name.size());
-        c.type_begin = static_cast<std::uint32_t>(types_.size());
-        std::vector<value> in;
-        in.reserve(ins.size());
-        for (auto& i : ins) in.push_back(i.v);
-        const node_id id{static_cast<std::uint32_t>(recs_.size())};
-        if (link)
-            for (std::size_t i = 0; i < in.size(); ++i) reserve_use(in[i].node, in.size());
-        // commit
-        names_.append(name);
+        const std::size_t at = names_.size();
+        names_.resize(at + name.size());
+        if (!name.empty()) std::memcpy(names_.data() + at, name.data(), name.size());
         recs_.push_back(r);
         cold_.push_back(c);
-        types_.resize(types_.size() + outputs);
-        inputs_.push_back(std::move(in));
-        users_.emplace_back();
-        attrs_.emplace_back();
-        if (link)
-            for (std::size_t i = 0; i < inputs_[id.value].size(); ++i) {
-                auto v = inputs_[id.value][i];
-                add_use(v.node, use<node_id>{id, static_cast<std::uint32_t>(i), v.port});
-            }
+        use_at_.push_back(use_range{});
         ++live_;
-        if (!order_dirty_) order_.push_back(id);
+        if (order_ == order_state::dirty) {
+            key_.push_back(0);
+        } else if (slot == none) {
+            key_.push_back(static_cast<std::uint32_t>(order_list_.size()));
+            order_list_.push_back(id);
+        } else {
+            key_.push_back(slot);
+            order_list_[slot] = id;
+            order_ = order_state::stale;
+        }
         return id;
     }
+    static value value_of(const input_ref& r) { return r.v; }
+    static value value_of(const value& v) { return v; }
 
+    // A replace that found no place for its node leaves the order to be recomputed.
+    void settle_order() const {
+        if (order_ == order_state::stale) {
+            std::size_t w = 0;
+            for (std::size_t i = 0; i < order_list_.size(); ++i) {
+                const node_id n = order_list_[i];
+                if (!recs_[n.value].alive()) continue;
+                key_[n.value] = static_cast<std::uint32_t>(w);
+                order_list_[w++] = n;
+            }
+            order_list_.resize(w);
+        } else {
+            recompute_order();
+        }
+        order_ = order_state::clean;
+    }
+
+    // Kahn's algorithm with the order itself as the queue.
     void recompute_order() const {
         std::vector<std::uint32_t> pending(recs_.size(), 0);
         std::vector<node_id> order;
         order.reserve(live_);
-        std::deque<node_id> ready;
         for (std::uint32_t i = 0; i < recs_.size(); ++i) {
-            if (!recs_[i].alive) continue;
-            pending[i] = static_cast<std::uint32_t>(inputs_[i].size());
-            if (pending[i] == 0) ready.push_back(node_id{i});
+            if (!recs_[i].alive()) continue;
+            pending[i] = recs_[i].in_count;
+            if (pending[i] == 0) order.push_back(node_id{i});
         }
-        while (!ready.empty()) {
-            node_id n = ready.front();
-            ready.pop_front();
-            order.push_back(n);
-            for (auto& u : users(n))
-                if (--pending[u.user.value] == 0) ready.push_back(u.user);
-        }
+        for (std::size_t h = 0; h < order.size(); ++h)
+            for (auto& u : users(order[h]))
+                if (--pending[u.user.value] == 0) order.push_back(u.user);
         if (order.size() != live_)
             throw graph_error("sgmatch::graph: the graph has a cycle");  // unreachable by construction
-        order_.swap(order);
-        order_dirty_ = false;
+        for (std::size_t i = 0; i < order.size(); ++i) key_[order[i].value] = static_cast<std::uint32_t>(i);
+        order_list_.swap(order);
     }
 
-    // Users: inline in rec when there is one; users_[n] holds all of them when there are more.
-    // Capacity for `more` further uses of n, so that add_use cannot throw.
-    void reserve_use(node_id n, std::size_t more) {
-        auto& v = users_[n.value];
-        const std::size_t need = recs_[n.value].user_count + more;
-        if (need >= 2 && v.capacity() < need) v.reserve(std::max(need, 2 * v.capacity()));
+    // Uses: inline in rec when there is one; a range of uses_ holds all of them when there are
+    // more. A list that outgrows its range moves to the end of uses_, leaving a hole; the holes
+    // are reclaimed by compact_uses once they are a quarter of uses_.
+    // Capacity for n to hold `need` uses, so that add_use cannot throw.
+    void reserve_uses(node_id n, std::size_t need) {
+        use_range& at = use_at_[n.value];
+        if (need < 2 || at.capacity >= need) return;
+        const std::size_t cap = std::max<std::size_t>({need, 2 * std::size_t(at.capacity), 4});
+        if (uses_.size() + cap >= none) throw graph_error("sgmatch::graph: more than 2^32 - 2 uses");
+        // Compact once the holes are a quarter of the pool and pay for the pass over every node.
+        if (uses_garbage_ >= 64 && 4 * uses_garbage_ > uses_.size() && 8 * uses_garbage_ > recs_.size()) compact_uses();
+        room_for(uses_, cap);
+        // nothing below throws
+        const rec& r = recs_[n.value];
+        const auto begin = static_cast<std::uint32_t>(uses_.size());
+        uses_.resize(uses_.size() + cap);
+        if (r.user_count == 1) uses_[begin] = r.first;
+        if (r.user_count >= 2) std::copy_n(uses_.begin() + at.begin, r.user_count, uses_.begin() + begin);
+        uses_garbage_ += at.capacity;
+        at = use_range{begin, static_cast<std::uint32_t>(cap)};
+    }
+    // Rebuilds uses_ without holes (may throw before anything changes).
+    void compact_uses() {
+        detail::pod_array<use<node_id>> fresh;
+        fresh.reserve(uses_.size() - uses_garbage_ + uses_.size() / 4);
+        for (std::size_t i = 0; i < recs_.size(); ++i) {
+            use_range& at = use_at_[i];
+            if (at.capacity == 0) continue;
+            if (!recs_[i].alive()) {
+                at = use_range{};
+                continue;
+            }
+            const auto begin = static_cast<std::uint32_t>(fresh.size());
+            fresh.resize(begin + at.capacity);
+            std::copy_n(uses_.begin() + at.begin, at.capacity, fresh.begin() + begin);
+            at.begin = begin;
+        }
+        uses_.swap(fresh);
+        uses_garbage_ = 0;
+    }
+    void free_uses(node_id n) noexcept {
+        uses_garbage_ += use_at_[n.value].capacity;
+        use_at_[n.value] = use_range{};
     }
     void add_use(node_id n, use<node_id> u) noexcept {  // capacity reserved by the caller
         rec& r = recs_[n.value];
-        auto& v = users_[n.value];
         if (r.user_count == 0) {
             r.first = u;
         } else {
-            if (r.user_count == 1) {
-                v.clear();
-                v.push_back(r.first);
-            }
-            v.push_back(u);
+            use<node_id>* list = uses_.data() + use_at_[n.value].begin;
+            if (r.user_count == 1) list[0] = r.first;
+            list[r.user_count] = u;
         }
         ++r.user_count;
     }
@@ -498,39 +662,38 @@ private:
             if (gone(r.first.user)) r.user_count = 0;
             return;
         }
-        auto& v = users_[n.value];
-        std::size_t k = 0;
-        for (std::size_t i = 0; i < v.size(); ++i)
-            if (!gone(v[i].user)) v[k++] = v[i];
-        v.resize(k);
-        r.user_count = static_cast<std::uint32_t>(k);
-        if (k == 1) r.first = v[0];
-    }
-    void set_uses(node_id n, std::vector<use<node_id>>& list) noexcept {
-        rec& r = recs_[n.value];
-        r.user_count = static_cast<std::uint32_t>(list.size());
-        if (list.size() == 1) r.first = list[0];
-        users_[n.value].swap(list);
+        use<node_id>* list = uses_.data() + use_at_[n.value].begin;
+        std::uint32_t k = 0;
+        for (std::uint32_t i = 0; i < r.user_count; ++i)
+            if (!gone(list[i].user)) list[k++] = list[i];
+        r.user_count = k;
+        if (k == 1) r.first = list[0];
     }
 
-    std::vector<rec> recs_;
-    std::vector<cold_rec> cold_;
-    std::vector<std::vector<value>> inputs_;
-    std::vector<std::vector<use<node_id>>> users_;
-    std::vector<std::vector<std::pair<std::uint32_t, attribute>>> attrs_;
-    std::vector<tensor_type> types_;
+    // The arrays a rewrite grows are pod_arrays (grown by realloc, not copied).
+    detail::pod_array<rec, 32> recs_;
+    detail::pod_array<cold_rec> cold_;
+    detail::pod_array<value> ins_;              // every node's inputs, in runs
+    detail::pod_array<use<node_id>> uses_;      // lists of 2+ uses, in ranges (with holes)
+    detail::pod_array<use_range> use_at_;       // per node
+    std::size_t uses_garbage_ = 0;       // elements of uses_ in no node's range
+    std::vector<std::vector<std::pair<std::uint32_t, attribute>>> attrs_;  // per node that has any
+    std::vector<tensor_type> types_;     // per output of nodes that have a type set
     std::vector<constant_data> consts_;
     std::vector<std::any> payloads_;
-    std::string names_;
+    detail::pod_array<char> names_;
     std::vector<std::string> op_names_;
     std::unordered_map<std::string, std::uint32_t> op_ids_;
+    std::uint32_t last_op_ = none;
     std::vector<std::string> attr_keys_;
     std::unordered_map<std::string, std::uint32_t> attr_key_ids_;
     std::vector<value> graph_outputs_;
     std::size_t live_ = 0;
     bool needs_gradients_ = false;
-    mutable std::vector<node_id> order_;
-    mutable bool order_dirty_ = false;
+    scratch scratch_;
+    mutable std::vector<node_id> order_list_;  // see order_state
+    mutable detail::pod_array<std::uint32_t> key_;   // a node's place in order_list_ (while not dirty)
+    mutable order_state order_ = order_state::clean;
 };
 
 /// The built-in graph implements the whole contract, write side included.

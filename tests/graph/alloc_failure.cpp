@@ -1,0 +1,139 @@
+// The built-in graph's strong guarantee under allocation failure: a replace or add_op that runs
+// out of memory at any allocation leaves the graph exactly as it was. Every allocation (operator
+// new and the realloc behind the graph's arrays) is counted; the k-th one fails, for every k.
+// An executable of its own: it replaces the global operator new and the pod_array allocator.
+#include <cstdlib>
+#include <new>
+
+// g++ 12 sees free() on memory from the replaced operator new (which is malloc's) as a mismatch.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
+
+namespace {
+long fail_at = -1;  // allocations left before the one that fails; -1: never fail
+bool take_failure() {
+    if (fail_at < 0) return false;
+    if (fail_at-- == 0) {
+        fail_at = -1;  // fail once
+        return true;
+    }
+    return false;
+}
+void* test_realloc(void* p, std::size_t n) { return take_failure() ? nullptr : std::realloc(p, n); }
+}  // namespace
+
+#define SGMATCH_POD_ARRAY_REALLOC test_realloc
+
+void* operator new(std::size_t n) {
+    if (take_failure()) throw std::bad_alloc();
+    if (void* p = std::malloc(n ? n : 1)) return p;
+    throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "sgmatch/graph/graph.hpp"
+#include "support/graph_check.hpp"
+
+using namespace sgmatch;
+
+namespace {
+
+// A graph whose arrays are all full (a copy has no spare capacity), with a producer whose use
+// list must move and a member whose outside user comes between the members.
+graph subject(node_id& conv, node_id& bn, node_id& relu, node_id& x, node_id& side) {
+    graph g;
+    x = g.add_input("x");
+    auto w = g.add_constant("w", {4, 4});
+    std::vector<node_id> others;
+    for (int i = 0; i < 3; ++i) others.push_back(g.add_op("Other", "o" + std::to_string(i), {x}));
+    conv = g.add_op("Conv", "conv", {x, w}, {{"group", 1}});
+    bn = g.add_op("BatchNormalization", "bn", {conv});
+    side = g.add_op("Sigmoid", "side", {conv});
+    relu = g.add_op("Relu", "relu", {bn, x});
+    auto mul = g.add_op("Mul", "mul", {relu, side});
+    g.mark_output(mul);
+    g.mark_output(relu);
+    for (auto o : others) g.mark_output(o);
+    return graph(g);  // copied: no spare capacity anywhere
+}
+
+}  // namespace
+
+TEST_CASE("a replace that fails at any allocation leaves the graph unchanged") {
+    int failures = 0;
+    for (long k = 0;; ++k) {
+        node_id conv, bn, relu, x, side;
+        graph g = subject(conv, bn, relu, x, side);
+        const std::string before = sgmatch_test::fingerprint(g);
+        replacement<node_id> r;
+        r.nodes = {conv, bn, relu};
+        r.inputs = {{x, 0}, {g.input(conv, 1).node, 0}};
+        r.outputs = {{relu, 0}, {conv, 0}};
+        r.name = "fused_with_a_name_longer_than_the_small_string_buffer";
+        r.op_name = "FusedConvBnRelu";
+        r.payload = std::vector<int>(100, 7);
+        fail_at = k;
+        bool failed = false;
+        node_id f{};
+        try {
+            f = g.replace(std::move(r));
+        } catch (const std::bad_alloc&) {
+            failed = true;
+        }
+        fail_at = -1;
+        CAPTURE(k);
+        if (failed) {
+            ++failures;
+            REQUIRE(sgmatch_test::fingerprint(g) == before);
+            REQUIRE(sgmatch_test::graph_problem(g) == "");
+            REQUIRE(g.contains(conv));
+            REQUIRE(g.payload(conv).has_value() == false);
+            continue;
+        }
+        CHECK(sgmatch_test::graph_problem(g) == "");
+        CHECK(g.op_name(f) == "FusedConvBnRelu");
+        CHECK(std::any_cast<const std::vector<int>&>(g.payload(f)).size() == 100);
+        CHECK(g.input(side, 0).node == f);
+        CHECK(g.input(side, 0).port == 1);
+        break;
+    }
+    CHECK(failures >= 8);  // the replace allocates this often before its commit: each was tried
+}
+
+TEST_CASE("an add_op that fails at any allocation leaves the graph unchanged") {
+    int failures = 0;
+    for (long k = 0;; ++k) {
+        node_id conv, bn, relu, x, side;
+        graph g = subject(conv, bn, relu, x, side);
+        const std::string before = sgmatch_test::fingerprint(g);
+        const std::size_t count = g.node_count();
+        fail_at = k;
+        bool failed = false;
+        try {
+            g.add_op("NewOpName", "a_node_name_longer_than_the_small_string_buffer", {x, conv, conv, side});
+        } catch (const std::bad_alloc&) {
+            failed = true;
+        }
+        fail_at = -1;
+        CAPTURE(k);
+        if (failed) {
+            ++failures;
+            REQUIRE(g.node_count() == count);
+            REQUIRE(sgmatch_test::fingerprint(g) == before);
+            REQUIRE(sgmatch_test::graph_problem(g) == "");
+            continue;
+        }
+        CHECK(g.node_count() == count + 1);
+        CHECK(sgmatch_test::graph_problem(g) == "");
+        CHECK(g.user_count(conv) == 4);
+        break;
+    }
+    CHECK(failures >= 5);
+}
