@@ -2,10 +2,12 @@
 //
 // The built-in graph's hot arrays grow while a backend rewrites a large graph. std::vector grows
 // by allocating anew and copying, which for a 1M-node graph means tens of megabytes copied and
-// as many freshly faulted pages in the middle of a rewrite. This array grows with realloc, which
-// glibc serves for large blocks with mremap: the pages move, nothing is copied. Elements are
-// aligned to Align (a realloc'd block keeps malloc's alignment only, so the start is re-aligned
-// inside the block when it moves).
+// as many freshly faulted pages in the middle of a rewrite. On Linux, an array of 1 MiB or more
+// lives in its own mapping and grows with mremap: the pages move, nothing is copied. (realloc
+// does that only for blocks glibc chose to mmap, and its threshold rises as large blocks are
+// freed, so in a process that copies graphs it stops doing so.) Smaller arrays, and every array
+// elsewhere, grow with realloc. Elements are aligned to Align (a realloc'd block keeps malloc's
+// alignment only, so the start is re-aligned inside the block when it moves).
 #pragma once
 
 #include <cstddef>
@@ -17,6 +19,15 @@
 #include <utility>
 
 #include "sgmatch/detail/config.hpp"
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+#if defined(__linux__) && defined(MREMAP_MAYMOVE)
+#define SGMATCH_POD_ARRAY_MREMAP 1
+#else
+#define SGMATCH_POD_ARRAY_MREMAP 0
+#endif
 
 // Tests of the strong guarantee define this to an allocator that fails on demand (in an
 // executable of their own: every TU that includes this header must see the same definition).
@@ -54,13 +65,14 @@ public:
         swap(t);
         return *this;
     }
-    ~pod_array() { std::free(raw_); }
+    ~pod_array() { release(); }
 
     void swap(pod_array& o) noexcept {
         std::swap(raw_, o.raw_);
         std::swap(data_, o.data_);
         std::swap(size_, o.size_);
         std::swap(cap_, o.cap_);
+        std::swap(mapped_, o.mapped_);
     }
 
     std::size_t size() const { return size_; }
@@ -79,7 +91,13 @@ public:
     /// Capacity for n elements; throws std::bad_alloc (and changes nothing) when out of memory.
     void reserve(std::size_t n) {
         if (n <= cap_) return;
-        if (n > (static_cast<std::size_t>(-1) - Align) / sizeof(T)) throw std::bad_alloc();
+        if (n > (static_cast<std::size_t>(-1) - Align) / sizeof(T) / 2) throw std::bad_alloc();
+#if SGMATCH_POD_ARRAY_MREMAP
+        if (n * sizeof(T) >= map_threshold) {
+            reserve_mapped(n);
+            return;
+        }
+#endif
         const std::size_t old_off = raw_ ? static_cast<std::size_t>(reinterpret_cast<char*>(data_) - raw_) : 0;
         void* p = SGMATCH_POD_ARRAY_REALLOC(raw_, n * sizeof(T) + Align - 1);
         if (p == nullptr) throw std::bad_alloc();
@@ -114,9 +132,46 @@ public:
     void clear() { size_ = 0; }
 
 private:
+    static constexpr std::size_t map_threshold = std::size_t(1) << 20;
+
+    void release() noexcept {
+#if SGMATCH_POD_ARRAY_MREMAP
+        if (mapped_) {
+            ::munmap(raw_, mapped_);
+            return;
+        }
+#endif
+        std::free(raw_);
+    }
+
+#if SGMATCH_POD_ARRAY_MREMAP
+    // A mapping of its own (page-aligned, so every Align up to a page holds), grown in place or
+    // moved by the kernel.
+    void reserve_mapped(std::size_t n) {
+        static_assert(Align <= 4096, "pod_array: alignment above a page");
+        const std::size_t page = 4096;
+        const std::size_t bytes = (n * sizeof(T) + page - 1) / page * page;
+        void* p;
+        if (mapped_) {
+            p = ::mremap(raw_, mapped_, bytes, MREMAP_MAYMOVE);
+            if (p == MAP_FAILED) throw std::bad_alloc();
+        } else {
+            p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (p == MAP_FAILED) throw std::bad_alloc();
+            if (size_ != 0) std::memcpy(p, static_cast<const void*>(data_), size_ * sizeof(T));
+            std::free(raw_);
+        }
+        raw_ = static_cast<char*>(p);
+        data_ = reinterpret_cast<T*>(raw_);
+        mapped_ = bytes;
+        cap_ = bytes / sizeof(T);
+    }
+#endif
+
     char* raw_ = nullptr;
     T* data_ = nullptr;
     std::size_t size_ = 0, cap_ = 0;
+    std::size_t mapped_ = 0;  // bytes of raw_'s mapping, 0 when raw_ is malloc's
 };
 
 }  // namespace detail

@@ -35,6 +35,10 @@
 //   replace(G&, const sgmatch::replacement<node_type>&) -> node_type  // the write side
 //   for_each_attr(g, n, f)  -> void           // f(string-like key, const sgmatch::attribute&) for
 //                                             // every attribute of n; else: the keys asked for
+//   static constexpr bool checked_by_construction = true;   // the graph itself guarantees that
+//                                             // nodes(g) is a topological order of every node, with
+//                                             // inputs, ports and op ids in range (it checks each
+//                                             // write): sgmatch then skips its own check of them
 //
 // The write `replace` must either complete or leave the graph unchanged (strong guarantee), and
 // must leave nodes(g) topologically ordered afterwards.
@@ -120,6 +124,16 @@ SGMATCH_DETAIL_DETECT(replace, std::declval<G&>(),
                       std::declval<const replacement<typename Tr::node_type>&>())
 #undef SGMATCH_DETAIL_N
 #undef SGMATCH_DETAIL_DETECT
+
+template <class Tr, class = void>
+struct vouches : std::false_type {};
+template <class Tr>
+struct vouches<Tr, void_t<decltype(Tr::checked_by_construction)>>
+    : std::bool_constant<static_cast<bool>(Tr::checked_by_construction)> {};
+
+/// Whether graph_traits<G> declares the graph checked by construction (see above).
+template <class G>
+constexpr bool checked_by_construction_v = vouches<graph_traits<G>>::value;
 
 // Index of the first requirement the traits miss (0 = none). Used so that exactly one
 // static_assert fires, naming that requirement.

@@ -250,6 +250,7 @@ public:
 private:
     static constexpr std::uint32_t no_op = 0xffffffffu;
     static constexpr std::uint32_t none = 0xffffffffu;
+    static constexpr node_id tombstone{none};  // a dead node's place in order_list_
 
     // payload: moved into the graph at the commit (never before: a failed call leaves it).
     node_id replace_with(const replacement<node_id>& r, std::any& payload) {
@@ -303,7 +304,9 @@ private:
             }
         }
         x.out_redirects.clear();
-        for (std::size_t i = 0; i < graph_outputs_.size(); ++i) {
+        bool produces_output = false;  // the graph outputs are scanned only when it matters
+        for (auto n : set) produces_output = produces_output || recs_[n.value].is_output();
+        for (std::size_t i = 0; produces_output && i < graph_outputs_.size(); ++i) {
             if (!in_set(graph_outputs_[i].node)) continue;
             if (out_index(graph_outputs_[i]) < 0)
                 throw graph_error(where() + "graph output '" +
@@ -315,7 +318,7 @@ private:
         // Reserve everything, then commit with operations that cannot throw.
         const auto outputs = static_cast<std::uint32_t>(std::max<std::size_t>(1, r.outputs.size()));
         if (outputs > 0xffff) throw graph_error(where() + "more than 65535 outputs");
-        reserve_node(r.name, r.inputs.size());
+        reserve_node(r.name, r.inputs.size(), /*appended=*/false);
         room_for(payloads_, 1);
         // The inputs' producers lose their uses inside the set and gain the new node's: room
         // for what they will hold (moving a list inside the pool changes nothing observable).
@@ -357,11 +360,17 @@ private:
         }
 
         // ---- commit: nothing below throws (all capacity reserved above) ----
-        if (slot == none) order_ = order_state::dirty;
+        if (slot == none) {
+            order_ = order_state::dirty;
+        } else {
+            for (auto n : set) order_list_[key_[n.value]] = tombstone;  // the new node takes one
+            order_ = order_state::stale;
+        }
         const node_id id = new_node_unchecked(node_kind::op, op_id, r.name, r.inputs.data(), r.inputs.size(),
                                               outputs, slot);
         if (uses >= 2) {
             use_at_[id.value] = use_range{static_cast<std::uint32_t>(uses_.size()), static_cast<std::uint32_t>(uses)};
+            recs_[id.value].flags |= rec::ranged_flag;
             uses_.resize(uses_.size() + uses);
         }
         cold_[id.value].payload = static_cast<std::uint32_t>(payloads_.size());
@@ -398,7 +407,8 @@ private:
         std::uint16_t outputs = 1;
         node_kind kind = node_kind::op;
         std::uint8_t flags = alive_flag;
-        static constexpr std::uint8_t alive_flag = 1, output_flag = 2;
+        // ranged: has a range in uses_ (read use_at_ only then)
+        static constexpr std::uint8_t alive_flag = 1, output_flag = 2, ranged_flag = 4;
         bool alive() const { return flags & alive_flag; }
         bool is_output() const { return flags & output_flag; }
     };
@@ -488,8 +498,9 @@ private:
         if (v.capacity() - v.size() < extra) v.reserve(std::max(v.size() + extra, 2 * v.capacity()));
     }
 
-    // Room for one more node with `inputs` inputs.
-    void reserve_node(std::string_view name, std::size_t inputs) {
+    // Room for one more node with `inputs` inputs (appended to the order, unless it takes the
+    // place of a node it replaces).
+    void reserve_node(std::string_view name, std::size_t inputs, bool appended = true) {
         if (recs_.size() >= none - 1 || ins_.size() + inputs >= none || names_.size() + name.size() >= none)
             throw graph_error("sgmatch::graph: more than 2^32 - 2 nodes, inputs or name bytes");
         room_for(recs_, 1);
@@ -498,7 +509,7 @@ private:
         room_for(use_at_, 1);
         room_for(ins_, inputs);
         room_for(names_, name.size());
-        if (order_ != order_state::dirty) room_for(order_list_, 1);
+        if (appended && order_ != order_state::dirty) room_for(order_list_, 1);
     }
 
     node_id new_node(node_kind k, std::uint32_t op, std::string_view name, const input_ref* ins,
@@ -555,7 +566,6 @@ private:
         } else {
             key_.push_back(slot);
             order_list_[slot] = id;
-            order_ = order_state::stale;
         }
         return id;
     }
@@ -568,7 +578,7 @@ private:
             std::size_t w = 0;
             for (std::size_t i = 0; i < order_list_.size(); ++i) {
                 const node_id n = order_list_[i];
-                if (!recs_[n.value].alive()) continue;
+                if (n == tombstone) continue;
                 key_[n.value] = static_cast<std::uint32_t>(w);
                 order_list_[w++] = n;
             }
@@ -603,8 +613,9 @@ private:
     // are reclaimed by compact_uses once they are a quarter of uses_.
     // Capacity for n to hold `need` uses, so that add_use cannot throw.
     void reserve_uses(node_id n, std::size_t need) {
+        if (need < 2) return;
         use_range& at = use_at_[n.value];
-        if (need < 2 || at.capacity >= need) return;
+        if (at.capacity >= need) return;
         const std::size_t cap = std::max<std::size_t>({need, 2 * std::size_t(at.capacity), 4});
         if (uses_.size() + cap >= none) throw graph_error("sgmatch::graph: more than 2^32 - 2 uses");
         // Compact once the holes are a quarter of the pool and pay for the pass over every node.
@@ -618,6 +629,7 @@ private:
         if (r.user_count >= 2) std::copy_n(uses_.begin() + at.begin, r.user_count, uses_.begin() + begin);
         uses_garbage_ += at.capacity;
         at = use_range{begin, static_cast<std::uint32_t>(cap)};
+        recs_[n.value].flags |= rec::ranged_flag;
     }
     // Rebuilds uses_ without holes (may throw before anything changes).
     void compact_uses() {
@@ -639,8 +651,11 @@ private:
         uses_garbage_ = 0;
     }
     void free_uses(node_id n) noexcept {
+        rec& r = recs_[n.value];
+        if (!(r.flags & rec::ranged_flag)) return;
         uses_garbage_ += use_at_[n.value].capacity;
         use_at_[n.value] = use_range{};
+        r.flags &= static_cast<std::uint8_t>(~rec::ranged_flag);
     }
     void add_use(node_id n, use<node_id> u) noexcept {  // capacity reserved by the caller
         rec& r = recs_[n.value];
@@ -700,6 +715,8 @@ private:
 template <>
 struct graph_traits<graph> {
     using node_type = node_id;
+    // Every write checks its inputs and ports, and nodes() is a topological order or throws.
+    static constexpr bool checked_by_construction = true;
     static const std::vector<node_id>& nodes(const graph& g) { return g.nodes(); }
     static std::size_t node_count(const graph& g) { return g.node_count(); }
     static std::size_t index_bound(const graph& g) { return g.index_bound(); }

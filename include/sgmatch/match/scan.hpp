@@ -1,7 +1,8 @@
 // sgmatch/match/scan.hpp - whole-graph matching.
 //
 // op_index<G> reads the graph once: it checks it (dangling inputs, ports out of range, cycles
-// or an order that is not topological raise sgmatch::graph_error naming the node), records
+// or an order that is not topological raise sgmatch::graph_error naming the node; skipped for
+// graphs whose traits declare them checked_by_construction, as the built-in graph's do), records
 // each node's topological position and groups nodes by op id. A scan then visits only the
 // nodes whose op is an anchor of the pattern, in topological order, and compares integer op
 // ids, never strings, in its loop.
@@ -43,30 +44,19 @@ public:
         pos_.assign(bound, unplaced);
         order_.reserve(traits::node_count(g));
         std::vector<std::uint32_t> count(ops + 1, 0);
+        // Each node's op (ops for non-op nodes), read once: the grouping below reads this array
+        // in order instead of the graph's nodes again.
+        std::vector<std::uint32_t> op_at;
+        op_at.reserve(traits::node_count(g));
         std::uint32_t p = 0;
         for (const node_type& n : traits::nodes(g)) {
-            const std::size_t i = traits::index(g, n);
-            auto nm = [&] { return std::string(traits::name(g, n)); };  // for errors only
-            if (i >= bound)
-                throw graph_error("sgmatch::graph_error: node '" + nm() + "' has index " + std::to_string(i) +
-                                  ", not below index_bound " + std::to_string(bound));
-            if (pos_[i] != unplaced)
-                throw graph_error("sgmatch::graph_error: node '" + nm() + "' appears twice in nodes(g) "
-                                  "(or shares its index with another node)");
-            const node_kind k = traits::kind(g, n);
-            const std::size_t ins = traits::input_count(g, n);
-            if (k != node_kind::op && ins != 0)
-                throw graph_error("sgmatch::graph_error: node '" + nm() + "' is a graph input or constant "
-                                  "but has inputs");
-            for (std::size_t s = 0; s < ins; ++s) check_input(g, n, s, bound);
-            if (k == node_kind::op) {
-                const std::uint32_t o = traits::op(g, n);
-                if (o >= ops)
-                    throw graph_error("sgmatch::graph_error: node '" + nm() + "' has op id " + std::to_string(o) +
-                                      ", not below op_count " + std::to_string(ops));
-                ++count[o];
-            }
-            pos_[i] = p++;
+            // A graph that vouches for its order and ranges is not checked again.
+            if constexpr (!detail::checked_by_construction_v<G>) check_node(g, n, bound);
+            const auto o = traits::kind(g, n) == node_kind::op ? static_cast<std::uint32_t>(traits::op(g, n))
+                                                                : static_cast<std::uint32_t>(ops);
+            ++count[o];
+            op_at.push_back(o);
+            pos_[traits::index(g, n)] = p++;
             order_.push_back(n);
         }
         if (order_.size() != traits::node_count(g))
@@ -77,8 +67,8 @@ public:
         for (std::size_t o = 0; o < ops; ++o) offsets_[o + 1] = offsets_[o] + count[o];
         by_op_.resize(offsets_[ops]);
         std::vector<std::uint32_t> fill(offsets_.begin(), offsets_.end() - 1);
-        for (const node_type& n : order_)
-            if (traits::kind(g, n) == node_kind::op) by_op_[fill[traits::op(g, n)]++] = n;
+        for (std::size_t i = 0; i < order_.size(); ++i)
+            if (op_at[i] < ops) by_op_[fill[op_at[i]]++] = order_[i];
     }
 
     const G& graph() const { return *g_; }
@@ -93,6 +83,32 @@ public:
     }
 
 private:
+    // Raises graph_error naming n if its index, inputs or op id are out of range, it was listed
+    // before, or a producer has not been listed yet.
+    void check_node(const G& g, const node_type& n, std::size_t bound) const {
+        const std::size_t ops = traits::op_count(g);
+        const std::size_t i = traits::index(g, n);
+        auto nm = [&] { return std::string(traits::name(g, n)); };  // for errors only
+        if (i >= bound)
+            throw graph_error("sgmatch::graph_error: node '" + nm() + "' has index " + std::to_string(i) +
+                              ", not below index_bound " + std::to_string(bound));
+        if (pos_[i] != unplaced)
+            throw graph_error("sgmatch::graph_error: node '" + nm() + "' appears twice in nodes(g) "
+                              "(or shares its index with another node)");
+        const node_kind k = traits::kind(g, n);
+        const std::size_t ins = traits::input_count(g, n);
+        if (k != node_kind::op && ins != 0)
+            throw graph_error("sgmatch::graph_error: node '" + nm() + "' is a graph input or constant "
+                              "but has inputs");
+        for (std::size_t s = 0; s < ins; ++s) check_input(g, n, s, bound);
+        if (k == node_kind::op) {
+            const std::uint32_t o = traits::op(g, n);
+            if (o >= ops)
+                throw graph_error("sgmatch::graph_error: node '" + nm() + "' has op id " + std::to_string(o) +
+                                  ", not below op_count " + std::to_string(ops));
+        }
+    }
+
     void check_input(const G& g, const node_type& n, std::size_t s, std::size_t bound) const {
         auto nm = [&] { return std::string(traits::name(g, n)); };  // for errors only
         const auto v = traits::input(g, n, s);

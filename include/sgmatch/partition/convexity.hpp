@@ -167,7 +167,7 @@ public:
         for (std::size_t q = 0; q < queue_.size() && !cycle; ++q) {
             const vertex v = queue_[q];
             if (v.group >= 0) {
-                for (const N& m : members_[static_cast<std::size_t>(v.group)])
+                for (const N& m : members(v.group))
                     if (!push_users(m, max_pos, false)) cycle = true;
             } else if (!push_users(v.node, max_pos, false)) {
                 cycle = true;
@@ -175,8 +175,9 @@ public:
         }
         if (cycle || !commit) return !cycle;
         // Accept: the set becomes one vertex at max_pos; what the search reached moves after it.
-        const auto gid = static_cast<std::int32_t>(members_.size());
-        members_.emplace_back(nodes, nodes + count);
+        const auto gid = static_cast<std::int32_t>(group_pos_.size());
+        member_nodes_.insert(member_nodes_.end(), nodes, nodes + count);
+        member_end_.push_back(member_nodes_.size());
         group_pos_.push_back(max_pos);
         for (std::size_t i = 0; i < count; ++i) group_[traits::index(g_, nodes[i])] = gid;
         if (always_renumber_)
@@ -186,9 +187,22 @@ public:
         return true;
     }
 
-    std::size_t accepted() const { return members_.size(); }
+    std::size_t accepted() const { return group_pos_.size(); }
 
 private:
+    struct member_span {
+        const N* b;
+        const N* e;
+        const N* begin() const { return b; }
+        const N* end() const { return e; }
+    };
+    // The members of accepted set gid.
+    member_span members(std::int32_t gid) const {
+        const auto k = static_cast<std::size_t>(gid);
+        const N* base = member_nodes_.data();
+        return {base + (k == 0 ? 0 : member_end_[k - 1]), base + member_end_[k]};
+    }
+
     struct vertex {
         std::int32_t group;  // >= 0: an accepted set; else the node
         N node;
@@ -219,7 +233,7 @@ private:
             const vertex v = vertex_of(u);
             if (v.pos > max_pos) continue;  // cannot lead back into the set (ties are searched)
             // Mark the vertex seen (a set by its first member's stamp slot).
-            const std::size_t key = v.group >= 0 ? traits::index(g_, members_[static_cast<std::size_t>(v.group)][0]) : x;
+            const std::size_t key = v.group >= 0 ? traits::index(g_, *members(v.group).begin()) : x;
             if (stamp_[key] == seen_stamp()) continue;
             stamp_[key] = seen_stamp();
             queue_.push_back(v);
@@ -240,7 +254,7 @@ private:
                 }
             };
             if (v.group >= 0)
-                for (const N& m : members_[static_cast<std::size_t>(v.group)]) scan_users(m);
+                for (const N& m : members(v.group)) scan_users(m);
             else
                 scan_users(v.node);
         }
@@ -262,7 +276,7 @@ private:
     void renumber() {
         const std::size_t bound = traits::index_bound(g_);
         renumber_contracted(
-            g_, traits::nodes(g_), bound + members_.size(),
+            g_, traits::nodes(g_), bound + group_pos_.size(),
             [&](const N& n) {
                 const std::int32_t gid = group_[traits::index(g_, n)];
                 return gid >= 0 ? bound + static_cast<std::size_t>(gid) : traits::index(g_, n);
@@ -281,8 +295,9 @@ private:
     std::vector<std::int32_t> group_;    // by node index: accepted set, or -1
     std::vector<std::uint32_t> stamp_;   // by node index: member / seen marks of the current check
     std::uint32_t epoch_ = 0;
-    std::vector<std::vector<N>> members_;
-    std::vector<double> group_pos_;
+    std::vector<N> member_nodes_;         // the accepted sets' members, set after set
+    std::vector<std::size_t> member_end_;  // by set: where its members end in member_nodes_
+    std::vector<double> group_pos_;        // by set: its position
     std::vector<vertex> queue_;
 };
 

@@ -98,7 +98,11 @@ subgraph<G> boundary(const G& g, const typename graph_traits<G>::node_type* node
         }
         return std::binary_search(members.begin(), members.end(), traits::index(g, n));
     };
-    // Inputs: values read from outside, each once, in order of first use.
+    // Inputs: values read from outside, each once, in order of first use (room for all first:
+    // one allocation).
+    std::size_t reads = 0;
+    for (std::size_t i = 0; i < count; ++i) reads += traits::input_count(g, nodes[i]);
+    s.inputs.reserve(reads);
     for (std::size_t i = 0; i < count; ++i) {
         const std::size_t ic = traits::input_count(g, nodes[i]);
         for (std::size_t k = 0; k < ic; ++k) {
