@@ -52,6 +52,31 @@ bool convex(const graph& g, const std::vector<node_id>& set) {
     return true;
 }
 
+// The nodes on paths from a to one of its descendants b at most 40 nodes away (drawn at random).
+template <class Rng>
+std::vector<node_id> interval(const graph& g, node_id a, Rng& rng) {
+    std::vector<node_id> down{a};
+    std::vector<char> in_down(g.index_bound(), 0);
+    in_down[a.value] = 1;
+    for (std::size_t i = 0; i < down.size() && down.size() < 40; ++i)
+        for (auto& u : g.users(down[i]))
+            if (!in_down[u.user.value] && down.size() < 40) {
+                in_down[u.user.value] = 1;
+                down.push_back(u.user);
+            }
+    const node_id b = down[rng() % down.size()];
+    std::vector<node_id> set{b};
+    std::vector<char> in_set(g.index_bound(), 0);
+    in_set[b.value] = 1;
+    for (std::size_t i = 0; i < set.size(); ++i)
+        for (auto& v : g.inputs(set[i]))
+            if (in_down[v.node.value] && !in_set[v.node.value]) {
+                in_set[v.node.value] = 1;
+                set.push_back(v.node);
+            }
+    return set;  // a is in it: every node of `down` descends from a, so b does
+}
+
 // The boundary of `set`: outside values it reads (each once) and its values read outside or
 // marked as graph outputs.
 replacement<node_id> boundary(const graph& g, const std::vector<node_id>& set) {
@@ -162,7 +187,7 @@ TEST_CASE("long random runs of rewrites keep the graph consistent, and copies ar
         CAPTURE(seed);
         graph g = build::random_dag(nodes, seed);
         std::mt19937_64 rng(seed * 7919);
-        std::size_t done = 0;
+        std::size_t done = 0, big = 0;
         graph snapshot;
         std::string snapshot_print;
         for (int attempt = 0; attempt < 6000 && g.node_count() > 50; ++attempt) {
@@ -171,7 +196,11 @@ TEST_CASE("long random runs of rewrites keep the graph consistent, and copies ar
             const node_id seed_node = order[std::uniform_int_distribution<std::size_t>(0, order.size() - 1)(rng)];
             if (g.kind(seed_node) != node_kind::op) continue;
             std::vector<node_id> set{seed_node};
-            const int grow = static_cast<int>(rng() % 4);
+            // One time in four, every node on a path from the seed to one of its descendants
+            // (convex by construction, often with more than 8 members, inputs or outputs: the
+            // paths a replace takes for large sets); otherwise a seed and up to 3 neighbours.
+            if (rng() % 4 == 0) set = interval(g, seed_node, rng);
+            const int grow = set.size() > 1 ? 0 : static_cast<int>(rng() % 4);
             for (int k = 0; k < grow; ++k) {
                 const node_id from = set[rng() % set.size()];
                 std::vector<node_id> near;
@@ -184,7 +213,9 @@ TEST_CASE("long random runs of rewrites keep the graph consistent, and copies ar
             }
             if (!convex(g, set)) continue;
             const auto before = g.node_count();
-            g.replace(boundary(g, set));
+            const auto r = boundary(g, set);
+            big += set.size() > 8 && (r.inputs.size() > 8 || r.outputs.size() > 8);
+            g.replace(r);
             ++done;
             REQUIRE(g.node_count() == before - set.size() + 1);
             if (done % 50 == 0) REQUIRE(graph_problem(g) == "");
@@ -195,6 +226,7 @@ TEST_CASE("long random runs of rewrites keep the graph consistent, and copies ar
             }
         }
         CHECK(done > 1000);
+        CHECK(big > 10);
         CHECK(graph_problem(g) == "");
         // Writes to g after the copy left the copy as it was, and it is writable on its own.
         CHECK(sgmatch_test::fingerprint(snapshot) == snapshot_print);

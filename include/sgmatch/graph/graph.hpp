@@ -262,14 +262,25 @@ private:
         const auto& set = x.set;
         if (std::adjacent_find(set.begin(), set.end()) != set.end())
             throw graph_error(where() + "a node is listed twice");
-        auto in_set = [&set](node_id n) {
-            if (set.size() <= 8) return std::find(set.begin(), set.end(), n) != set.end();
-            return std::binary_search(set.begin(), set.end(), n);
-        };
         for (auto n : set) {
             if (!contains(n))
                 throw graph_error(where() + "node " + std::to_string(n.value) + " is not in the graph");
         }
+        // Membership: a scan of a small set, a mark per node for a larger one (a capability
+        // region can have thousands of members, each with users to classify).
+        const bool marked = set.size() > 8;
+        if (marked) {
+            if (x.mark.size() < recs_.size()) x.mark.resize(std::max(recs_.size(), 2 * x.mark.size()), 0);
+            if (++x.epoch == 0) {
+                std::fill(x.mark.begin(), x.mark.end(), 0);
+                x.epoch = 1;
+            }
+            for (auto n : set) x.mark[n.value] = x.epoch;
+        }
+        auto in_set = [&set, &x, marked](node_id n) {
+            if (!marked) return std::find(set.begin(), set.end(), n) != set.end();
+            return x.mark[n.value] == x.epoch;
+        };
         for (std::size_t i = 0; i < r.inputs.size(); ++i) {
             check_value(r.name, i, r.inputs[i]);
             if (in_set(r.inputs[i].node))
@@ -283,7 +294,20 @@ private:
                 throw graph_error(where() + "output " + std::to_string(i) +
                                   " is not an output of a node being replaced");
         }
+        // Which declared output a value is (the first if declared twice): a scan of a few, a
+        // binary search of many.
+        const bool many_outputs = r.outputs.size() > 8;
+        if (many_outputs) {
+            x.outputs.clear();
+            for (std::size_t i = 0; i < r.outputs.size(); ++i) x.outputs.emplace_back(value_key(r.outputs[i]), i);
+            std::sort(x.outputs.begin(), x.outputs.end());
+        }
         auto out_index = [&](value v) -> std::ptrdiff_t {
+            if (many_outputs) {
+                const auto it = std::lower_bound(x.outputs.begin(), x.outputs.end(),
+                                                 std::pair<std::uint64_t, std::size_t>(value_key(v), 0));
+                return it != x.outputs.end() && it->first == value_key(v) ? static_cast<std::ptrdiff_t>(it->second) : -1;
+            }
             for (std::size_t i = 0; i < r.outputs.size(); ++i)
                 if (r.outputs[i] == v) return static_cast<std::ptrdiff_t>(i);
             return -1;
@@ -322,16 +346,19 @@ private:
         room_for(payloads_, 1);
         // The inputs' producers lose their uses inside the set and gain the new node's: room
         // for what they will hold (moving a list inside the pool changes nothing observable).
+        // Each producer once, with the number of inputs it feeds (sorted when there are many).
         x.producers.clear();
-        for (auto& v : r.inputs)
-            if (std::find(x.producers.begin(), x.producers.end(), v.node) == x.producers.end())
-                x.producers.push_back(v.node);
-        for (auto p : x.producers) {
-            std::size_t keep = 0, add = 0;
+        for (auto& v : r.inputs) x.producers.push_back(v.node);
+        std::sort(x.producers.begin(), x.producers.end());
+        for (std::size_t i = 0; i < x.producers.size();) {
+            const node_id p = x.producers[i];
+            std::size_t add = 0;
+            while (i < x.producers.size() && x.producers[i] == p) ++i, ++add;
+            std::size_t keep = 0;
             for (auto& u : users(p)) keep += !in_set(u.user);
-            for (auto& v : r.inputs) add += v.node == p;
             reserve_uses(p, keep + add);
         }
+        x.producers.erase(std::unique(x.producers.begin(), x.producers.end()), x.producers.end());
         const std::size_t uses = x.redirects.size();  // the new node's own list, after the above
         if (uses >= 2) {
             if (uses_.size() + uses >= none) throw graph_error(where() + "more than 2^32 - 2 uses");
@@ -437,6 +464,9 @@ private:
         std::vector<node_id> set, producers;
         std::vector<use<node_id>> redirects;  // port: the new node's output the user reads
         std::vector<std::size_t> out_redirects;
+        std::vector<std::pair<std::uint64_t, std::size_t>> outputs;  // (value, index) sorted, when many
+        std::vector<std::uint32_t> mark;  // by node: == epoch for members of the current set
+        std::uint32_t epoch = 0;
         scratch() = default;
         scratch(const scratch&) {}
         scratch& operator=(const scratch&) { return *this; }
@@ -569,6 +599,7 @@ private:
         }
         return id;
     }
+    static std::uint64_t value_key(value v) { return (std::uint64_t(v.node.value) << 32) | v.port; }
     static value value_of(const input_ref& r) { return r.v; }
     static value value_of(const value& v) { return v; }
 

@@ -73,19 +73,49 @@ bool used_outside(const G& g, const Inside& inside, N n, std::uint32_t port) {
     return false;
 }
 
-// The boundary of a node set, read from the graph as it is now. O(E log E) in the set's edges:
-// capability regions can be large.
+// Membership marks of one node set at a time, by node index, reused from set to set: a pass
+// classifies the edges of thousands of capability regions, some of thousands of nodes.
 template <class G>
-subgraph<G> boundary(const G& g, const typename graph_traits<G>::node_type* nodes, std::size_t count) {
+class member_marks {
+public:
+    using traits = graph_traits<G>;
+    using N = typename traits::node_type;
+    void mark(const G& g, const N* nodes, std::size_t count) {
+        const std::size_t bound = traits::index_bound(g);
+        if (mark_.size() < bound) mark_.resize(std::max(bound, 2 * mark_.size()), 0);
+        if (++epoch_ == 0) {
+            std::fill(mark_.begin(), mark_.end(), 0);
+            epoch_ = 1;
+        }
+        for (std::size_t i = 0; i < count; ++i) mark_[traits::index(g, nodes[i])] = epoch_;
+    }
+    bool has(const G& g, const N& n) const {
+        const std::size_t i = traits::index(g, n);
+        return i < mark_.size() && mark_[i] == epoch_;
+    }
+
+private:
+    std::vector<std::uint32_t> mark_;
+    std::uint32_t epoch_ = 0;
+};
+
+// The boundary of a node set, read from the graph as it is now: O(E) in the set's edges with
+// `marks` (reused across calls), O(E log E) without.
+template <class G>
+subgraph<G> boundary(const G& g, const typename graph_traits<G>::node_type* nodes, std::size_t count,
+                     member_marks<G>* marks = nullptr) {
     using traits = graph_traits<G>;
     using N = typename traits::node_type;
     subgraph<G> s;
     s.graph = &g;
     s.nodes.assign(nodes, nodes + count);
-    // Membership: a scan for small sets, a binary search over sorted indices for large ones.
+    // Membership: a scan for small sets; marks, or a binary search over sorted indices, for
+    // large ones.
     constexpr std::size_t small = 16;
     std::vector<std::size_t> members;
-    if (count > small) {
+    if (count > small && marks != nullptr) {
+        marks->mark(g, nodes, count);
+    } else if (count > small) {
         members.resize(count);
         for (std::size_t i = 0; i < count; ++i) members[i] = traits::index(g, nodes[i]);
         std::sort(members.begin(), members.end());
@@ -96,6 +126,7 @@ subgraph<G> boundary(const G& g, const typename graph_traits<G>::node_type* node
                 if (nodes[j] == n) return true;
             return false;
         }
+        if (marks != nullptr) return marks->has(g, n);
         return std::binary_search(members.begin(), members.end(), traits::index(g, n));
     };
     // Inputs: values read from outside, each once, in order of first use (room for all first:
@@ -222,8 +253,9 @@ property_report apply_writable(G& g, const property<G>& prop) {
     };
     std::size_t id = 0;
     const std::string op = prop.fused_op_name();
+    detail::member_marks<G> marks;
     prop.scan(index, taken, accept, [&](const N* nodes, std::size_t count, const typename property<G>::factory_fn& make) {
-        subgraph<G> s = detail::boundary(cg, nodes, count);
+        subgraph<G> s = detail::boundary(cg, nodes, count, &marks);
         s.id = id;
         s.property = prop.name();
         replacement<N> r;
