@@ -76,6 +76,8 @@ public:
     const std::vector<node_type>& order() const { return order_; }
     /// Topological position of a node.
     std::uint32_t position(node_type n) const { return pos_[traits::index(*g_, n)]; }
+    /// Topological position of the node with index i (unplaced if no node has it).
+    std::uint32_t position_at(std::size_t i) const { return pos_[i]; }
     /// The op nodes with op id o, in topological order.
     std::pair<const node_type*, const node_type*> nodes_with_op(std::uint32_t o) const {
         if (o + 1 >= offsets_.size()) return {nullptr, nullptr};

@@ -7,7 +7,8 @@
 // of the graph that could matter:
 //
 // - It keeps a topological numbering `pos` of the quotient (doubles, starting from the graph's
-//   order; unrelated vertices may share a value). A path into the new set M only passes through
+//   order, read from the op_index until a node first moves; unrelated vertices may share a
+//   value). A path into the new set M only passes through
 //   positions below max_pos(M), so a search from M's outside users never goes past max_pos(M)
 //   (ties are searched too).
 // - A set whose only outside users come after all its members (every match under the closure
@@ -142,13 +143,10 @@ public:
     /// check the fallback that a gap out of precision takes).
     explicit quotient_checker(const op_index<G>& index, bool always_renumber = false)
         : g_(index.graph()),
+          index_(index),
           always_renumber_(always_renumber),
-          pos_(traits::index_bound(g_), 0.0),
           group_(traits::index_bound(g_), -1),
-          stamp_(traits::index_bound(g_), 0) {
-        double p = 0;
-        for (const N& n : index.order()) pos_[traits::index(g_, n)] = p++;
-    }
+          stamp_(traits::index_bound(g_), 0) {}
 
     /// Whether contracting `nodes` (none in an accepted set) keeps the quotient acyclic. If so
     /// and `commit`, the set is recorded as accepted.
@@ -158,7 +156,7 @@ public:
         for (std::size_t i = 0; i < count; ++i) {
             const std::size_t x = traits::index(g_, nodes[i]);
             stamp_[x] = member_stamp();
-            max_pos = std::max(max_pos, pos_[x]);
+            max_pos = std::max(max_pos, pos_of(x));
         }
         // Search forward from the outside users of the set, below max_pos only.
         queue_.clear();
@@ -216,7 +214,7 @@ private:
         const std::size_t x = traits::index(g_, n);
         const std::int32_t gid = group_[x];
         if (gid >= 0) return vertex{gid, n, group_pos_[static_cast<std::size_t>(gid)]};
-        return vertex{-1, n, pos_[x]};
+        return vertex{-1, n, pos_of(x)};
     }
 
     // Queue the quotient successors of n below max_pos; false if n is outside the set and one
@@ -264,16 +262,30 @@ private:
             renumber();
     }
 
+    // Until a node first moves, positions are the index's (no array of the checker's own to
+    // allocate and fill: a pass of matches under the closure rule never moves one).
+    double pos_of(std::size_t x) const {
+        return pos_.empty() ? static_cast<double>(index_.position_at(x)) : pos_[x];
+    }
+    void own_positions() {
+        if (!pos_.empty()) return;
+        pos_.resize(traits::index_bound(g_));
+        for (std::size_t i = 0; i < pos_.size(); ++i) pos_[i] = static_cast<double>(index_.position_at(i));
+    }
+
     void set_pos(const vertex& v, double p) {
-        if (v.group >= 0)
+        if (v.group >= 0) {
             group_pos_[static_cast<std::size_t>(v.group)] = p;
-        else
+        } else {
+            own_positions();
             pos_[traits::index(g_, v.node)] = p;
+        }
     }
 
     // The whole quotient from scratch (rarely: a gap ran out of precision). Vertices: ungrouped
     // nodes (key = index) and groups (key = index_bound + group).
     void renumber() {
+        own_positions();
         const std::size_t bound = traits::index_bound(g_);
         renumber_contracted(
             g_, traits::nodes(g_), bound + group_pos_.size(),
@@ -290,8 +302,9 @@ private:
     }
 
     const G& g_;
+    const op_index<G>& index_;
     bool always_renumber_;
-    std::vector<double> pos_;            // by node index (ungrouped nodes)
+    std::vector<double> pos_;            // by node index (ungrouped nodes); empty: index_'s
     std::vector<std::int32_t> group_;    // by node index: accepted set, or -1
     std::vector<std::uint32_t> stamp_;   // by node index: member / seen marks of the current check
     std::uint32_t epoch_ = 0;
