@@ -238,3 +238,17 @@ TEST_CASE("long random runs of rewrites keep the graph consistent, and copies ar
         }
     }
 }
+
+TEST_CASE("a replace of a set that a path leaves and re-enters is reported by the next read") {
+    // graph::replace does not check convexity (the partitioner does, before it writes): the
+    // cycle it makes is a graph_error on the next read of the order, never a silent bad order.
+    graph g;
+    auto x = g.add_input("x");
+    auto a = g.add_op("A", "a", {x});
+    auto out = g.add_op("Out", "out", {a});  // leaves the set ...
+    auto b = g.add_op("B", "b", {out});      // ... and comes back
+    g.mark_output(b);
+    REQUIRE_FALSE(convex(g, {a, b}));
+    g.replace(fuse({a, b}, {{x, 0}, {out, 0}}, {{b, 0}, {a, 0}}));
+    CHECK_THROWS_WITH_AS(g.nodes(), doctest::Contains("the graph has a cycle"), graph_error);
+}

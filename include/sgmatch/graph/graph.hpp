@@ -603,7 +603,8 @@ private:
     static value value_of(const input_ref& r) { return r.v; }
     static value value_of(const value& v) { return v; }
 
-    // A replace that found no place for its node leaves the order to be recomputed.
+    // Brings order_list_ up to date: drops the dead (stale), or recomputes it (dirty: a replace
+    // found no place for its node).
     void settle_order() const {
         if (order_ == order_state::stale) {
             std::size_t w = 0;
@@ -634,7 +635,8 @@ private:
             for (auto& u : users(order[h]))
                 if (--pending[u.user.value] == 0) order.push_back(u.user);
         if (order.size() != live_)
-            throw graph_error("sgmatch::graph: the graph has a cycle");  // unreachable by construction
+            throw graph_error("sgmatch::graph: the graph has a cycle (a replace of a node set that a path "
+                              "leaves and re-enters)");
         for (std::size_t i = 0; i < order.size(); ++i) key_[order[i].value] = static_cast<std::uint32_t>(i);
         order_list_.swap(order);
     }
@@ -664,8 +666,11 @@ private:
     }
     // Rebuilds uses_ without holes (may throw before anything changes).
     void compact_uses() {
+        std::size_t live = 0;  // counted, not derived from uses_garbage_: the loop must not throw
+        for (std::size_t i = 0; i < recs_.size(); ++i) live += recs_[i].alive() ? use_at_[i].capacity : 0;
         detail::pod_array<use<node_id>> fresh;
-        fresh.reserve(uses_.size() - uses_garbage_ + uses_.size() / 4);
+        fresh.reserve(live + live / 4);
+        // nothing below throws
         for (std::size_t i = 0; i < recs_.size(); ++i) {
             use_range& at = use_at_[i];
             if (at.capacity == 0) continue;
