@@ -45,9 +45,14 @@ using namespace sgmatch;
 
 namespace {
 
+struct ids {
+    node_id conv, bn, relu, x, side;
+};
+
 // A graph whose arrays are all full (a copy has no spare capacity), with a producer whose use
 // list must move and a member whose outside user comes between the members.
-graph subject(node_id& conv, node_id& bn, node_id& relu, node_id& x, node_id& side) {
+graph subject(ids& n) {
+    auto& [conv, bn, relu, x, side] = n;
     graph g;
     x = g.add_input("x");
     auto w = g.add_constant("w", {4, 4});
@@ -64,76 +69,73 @@ graph subject(node_id& conv, node_id& bn, node_id& relu, node_id& x, node_id& si
     return graph(g);  // copied: no spare capacity anywhere
 }
 
-}  // namespace
-
-TEST_CASE("a replace that fails at any allocation leaves the graph unchanged") {
+// Runs write(g, ids) on a fresh subject with the k-th allocation failing, for k = 0, 1, ...
+// until a run completes: after every failed run the graph must be exactly as before and
+// consistent; the completed run goes to done(g, ids, result). Returns the number of failed runs.
+template <class Write, class Done>
+int each_failure(Write write, Done done) {
     int failures = 0;
     for (long k = 0;; ++k) {
-        node_id conv, bn, relu, x, side;
-        graph g = subject(conv, bn, relu, x, side);
-        const std::string before = sgmatch_test::fingerprint(g);
-        replacement<node_id> r;
-        r.nodes = {conv, bn, relu};
-        r.inputs = {{x, 0}, {g.input(conv, 1).node, 0}};
-        r.outputs = {{relu, 0}, {conv, 0}};
-        r.name = "fused_with_a_name_longer_than_the_small_string_buffer";
-        r.op_name = "FusedConvBnRelu";
-        r.payload = std::vector<int>(100, 7);
-        fail_at = k;
-        bool failed = false;
-        node_id f{};
-        try {
-            f = g.replace(std::move(r));
-        } catch (const std::bad_alloc&) {
-            failed = true;
-        }
-        fail_at = -1;
-        CAPTURE(k);
-        if (failed) {
-            ++failures;
-            REQUIRE(sgmatch_test::fingerprint(g) == before);
-            REQUIRE(sgmatch_test::graph_problem(g) == "");
-            REQUIRE(g.contains(conv));
-            REQUIRE(g.payload(conv).has_value() == false);
-            continue;
-        }
-        CHECK(sgmatch_test::graph_problem(g) == "");
-        CHECK(g.op_name(f) == "FusedConvBnRelu");
-        CHECK(std::any_cast<const std::vector<int>&>(g.payload(f)).size() == 100);
-        CHECK(g.input(side, 0).node == f);
-        CHECK(g.input(side, 0).port == 1);
-        break;
-    }
-    CHECK(failures >= 8);  // the replace allocates this often before its commit: each was tried
-}
-
-TEST_CASE("an add_op that fails at any allocation leaves the graph unchanged") {
-    int failures = 0;
-    for (long k = 0;; ++k) {
-        node_id conv, bn, relu, x, side;
-        graph g = subject(conv, bn, relu, x, side);
+        ids n;
+        graph g = subject(n);
         const std::string before = sgmatch_test::fingerprint(g);
         const std::size_t count = g.node_count();
         fail_at = k;
         bool failed = false;
+        node_id result{};
         try {
-            g.add_op("NewOpName", "a_node_name_longer_than_the_small_string_buffer", {x, conv, conv, side});
+            result = write(g, n);
         } catch (const std::bad_alloc&) {
             failed = true;
         }
         fail_at = -1;
         CAPTURE(k);
-        if (failed) {
-            ++failures;
-            REQUIRE(g.node_count() == count);
-            REQUIRE(sgmatch_test::fingerprint(g) == before);
-            REQUIRE(sgmatch_test::graph_problem(g) == "");
-            continue;
+        if (!failed) {
+            CHECK(sgmatch_test::graph_problem(g) == "");
+            done(g, n, result);
+            return failures;
         }
-        CHECK(g.node_count() == count + 1);
-        CHECK(sgmatch_test::graph_problem(g) == "");
-        CHECK(g.user_count(conv) == 4);
-        break;
+        ++failures;
+        REQUIRE(g.node_count() == count);
+        REQUIRE(sgmatch_test::fingerprint(g) == before);
+        REQUIRE(sgmatch_test::graph_problem(g) == "");
+        REQUIRE(g.contains(n.conv));
+        REQUIRE_FALSE(g.payload(n.conv).has_value());
     }
+}
+
+}  // namespace
+
+TEST_CASE("a replace that fails at any allocation leaves the graph unchanged") {
+    const int failures = each_failure(
+        [](graph& g, const ids& n) {
+            replacement<node_id> r;
+            r.nodes = {n.conv, n.bn, n.relu};
+            r.inputs = {{n.x, 0}, {g.input(n.conv, 1).node, 0}};
+            r.outputs = {{n.relu, 0}, {n.conv, 0}};
+            r.name = "fused_with_a_name_longer_than_the_small_string_buffer";
+            r.op_name = "FusedConvBnRelu";
+            r.payload = std::vector<int>(100, 7);
+            return g.replace(std::move(r));
+        },
+        [](const graph& g, const ids& n, node_id f) {
+            CHECK(g.op_name(f) == "FusedConvBnRelu");
+            CHECK(std::any_cast<const std::vector<int>&>(g.payload(f)).size() == 100);
+            CHECK(g.input(n.side, 0).node == f);
+            CHECK(g.input(n.side, 0).port == 1);
+        });
+    CHECK(failures >= 8);  // the replace allocates this often before its commit: each was tried
+}
+
+TEST_CASE("an add_op that fails at any allocation leaves the graph unchanged") {
+    const int failures = each_failure(
+        [](graph& g, const ids& n) {
+            return g.add_op("NewOpName", "a_node_name_longer_than_the_small_string_buffer",
+                            {n.x, n.conv, n.conv, n.side});
+        },
+        [](const graph& g, const ids& n, node_id added) {
+            CHECK(g.op_name(added) == "NewOpName");
+            CHECK(g.user_count(n.conv) == 4);
+        });
     CHECK(failures >= 5);
 }
