@@ -77,7 +77,6 @@ public:
 
     std::size_t size() const { return size_; }
     std::size_t capacity() const { return cap_; }
-    bool empty() const { return size_ == 0; }
     T* data() { return data_; }
     const T* data() const { return data_; }
     T& operator[](std::size_t i) { return data_[i]; }
@@ -120,16 +119,6 @@ public:
         for (std::size_t i = size_; i < n; ++i) new (static_cast<void*>(data_ + i)) T();
         size_ = n;
     }
-    void resize(std::size_t n, const T& v) {
-        if (n > cap_) reserve(n);
-        for (std::size_t i = size_; i < n; ++i) data_[i] = v;
-        size_ = n;
-    }
-    void assign(std::size_t n, const T& v) {
-        size_ = 0;
-        resize(n, v);
-    }
-    void clear() { size_ = 0; }
 
 private:
     static constexpr std::size_t map_threshold = std::size_t(1) << 20;

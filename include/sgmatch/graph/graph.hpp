@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "sgmatch/detail/config.hpp"
+#include "sgmatch/detail/index_marks.hpp"
 #include "sgmatch/detail/pod_array.hpp"
 #include "sgmatch/graph/adapter.hpp"
 #include "sgmatch/graph/replacement.hpp"
@@ -270,16 +271,12 @@ private:
         // region can have thousands of members, each with users to classify).
         const bool marked = set.size() > 8;
         if (marked) {
-            if (x.mark.size() < recs_.size()) x.mark.resize(std::max(recs_.size(), 2 * x.mark.size()), 0);
-            if (++x.epoch == 0) {
-                std::fill(x.mark.begin(), x.mark.end(), 0);
-                x.epoch = 1;
-            }
-            for (auto n : set) x.mark[n.value] = x.epoch;
+            x.members.start(recs_.size());
+            for (auto n : set) x.members.add(n.value);
         }
         auto in_set = [&set, &x, marked](node_id n) {
             if (!marked) return std::find(set.begin(), set.end(), n) != set.end();
-            return x.mark[n.value] == x.epoch;
+            return x.members.has(n.value);
         };
         for (std::size_t i = 0; i < r.inputs.size(); ++i) {
             check_value(r.name, i, r.inputs[i]);
@@ -465,8 +462,7 @@ private:
         std::vector<use<node_id>> redirects;  // port: the new node's output the user reads
         std::vector<std::size_t> out_redirects;
         std::vector<std::pair<std::uint64_t, std::size_t>> outputs;  // (value, index) sorted, when many
-        std::vector<std::uint32_t> mark;  // by node: == epoch for members of the current set
-        std::uint32_t epoch = 0;
+        detail::index_marks members;  // of the current set, when large
         scratch() = default;
         scratch(const scratch&) {}
         scratch& operator=(const scratch&) { return *this; }

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "sgmatch/detail/config.hpp"
+#include "sgmatch/detail/index_marks.hpp"
 #include "sgmatch/graph/adapter.hpp"
 #include "sgmatch/graph/replacement.hpp"
 #include "sgmatch/graph/types.hpp"
@@ -73,37 +74,12 @@ bool used_outside(const G& g, const Inside& inside, N n, std::uint32_t port) {
     return false;
 }
 
-// Membership marks of one node set at a time, by node index, reused from set to set: a pass
-// classifies the edges of thousands of capability regions, some of thousands of nodes.
-template <class G>
-class member_marks {
-public:
-    using traits = graph_traits<G>;
-    using N = typename traits::node_type;
-    void mark(const G& g, const N* nodes, std::size_t count) {
-        const std::size_t bound = traits::index_bound(g);
-        if (mark_.size() < bound) mark_.resize(std::max(bound, 2 * mark_.size()), 0);
-        if (++epoch_ == 0) {
-            std::fill(mark_.begin(), mark_.end(), 0);
-            epoch_ = 1;
-        }
-        for (std::size_t i = 0; i < count; ++i) mark_[traits::index(g, nodes[i])] = epoch_;
-    }
-    bool has(const G& g, const N& n) const {
-        const std::size_t i = traits::index(g, n);
-        return i < mark_.size() && mark_[i] == epoch_;
-    }
-
-private:
-    std::vector<std::uint32_t> mark_;
-    std::uint32_t epoch_ = 0;
-};
-
 // The boundary of a node set, read from the graph as it is now: O(E) in the set's edges with
-// `marks` (reused across calls), O(E log E) without.
+// `marks` (reused across calls: a pass classifies the edges of thousands of capability regions,
+// some of thousands of nodes), O(E log E) without.
 template <class G>
 subgraph<G> boundary(const G& g, const typename graph_traits<G>::node_type* nodes, std::size_t count,
-                     member_marks<G>* marks = nullptr) {
+                     index_marks* marks = nullptr) {
     using traits = graph_traits<G>;
     using N = typename traits::node_type;
     subgraph<G> s;
@@ -114,7 +90,8 @@ subgraph<G> boundary(const G& g, const typename graph_traits<G>::node_type* node
     constexpr std::size_t small = 16;
     std::vector<std::size_t> members;
     if (count > small && marks != nullptr) {
-        marks->mark(g, nodes, count);
+        marks->start(traits::index_bound(g));
+        for (std::size_t i = 0; i < count; ++i) marks->add(traits::index(g, nodes[i]));
     } else if (count > small) {
         members.resize(count);
         for (std::size_t i = 0; i < count; ++i) members[i] = traits::index(g, nodes[i]);
@@ -126,7 +103,7 @@ subgraph<G> boundary(const G& g, const typename graph_traits<G>::node_type* node
                 if (nodes[j] == n) return true;
             return false;
         }
-        if (marks != nullptr) return marks->has(g, n);
+        if (marks != nullptr) return marks->has(traits::index(g, n));
         return std::binary_search(members.begin(), members.end(), traits::index(g, n));
     };
     // Inputs: values read from outside, each once, in order of first use (room for all first:
@@ -253,7 +230,7 @@ property_report apply_writable(G& g, const property<G>& prop) {
     };
     std::size_t id = 0;
     const std::string op = prop.fused_op_name();
-    detail::member_marks<G> marks;
+    detail::index_marks marks;
     prop.scan(index, taken, accept, [&](const N* nodes, std::size_t count, const typename property<G>::factory_fn& make) {
         subgraph<G> s = detail::boundary(cg, nodes, count, &marks);
         s.id = id;

@@ -1,0 +1,36 @@
+// sgmatch/detail/index_marks.hpp - membership of one set of indices at a time, reused from set
+// to set: starting a new set costs nothing (an epoch counter), not a clear of the whole array.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "sgmatch/detail/config.hpp"
+
+SGMATCH_BEGIN_NAMESPACE
+namespace detail {
+
+class index_marks {
+public:
+    /// A new, empty set of indices below `bound`. May throw (growing the array); changes
+    /// nothing observable if it does.
+    void start(std::size_t bound) {
+        if (mark_.size() < bound) mark_.resize(std::max(bound, 2 * mark_.size()), 0);
+        if (++epoch_ == 0) {  // wrapped: old marks could read as current
+            std::fill(mark_.begin(), mark_.end(), 0);
+            epoch_ = 1;
+        }
+    }
+    void add(std::size_t i) { mark_[i] = epoch_; }
+    /// Whether i is in the current set (false for indices beyond the bound it started with).
+    bool has(std::size_t i) const { return i < mark_.size() && mark_[i] == epoch_; }
+
+private:
+    std::vector<std::uint32_t> mark_;
+    std::uint32_t epoch_ = 0;
+};
+
+}  // namespace detail
+SGMATCH_END_NAMESPACE
