@@ -373,7 +373,7 @@ TEST_CASE("backends: registration order, lookup, SGMATCH_BACKEND / SGMATCH_DISAB
 using sgtest::quotient_acyclic;
 
 TEST_CASE("the convexity check agrees with brute force on small and medium random DAGs") {
-    std::size_t accepted = 0, rejected = 0;
+    std::size_t accepted = 0, rejected = 0, single_exit = 0, recorded = 0;
     for (std::uint64_t seed = 0; seed < 1200; ++seed) {
         const bool renumber = seed % 2 == 1;  // odd seeds: renumber after every accepted set
         const std::size_t n = seed < 800 ? 4 + seed % 9 : 60 + seed % 140;  // up to 12 nodes, then larger
@@ -401,9 +401,13 @@ TEST_CASE("the convexity check agrees with brute force on small and medium rando
                 ++rejected;
             }
         }
+        single_exit += q.single_exit_count();
+        recorded += q.accepted();
     }
     CHECK(accepted > 100);  // both answers were exercised
     CHECK(rejected > 100);
+    CHECK(single_exit > 50);  // and both ways to accept: at once, and by search and record
+    CHECK(recorded > 50);
 }
 
 TEST_CASE("DOT export draws subgraphs as clusters; the summary gives counts by reason") {

@@ -11,9 +11,14 @@
 //   value). A path into the new set M only passes through
 //   positions below max_pos(M), so a search from M's outside users never goes past max_pos(M)
 //   (ties are searched too).
-// - A set whose only outside users come after all its members (every match under the closure
-//   rule: its last node is the only one used outside, and the others are its ancestors) needs no
-//   search at all: each outside user is found past max_pos(M) at once.
+// - A set with a single exit (one member, the sink, has no users in the set; every other member
+//   has users and all of them are in the set: every match under the closure rule) is accepted
+//   at once, with nothing searched or recorded. Every member reaches the sink and paths leave
+//   only from it, so a path from the set back into it would already be a cycle; and contracting
+//   it changes no reachability between other vertices, so later checks may treat its nodes as
+//   uncontracted. The checker's per-node arrays are allocated only when a set needs more.
+// - Otherwise, a set whose only outside users come after all its members needs no search
+//   either: each outside user is found past max_pos(M) at once.
 // - When a set is accepted, it takes position max_pos(M), and the nodes the search reached
 //   (downstream of an escaping user, before max_pos(M)) are renumbered into the gap after it, in
 //   their old order, which keeps the numbering topological. If a gap runs out of double
@@ -144,13 +149,19 @@ public:
     explicit quotient_checker(const op_index<G>& index, bool always_renumber = false)
         : g_(index.graph()),
           index_(index),
-          always_renumber_(always_renumber),
-          group_(traits::index_bound(g_), -1),
-          stamp_(traits::index_bound(g_), 0) {}
+          always_renumber_(always_renumber) {}
 
     /// Whether contracting `nodes` (none in an accepted set) keeps the quotient acyclic. If so
-    /// and `commit`, the set is recorded as accepted.
+    /// and `commit`, the set is recorded as accepted (a single-exit set needs no record).
     bool accept(const N* nodes, std::size_t count, bool commit = true) {
+        if (single_exit(nodes, count)) {
+            ++single_exit_;
+            return true;
+        }
+        if (group_.empty()) {  // the first set that needs a search or a record
+            group_.assign(traits::index_bound(g_), -1);
+            stamp_.assign(traits::index_bound(g_), 0);
+        }
         ++epoch_;
         double max_pos = -1;
         for (std::size_t i = 0; i < count; ++i) {
@@ -185,7 +196,10 @@ public:
         return true;
     }
 
+    /// Sets recorded as accepted (single-exit sets are not recorded).
     std::size_t accepted() const { return group_pos_.size(); }
+    /// How many calls were settled by the single-exit rule.
+    std::size_t single_exit_count() const { return single_exit_; }
 
 private:
     struct member_span {
@@ -206,6 +220,29 @@ private:
         N node;
         double pos;
     };
+
+    // One member has no users in the set and every other member has users, all in the set (see
+    // the top of this header). Sets of more than 16 take the general path (membership here is
+    // a scan of the set).
+    bool single_exit(const N* nodes, std::size_t count) const {
+        if (count > 16) return false;
+        bool sink = false;
+        for (std::size_t i = 0; i < count; ++i) {
+            const std::size_t uc = traits::user_count(g_, nodes[i]);
+            std::size_t inside = 0;
+            for (std::size_t k = 0; k < uc; ++k) {
+                const N u = traits::user(g_, nodes[i], k).user;
+                inside += std::find(nodes, nodes + count, u) != nodes + count;
+            }
+            if (inside == 0) {
+                if (sink) return false;  // a second sink
+                sink = true;
+            } else if (inside != uc) {
+                return false;  // an exit that is not the sink
+            }
+        }
+        return sink;
+    }
 
     std::uint32_t member_stamp() const { return epoch_ * 2; }
     std::uint32_t seen_stamp() const { return epoch_ * 2 + 1; }
@@ -305,9 +342,10 @@ private:
     const op_index<G>& index_;
     bool always_renumber_;
     std::vector<double> pos_;            // by node index (ungrouped nodes); empty: index_'s
-    std::vector<std::int32_t> group_;    // by node index: accepted set, or -1
+    std::vector<std::int32_t> group_;    // by node index: accepted set, or -1 (empty until needed)
     std::vector<std::uint32_t> stamp_;   // by node index: member / seen marks of the current check
     std::uint32_t epoch_ = 0;
+    std::size_t single_exit_ = 0;
     std::vector<N> member_nodes_;         // the accepted sets' members, set after set
     std::vector<std::size_t> member_end_;  // by set: where its members end in member_nodes_
     std::vector<double> group_pos_;        // by set: its position

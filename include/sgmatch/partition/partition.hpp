@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <any>
+#include <charconv>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
@@ -74,17 +75,20 @@ bool used_outside(const G& g, const Inside& inside, N n, std::uint32_t port) {
     return false;
 }
 
-// The boundary of a node set, read from the graph as it is now: O(E) in the set's edges with
-// `marks` (reused across calls: a pass classifies the edges of thousands of capability regions,
-// some of thousands of nodes), O(E log E) without.
+// The boundary of a node set, read from the graph as it is now, into s (its vectors are
+// cleared and refilled: a pass reuses one subgraph, so a rewrite allocates nothing here once
+// the buffers have grown). O(E) in the set's edges with `marks` (reused across calls: a pass
+// classifies the edges of thousands of capability regions, some of thousands of nodes),
+// O(E log E) without.
 template <class G>
-subgraph<G> boundary(const G& g, const typename graph_traits<G>::node_type* nodes, std::size_t count,
-                     index_marks* marks = nullptr) {
+void boundary(subgraph<G>& s, const G& g, const typename graph_traits<G>::node_type* nodes, std::size_t count,
+              index_marks* marks = nullptr) {
     using traits = graph_traits<G>;
     using N = typename traits::node_type;
-    subgraph<G> s;
     s.graph = &g;
     s.nodes.assign(nodes, nodes + count);
+    s.inputs.clear();
+    s.outputs.clear();
     // Membership: a scan for small sets; marks, or a binary search over sorted indices, for
     // large ones.
     constexpr std::size_t small = 16;
@@ -155,7 +159,6 @@ subgraph<G> boundary(const G& g, const typename graph_traits<G>::node_type* node
             for (std::uint32_t p = 0; p < outs; ++p)
                 if (used_outside(g, inside, nodes[i], p)) s.outputs.push_back(value_ref<N>{nodes[i], p});
         }
-    return s;
 }
 
 }  // namespace detail
@@ -231,18 +234,29 @@ property_report apply_writable(G& g, const property<G>& prop) {
     std::size_t id = 0;
     const std::string op = prop.fused_op_name();
     detail::index_marks marks;
+    // One subgraph and one replacement serve every rewrite: their buffers are reused (the
+    // vectors pass between them by swap), so a rewrite allocates only what the graph keeps.
+    subgraph<G> s;
+    replacement<N> r;
     prop.scan(index, taken, accept, [&](const N* nodes, std::size_t count, const typename property<G>::factory_fn& make) {
-        subgraph<G> s = detail::boundary(cg, nodes, count, &marks);
+        detail::boundary(s, cg, nodes, count, &marks);
         s.id = id;
         s.property = prop.name();
-        replacement<N> r;
         r.payload = make(s);  // before any write: a throwing factory changes nothing
-        r.nodes = std::move(s.nodes);
-        r.inputs = std::move(s.inputs);
-        r.outputs = std::move(s.outputs);
-        r.name = prop.name() + "_" + std::to_string(id);
-        r.op_name = op;
+        r.nodes.swap(s.nodes);
+        r.inputs.swap(s.inputs);
+        r.outputs.swap(s.outputs);
+        char digits[24];
+        const auto end = std::to_chars(digits, digits + sizeof digits, id).ptr;
+        r.name.assign(prop.name()).append(1, '_').append(digits, end);
+        r.op_name.assign(op);
         traits::replace(g, std::move(r));  // all or nothing (the adapter's promise)
+        // Back to s for the next rewrite (an adapter's replace may have moved from them: they
+        // are cleared before reuse either way).
+        r.nodes.swap(s.nodes);
+        r.inputs.swap(s.inputs);
+        r.outputs.swap(s.outputs);
+        r.payload.reset();
         ++id;
         ++rep.accepted;
     });
