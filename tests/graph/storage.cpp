@@ -14,6 +14,10 @@
 using namespace sgmatch;
 using sgmatch_test::graph_problem;
 
+// The built-in graph opts into both optional traits (op_index relies on them for its speed).
+static_assert(detail::checked_by_construction_v<graph> && detail::has_op_codes_v<graph>,
+              "graph_traits<graph> declares checked_by_construction and op_codes");
+
 namespace {
 
 long position(const graph& g, node_id n) {

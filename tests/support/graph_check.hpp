@@ -2,6 +2,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -11,7 +12,8 @@ namespace sgmatch_test {
 
 /// "" when g is consistent, else what is wrong: every input of a live node is a live value and
 /// has exactly one matching use at its producer, every use is such an input, nodes() lists each
-/// live node once in a topological order, graph outputs are live values.
+/// live node once in a topological order, op_codes() agrees with op() and kind(), graph outputs
+/// are live values.
 inline std::string graph_problem(const sgmatch::graph& g) {
     using namespace sgmatch;
     const auto& order = g.nodes();
@@ -38,6 +40,8 @@ inline std::string graph_problem(const sgmatch::graph& g) {
             ++inputs;
         }
         if (g.users(n).size() != g.user_count(n)) return "users(" + std::to_string(n.value) + ") disagrees with user_count";
+        const std::uint32_t code = g.kind(n) == node_kind::op ? g.op(n) : 0xffffffffu;
+        if (g.op_codes()[n.value] != code) return "op_codes() disagrees with op(" + std::to_string(n.value) + ")";
         for (std::size_t i = 0; i < g.user_count(n); ++i) {
             const auto u = g.user(n, i);
             if (!g.contains(u.user) || u.slot >= g.input_count(u.user) || g.input(u.user, u.slot).node != n ||

@@ -39,6 +39,11 @@
 //                                             // nodes(g) is a topological order of every node, with
 //                                             // inputs, ports and op ids in range (it checks each
 //                                             // write): sgmatch then skips its own check of them
+//   op_codes(g)             -> const std::uint32_t*  // optional: every node's op in one array,
+//                                             // indexed by index(g, n) below index_bound(g): the op
+//                                             // id of an op node, a value >= op_count(g) for inputs
+//                                             // and constants, agreeing with kind() and op()
+//                                             // (op_index then reads 4 bytes a node, not the node)
 //
 // The write `replace` must either complete or leave the graph unchanged (strong guarantee), and
 // must leave nodes(g) topologically ordered afterwards.
@@ -134,6 +139,15 @@ struct vouches<Tr, void_t<decltype(Tr::checked_by_construction)>>
 /// Whether graph_traits<G> declares the graph checked by construction (see above).
 template <class G>
 constexpr bool checked_by_construction_v = vouches<graph_traits<G>>::value;
+
+template <class G, class = void>
+struct has_op_codes : std::false_type {};
+template <class G>
+struct has_op_codes<G, void_t<decltype(graph_traits<G>::op_codes(std::declval<const G&>()))>>
+    : std::is_convertible<decltype(graph_traits<G>::op_codes(std::declval<const G&>())), const std::uint32_t*> {};
+/// Whether graph_traits<G> offers op_codes (see above).
+template <class G>
+constexpr bool has_op_codes_v = has_op_codes<G>::value;
 
 // Index of the first requirement the traits miss (0 = none). Used so that exactly one
 // static_assert fires, naming that requirement.

@@ -151,6 +151,9 @@ public:
     std::string_view name(node_id n) const { return name_of(n); }
     node_kind kind(node_id n) const { return recs_[n.value].kind; }
     std::uint32_t op(node_id n) const { return recs_[n.value].op; }
+    /// Every node's op id by node index (0xffffffff for inputs and constants), as one array:
+    /// what op_index reads (graph_traits<graph>::op_codes).
+    const std::uint32_t* op_codes() const { return op_codes_.data(); }
     std::size_t op_count() const { return op_names_.size(); }
     std::string_view op_name(node_id n) const {
         auto o = recs_[n.value].op;
@@ -530,6 +533,7 @@ private:
         if (recs_.size() >= none - 1 || ins_.size() + inputs >= none || names_.size() + name.size() >= none)
             throw graph_error("sgmatch::graph: more than 2^32 - 2 nodes, inputs or name bytes");
         room_for(recs_, 1);
+        room_for(op_codes_, 1);
         room_for(cold_, 1);
         room_for(key_, 1);
         room_for(use_at_, 1);
@@ -581,6 +585,7 @@ private:
         names_.resize(at + name.size());
         if (!name.empty()) std::memcpy(names_.data() + at, name.data(), name.size());
         recs_.push_back(r);
+        op_codes_.push_back(op);
         cold_.push_back(c);
         use_at_.push_back(use_range{});
         ++live_;
@@ -719,6 +724,7 @@ private:
 
     // The arrays a rewrite grows are pod_arrays (grown by realloc, not copied).
     detail::pod_array<rec, 32> recs_;
+    detail::pod_array<std::uint32_t> op_codes_;  // recs_[i].op again, dense (for op_index)
     detail::pod_array<cold_rec> cold_;
     detail::pod_array<value> ins_;              // every node's inputs, in runs
     detail::pod_array<use<node_id>> uses_;      // lists of 2+ uses, in ranges (with holes)
@@ -756,6 +762,7 @@ struct graph_traits<graph> {
     static std::string_view name(const graph& g, node_id n) { return g.name(n); }
     static node_kind kind(const graph& g, node_id n) { return g.kind(n); }
     static std::uint32_t op(const graph& g, node_id n) { return g.op(n); }
+    static const std::uint32_t* op_codes(const graph& g) { return g.op_codes(); }
     static std::size_t op_count(const graph& g) { return g.op_count(); }
     static std::string_view op_name(const graph& g, node_id n) { return g.op_name(n); }
     static std::optional<std::uint32_t> find_op(const graph& g, std::string_view s) {

@@ -15,6 +15,7 @@
 // checks op_index made.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
@@ -44,18 +45,26 @@ public:
         pos_.assign(bound, unplaced);
         order_.reserve(traits::node_count(g));
         std::vector<std::uint32_t> count(ops + 1, 0);
-        // Each node's op (ops for non-op nodes), read once: the grouping below reads this array
-        // in order instead of the graph's nodes again.
+        // Each node's op (ops for non-op nodes): from the graph's op_codes array when it has one
+        // (4 bytes a node, read twice), else read from each node once into op_at, which the
+        // grouping below then reads in order.
         std::vector<std::uint32_t> op_at;
-        op_at.reserve(traits::node_count(g));
+        auto op_of = [&](const node_type& n) {
+            if constexpr (detail::has_op_codes_v<G>) {
+                return std::min(traits::op_codes(g)[traits::index(g, n)], static_cast<std::uint32_t>(ops));
+            } else {
+                return traits::kind(g, n) == node_kind::op ? static_cast<std::uint32_t>(traits::op(g, n))
+                                                            : static_cast<std::uint32_t>(ops);
+            }
+        };
+        if constexpr (!detail::has_op_codes_v<G>) op_at.reserve(traits::node_count(g));
         std::uint32_t p = 0;
         for (const node_type& n : traits::nodes(g)) {
             // A graph that vouches for its order and ranges is not checked again.
             if constexpr (!detail::checked_by_construction_v<G>) check_node(g, n, bound);
-            const auto o = traits::kind(g, n) == node_kind::op ? static_cast<std::uint32_t>(traits::op(g, n))
-                                                                : static_cast<std::uint32_t>(ops);
+            const std::uint32_t o = op_of(n);
             ++count[o];
-            op_at.push_back(o);
+            if constexpr (!detail::has_op_codes_v<G>) op_at.push_back(o);
             pos_[traits::index(g, n)] = p++;
             order_.push_back(n);
         }
@@ -67,8 +76,14 @@ public:
         for (std::size_t o = 0; o < ops; ++o) offsets_[o + 1] = offsets_[o] + count[o];
         by_op_.resize(offsets_[ops]);
         std::vector<std::uint32_t> fill(offsets_.begin(), offsets_.end() - 1);
-        for (std::size_t i = 0; i < order_.size(); ++i)
-            if (op_at[i] < ops) by_op_[fill[op_at[i]]++] = order_[i];
+        for (std::size_t i = 0; i < order_.size(); ++i) {
+            std::uint32_t o;
+            if constexpr (detail::has_op_codes_v<G>)
+                o = op_of(order_[i]);
+            else
+                o = op_at[i];
+            if (o < ops) by_op_[fill[o]++] = order_[i];
+        }
     }
 
     const G& graph() const { return *g_; }
