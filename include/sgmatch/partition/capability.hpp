@@ -284,15 +284,12 @@ private:
             }
             return true;
         };
+        // The smaller region's side goes first: in the first pass b is mostly the node being
+        // added, whose few inputs settle most merges in one step.
         bool forward_done = false, backward_done = false;
-        while (!cycle) {
-            if (!step(true)) {
-                forward_done = true;
-                break;
-            }
-            if (cycle) break;
-            if (!step(false)) {
-                backward_done = true;
+        for (bool forward = size_[a] <= size_[b]; !cycle; forward = !forward) {
+            if (!step(forward)) {
+                (forward ? forward_done : backward_done) = true;
                 break;
             }
         }
