@@ -285,10 +285,12 @@ private:
             return true;
         };
         // The smaller region's side goes first: in the first pass b is mostly the node being
-        // added, whose few inputs settle most merges in one step.
+        // added, whose few inputs settle most merges in one step. A side is done as soon as it
+        // has nothing left (not one turn later).
         bool forward_done = false, backward_done = false;
         for (bool forward = size_[a] <= size_[b]; !cycle; forward = !forward) {
-            if (!step(forward)) {
+            const side& sd = forward ? fwd_ : bwd_;
+            if (!step(forward) || (!cycle && sd.member == none && sd.heap.empty())) {
                 (forward ? forward_done : backward_done) = true;
                 break;
             }
