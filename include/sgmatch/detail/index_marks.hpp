@@ -17,7 +17,8 @@ public:
     /// A new, empty set of indices below `bound`. May throw (growing the array); changes
     /// nothing observable if it does.
     void start(std::size_t bound) {
-        if (mark_.size() < bound) mark_.resize(std::max(bound, 2 * mark_.size()), 0);
+        // Grown by a quarter (a graph being rewritten asks for one more index per write).
+        if (mark_.size() < bound) mark_.resize(std::max(bound, mark_.size() + mark_.size() / 4), 0);
         if (++epoch_ == 0) {  // wrapped: old marks could read as current
             std::fill(mark_.begin(), mark_.end(), 0);
             epoch_ = 1;

@@ -89,10 +89,14 @@ void boundary(subgraph<G>& s, const G& g, const typename graph_traits<G>::node_t
     s.nodes.assign(nodes, nodes + count);
     s.inputs.clear();
     s.outputs.clear();
-    // Membership: a scan for small sets; marks, or a binary search over sorted indices, for
-    // large ones.
+    // Membership: a scan for small sets, behind a 64-bit filter of the members' indices mod 64
+    // (a neighbour of a match, mostly a few indices away, is ruled out by one test); marks, or
+    // a binary search over sorted indices, for large ones.
     constexpr std::size_t small = 16;
     std::vector<std::size_t> members;
+    std::uint64_t filter = 0;
+    if (count <= small)
+        for (std::size_t i = 0; i < count; ++i) filter |= std::uint64_t{1} << (traits::index(g, nodes[i]) % 64);
     if (count > small && marks != nullptr) {
         marks->start(traits::index_bound(g));
         for (std::size_t i = 0; i < count; ++i) marks->add(traits::index(g, nodes[i]));
@@ -103,6 +107,7 @@ void boundary(subgraph<G>& s, const G& g, const typename graph_traits<G>::node_t
     }
     auto inside = [&](const N& n) {
         if (count <= small) {
+            if (!((filter >> (traits::index(g, n) % 64)) & 1)) return false;
             for (std::size_t j = 0; j < count; ++j)
                 if (nodes[j] == n) return true;
             return false;
@@ -122,11 +127,15 @@ void boundary(subgraph<G>& s, const G& g, const typename graph_traits<G>::node_t
             if (!inside(v.node)) s.inputs.push_back(v);
         }
     }
-    if (s.inputs.size() <= 2 * small) {
+    if (s.inputs.size() <= 2 * small) {  // a scan for repeats, behind the same kind of filter
         std::size_t kept = 0;
+        std::uint64_t kept_filter = 0;
         for (std::size_t i = 0; i < s.inputs.size(); ++i) {
+            const std::uint64_t bit = std::uint64_t{1} << (traits::index(g, s.inputs[i].node) % 64);
             bool seen = false;
-            for (std::size_t j = 0; j < kept && !seen; ++j) seen = s.inputs[j] == s.inputs[i];
+            if (kept_filter & bit)
+                for (std::size_t j = 0; j < kept && !seen; ++j) seen = s.inputs[j] == s.inputs[i];
+            kept_filter |= bit;
             if (!seen) s.inputs[kept++] = s.inputs[i];
         }
         s.inputs.resize(kept);
