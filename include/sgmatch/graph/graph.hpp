@@ -262,7 +262,7 @@ private:
         if (r.nodes.empty()) throw graph_error(where() + "no nodes to replace");
         scratch& x = scratch_;
         x.set.assign(r.nodes.begin(), r.nodes.end());
-        std::sort(x.set.begin(), x.set.end());
+        sort_ids(x.set);
         const auto& set = x.set;
         if (std::adjacent_find(set.begin(), set.end()) != set.end())
             throw graph_error(where() + "a node is listed twice");
@@ -359,7 +359,7 @@ private:
         // Each producer once, with the number of inputs it feeds (sorted when there are many).
         x.producers.clear();
         for (auto& v : r.inputs) x.producers.push_back(v.node);
-        std::sort(x.producers.begin(), x.producers.end());
+        sort_ids(x.producers);
         for (std::size_t i = 0; i < x.producers.size();) {
             const node_id p = x.producers[i];
             std::size_t add = 0;
@@ -498,16 +498,35 @@ private:
                               std::to_string(n.value) + " is not in the graph");
     }
 
+    // A replace sorts a few ids twice: an insertion sort in place for those (std::sort's setup
+    // costs more than the sort).
+    static void sort_ids(std::vector<node_id>& v) {
+        if (v.size() > 16) {
+            std::sort(v.begin(), v.end());
+            return;
+        }
+        for (std::size_t i = 1; i < v.size(); ++i) {
+            const node_id x = v[i];
+            std::size_t j = i;
+            for (; j > 0 && x < v[j - 1]; --j) v[j] = v[j - 1];
+            v[j] = x;
+        }
+    }
+
+    // The test inline, the message out of line (a replace checks every input).
     void check_value(std::string_view consumer, std::size_t slot, value v) const {
+        if (v.node.value >= recs_.size() || !recs_[v.node.value].alive() || v.port >= recs_[v.node.value].outputs)
+            bad_value(consumer, slot, v);
+    }
+    [[noreturn]] SGMATCH_NOINLINE void bad_value(std::string_view consumer, std::size_t slot, value v) const {
         if (v.node.value >= recs_.size() || !recs_[v.node.value].alive())
             throw graph_error("sgmatch::graph_error: node '" + std::string(consumer) + "' input " +
                               std::to_string(slot) + " refers to missing node " +
                               std::to_string(v.node.value));
-        if (v.port >= recs_[v.node.value].outputs)
-            throw graph_error("sgmatch::graph_error: node '" + std::string(consumer) + "' input " +
-                              std::to_string(slot) + " reads output " + std::to_string(v.port) +
-                              " of '" + std::string(name_of(v.node)) + "', which has " +
-                              std::to_string(recs_[v.node.value].outputs) + " output(s)");
+        throw graph_error("sgmatch::graph_error: node '" + std::string(consumer) + "' input " +
+                          std::to_string(slot) + " reads output " + std::to_string(v.port) +
+                          " of '" + std::string(name_of(v.node)) + "', which has " +
+                          std::to_string(recs_[v.node.value].outputs) + " output(s)");
     }
 
     static std::uint32_t intern(std::unordered_map<std::string, std::uint32_t>& ids,

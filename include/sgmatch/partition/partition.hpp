@@ -247,6 +247,7 @@ property_report apply_writable(G& g, const property<G>& prop) {
     // vectors pass between them by swap), so a rewrite allocates only what the graph keeps.
     subgraph<G> s;
     replacement<N> r;
+    const std::string prefix = prop.name() + "_";  // fused nodes are named <property>_<id>
     prop.scan(index, taken, accept, [&](const N* nodes, std::size_t count, const typename property<G>::factory_fn& make) {
         detail::boundary(s, cg, nodes, count, &marks);
         s.id = id;
@@ -257,8 +258,8 @@ property_report apply_writable(G& g, const property<G>& prop) {
         r.outputs.swap(s.outputs);
         char digits[24];
         const auto end = std::to_chars(digits, digits + sizeof digits, id).ptr;
-        r.name.assign(prop.name()).append(1, '_').append(digits, end);
-        r.op_name.assign(op);
+        r.name.assign(prefix).append(digits, end);
+        if (r.op_name != op) r.op_name.assign(op);  // set once (unless the adapter moved it away)
         traits::replace(g, std::move(r));  // all or nothing (the adapter's promise)
         // Back to s for the next rewrite (an adapter's replace may have moved from them: they
         // are cleared before reuse either way).
