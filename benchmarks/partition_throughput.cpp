@@ -7,10 +7,13 @@
 //             graph::replace with boundaries it computes itself
 //
 // Both must leave the same graph (node count and fused nodes per kind, checked every round).
-// usage: partition_throughput [--nodes N] [--rounds R] [--check] [--fx-curve]
+// usage: partition_throughput [--nodes N] [--rounds R] [--check] [--fx-curve] [--sgmatch-once]
 //   --fx-curve: the shape of benchmarks/peers/fx_replace_pattern.py (a chain of conv -> bn ->
 //   relu blocks, 6 nodes each with 3 graph inputs for weights and statistics), one property,
 //   from 2k to 1M nodes, to set beside FX's curve.
+//   --sgmatch-once: the sgmatch variant once, on one copy, nothing else timed or run: for counting
+//   instructions, e.g. valgrind --tool=callgrind --toggle-collect='sgmatch::v0::detail::apply_writable*'
+//   (the count is the machine-independent figure; wall-clock time swings with the machine).
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -154,12 +157,13 @@ double median(std::vector<double> v) {
 int main(int argc, char** argv) {
     std::size_t target = 1'000'000;
     int rounds = 5;
-    bool check = false;
+    bool check = false, once = false;
     for (int i = 1; i < argc; ++i) {
         if (!std::strcmp(argv[i], "--nodes") && i + 1 < argc) target = std::strtoull(argv[++i], nullptr, 10);
         else if (!std::strcmp(argv[i], "--rounds") && i + 1 < argc) rounds = std::atoi(argv[++i]);
         else if (!std::strcmp(argv[i], "--check")) check = true;
         else if (!std::strcmp(argv[i], "--fx-curve")) return fx_curve(rounds);
+        else if (!std::strcmp(argv[i], "--sgmatch-once")) once = true;
     }
     if (check) {
         target = 20'000;
@@ -169,6 +173,13 @@ int main(int argc, char** argv) {
     const graph base = build::resnet_blocks(target / (probe.node_count() / 8));
     std::printf("graph: %zu nodes\n", base.node_count());
     const backend<graph> b = make_backend();
+    if (once) {
+        graph g = base;
+        run_sgmatch(g, b);
+        const outcome o = summarize(g);
+        std::printf("sgmatch once: %zu nodes left, %zu/%zu/%zu fused\n", o.nodes, o.fused[0], o.fused[1], o.fused[2]);
+        return o.fused[0] == 0 ? 1 : 0;
+    }
     const op_index<graph> idx(base);
     const auto [cb, ce] = idx.nodes_with_op(*base.find_op("Conv"));
     const std::vector<node_id> convs(cb, ce);

@@ -223,7 +223,8 @@ private:
         const double lo = pos_[a], hi = pos_[b];
         const std::uint32_t epoch = ++epoch_;  // a local: uint32 stores below could alias the member
         for (auto [sd, start] : {std::pair<side*, std::uint32_t>{&fwd_, a}, {&bwd_, b}}) {
-            sd->found.assign(1, start);
+            sd->found.clear();  // not assign(1, start): a fill, at a million calls
+            sd->found.push_back(start);
             sd->heap.clear();
             sd->current = start;
             sd->member = start;  // a root heads its member list
