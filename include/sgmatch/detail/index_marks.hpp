@@ -1,5 +1,6 @@
 // sgmatch/detail/index_marks.hpp - membership of one set of indices at a time, reused from set
 // to set: starting a new set costs nothing (an epoch counter), not a clear of the whole array.
+// And index_filter, which rules most non-members of a small set out with one test.
 #pragma once
 
 #include <algorithm>
@@ -31,6 +32,18 @@ public:
 private:
     std::vector<std::uint32_t> mark_;
     std::uint32_t epoch_ = 0;
+};
+
+/// 64 bits, one per index mod 64, in front of a scan of a small set: may_have(i) false means i
+/// is not in the set. The nodes a rewrite tests are mostly a few indices away from the members,
+/// so one test rules them out.
+class index_filter {
+public:
+    void add(std::size_t i) { bits_ |= std::uint64_t{1} << (i % 64); }
+    bool may_have(std::size_t i) const { return (bits_ >> (i % 64)) & 1; }
+
+private:
+    std::uint64_t bits_ = 0;
 };
 
 }  // namespace detail

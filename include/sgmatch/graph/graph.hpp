@@ -275,18 +275,18 @@ private:
         // rules them out); a mark per node for a larger set (a capability region can have
         // thousands of members, each with users to classify).
         const bool marked = set.size() > 8;
-        std::uint64_t filter = 0;
+        detail::index_filter filter;
         if (marked) {
             x.members.start(recs_.size());
             for (auto n : set) x.members.add(n.value);
         } else {
-            for (auto n : set) filter |= std::uint64_t{1} << (n.value % 64);
+            for (auto n : set) filter.add(n.value);
         }
         const node_id* const set_begin = set.data();
         const node_id* const set_end = set_begin + set.size();
         auto in_set = [set_begin, set_end, filter, &x, marked](node_id n) {
             if (marked) return x.members.has(n.value);
-            if (!((filter >> (n.value % 64)) & 1)) return false;
+            if (!filter.may_have(n.value)) return false;
             for (const node_id* p = set_begin; p != set_end; ++p)
                 if (*p == n) return true;
             return false;

@@ -94,9 +94,9 @@ void boundary(subgraph<G>& s, const G& g, const typename graph_traits<G>::node_t
     // a binary search over sorted indices, for large ones.
     constexpr std::size_t small = 16;
     std::vector<std::size_t> members;
-    std::uint64_t filter = 0;
+    index_filter filter;
     if (count <= small)
-        for (std::size_t i = 0; i < count; ++i) filter |= std::uint64_t{1} << (traits::index(g, nodes[i]) % 64);
+        for (std::size_t i = 0; i < count; ++i) filter.add(traits::index(g, nodes[i]));
     if (count > small && marks != nullptr) {
         marks->start(traits::index_bound(g));
         for (std::size_t i = 0; i < count; ++i) marks->add(traits::index(g, nodes[i]));
@@ -107,7 +107,7 @@ void boundary(subgraph<G>& s, const G& g, const typename graph_traits<G>::node_t
     }
     auto inside = [&](const N& n) {
         if (count <= small) {
-            if (!((filter >> (traits::index(g, n) % 64)) & 1)) return false;
+            if (!filter.may_have(traits::index(g, n))) return false;
             for (std::size_t j = 0; j < count; ++j)
                 if (nodes[j] == n) return true;
             return false;
@@ -129,13 +129,13 @@ void boundary(subgraph<G>& s, const G& g, const typename graph_traits<G>::node_t
     }
     if (s.inputs.size() <= 2 * small) {  // a scan for repeats, behind the same kind of filter
         std::size_t kept = 0;
-        std::uint64_t kept_filter = 0;
+        index_filter kept_filter;
         for (std::size_t i = 0; i < s.inputs.size(); ++i) {
-            const std::uint64_t bit = std::uint64_t{1} << (traits::index(g, s.inputs[i].node) % 64);
+            const std::size_t at = traits::index(g, s.inputs[i].node);
             bool seen = false;
-            if (kept_filter & bit)
+            if (kept_filter.may_have(at))
                 for (std::size_t j = 0; j < kept && !seen; ++j) seen = s.inputs[j] == s.inputs[i];
-            kept_filter |= bit;
+            kept_filter.add(at);
             if (!seen) s.inputs[kept++] = s.inputs[i];
         }
         s.inputs.resize(kept);
