@@ -107,6 +107,45 @@ TEST_CASE("replace fuses a chain, redirects users and graph outputs, and keeps a
     CHECK(pos(side) < pos(m));
 }
 
+TEST_CASE("a replace that throws leaves nothing behind that changes a later replace") {
+    // The write marks the nodes it replaces while it checks them; a throw must clear the marks,
+    // or a later replace would take a node of the failed set for one of its own members.
+    graph g;
+    auto x = g.add_input("x");
+    auto a = g.add_op("Relu", "a", {x});
+    auto b = g.add_op("Relu", "b", {a});
+    auto c = g.add_op("Relu", "c", {b});
+    auto side = g.add_op("Relu", "side", {b});  // b escapes a fusion of {b, c}
+    g.mark_output(c);
+    g.mark_output(side);
+    replacement<node_id> bad;
+    bad.nodes = {b, c};
+    bad.inputs = {{a, 0}};
+    bad.outputs = {{c, 0}};
+    bad.name = "bad";
+    CHECK_THROWS_WITH_AS(g.replace(bad), doctest::Contains("'side' uses output 0 of 'b'"), graph_error);
+    bad.nodes = {a, b, b};  // a repeat, found after the first members are looked at
+    CHECK_THROWS_AS(g.replace(bad), graph_error);
+
+    // {c} alone reads b: b must not count as a member (input produced inside), and {a} alone
+    // has the user b outside (which must be redirected, not skipped as a member).
+    replacement<node_id> ok;
+    ok.nodes = {c};
+    ok.inputs = {{b, 0}};
+    ok.outputs = {{c, 0}};
+    ok.name = "fc";
+    auto fc = g.replace(ok);
+    CHECK(g.input(fc, 0).node == b);
+    ok.nodes = {a};
+    ok.inputs = {{x, 0}};
+    ok.outputs = {{a, 0}};
+    ok.name = "fa";
+    auto fa = g.replace(ok);
+    CHECK(g.input(b, 0).node == fa);
+    CHECK(g.user_count(fa) == 1);
+    CHECK(sgmatch_test::graph_problem(g).empty());
+}
+
 TEST_CASE("replace that would dangle or is malformed throws and leaves the graph unchanged") {
     graph g;
     auto x = g.add_input("x");

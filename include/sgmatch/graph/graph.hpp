@@ -27,7 +27,6 @@
 #include <vector>
 
 #include "sgmatch/detail/config.hpp"
-#include "sgmatch/detail/index_marks.hpp"
 #include "sgmatch/detail/pod_array.hpp"
 #include "sgmatch/graph/adapter.hpp"
 #include "sgmatch/graph/replacement.hpp"
@@ -270,27 +269,17 @@ private:
             if (!contains(n))
                 throw graph_error(where() + "node " + std::to_string(n.value) + " is not in the graph");
         }
-        // Membership: a scan of a small set (a set of three is tested some twenty times) behind
-        // a 64-bit filter of its ids mod 64 (the nodes tested are mostly a few ids away: one test
-        // rules them out); a mark per node for a larger set (a capability region can have
-        // thousands of members, each with users to classify).
-        const bool marked = set.size() > 8;
-        detail::index_filter filter;
-        if (marked) {
-            x.members.start(recs_.size());
-            for (auto n : set) x.members.add(n.value);
-        } else {
-            for (auto n : set) filter.add(n.value);
-        }
-        const node_id* const set_begin = set.data();
-        const node_id* const set_end = set_begin + set.size();
-        auto in_set = [set_begin, set_end, filter, &x, marked](node_id n) {
-            if (marked) return x.members.has(n.value);
-            if (!filter.may_have(n.value)) return false;
-            for (const node_id* p = set_begin; p != set_end; ++p)
-                if (*p == n) return true;
-            return false;
-        };
+        // Membership: a flag on each member's record, set here and cleared on every way out (a
+        // test reads one byte of a record the write touches anyway; no side structure).
+        for (auto n : set) recs_[n.value].flags |= rec::member_flag;
+        struct unmark {
+            graph& g;
+            const std::vector<node_id>& set;
+            ~unmark() {
+                for (auto n : set) g.recs_[n.value].flags &= static_cast<std::uint8_t>(~rec::member_flag);
+            }
+        } const unmark_on_exit{*this, set};
+        auto in_set = [this](node_id n) { return (recs_[n.value].flags & rec::member_flag) != 0; };
         for (std::size_t i = 0; i < r.inputs.size(); ++i) {
             check_value(r.name, i, r.inputs[i]);
             if (in_set(r.inputs[i].node))
@@ -444,8 +433,9 @@ private:
         std::uint16_t outputs = 1;
         node_kind kind = node_kind::op;
         std::uint8_t flags = alive_flag;
-        // ranged: has a range in uses_ (read use_at_ only then)
-        static constexpr std::uint8_t alive_flag = 1, output_flag = 2, ranged_flag = 4;
+        // ranged: has a range in uses_ (read use_at_ only then); member: in the set a replace is
+        // replacing (set and cleared within the replace)
+        static constexpr std::uint8_t alive_flag = 1, output_flag = 2, ranged_flag = 4, member_flag = 8;
         bool alive() const { return flags & alive_flag; }
         bool is_output() const { return flags & output_flag; }
     };
@@ -475,7 +465,6 @@ private:
         std::vector<use<node_id>> redirects;  // port: the new node's output the user reads
         std::vector<std::size_t> out_redirects;
         std::vector<std::pair<std::uint64_t, std::size_t>> outputs;  // (value, index) sorted, when many
-        detail::index_marks members;  // of the current set, when large
         scratch() = default;
         scratch(const scratch&) {}
         scratch& operator=(const scratch&) { return *this; }

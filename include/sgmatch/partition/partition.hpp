@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <optional>
@@ -155,6 +156,38 @@ void boundary(subgraph<G>& s, const G& g, const typename graph_traits<G>::node_t
     }
     // Outputs: first those of the subgraph's sinks (nodes no other member reads: the match's
     // last node), then escaping intermediates; each in node order, ports in order.
+    if (count <= small) {
+        // One pass over each member's users classifies them: read inside, or the ports (below
+        // 64, a mask) read outside; graph outputs are asked only of ports not already known.
+        bool read_in[small];
+        std::uint64_t read_out[small];
+        for (std::size_t i = 0; i < count; ++i) {
+            const std::size_t uc = traits::user_count(g, nodes[i]);
+            bool in = false;
+            std::uint64_t out = 0;
+            for (std::size_t k = 0; k < uc; ++k) {
+                const auto u = traits::user(g, nodes[i], k);
+                if (inside(u.user)) in = true;
+                else if (u.port < 64) out |= std::uint64_t(1) << u.port;
+            }
+            read_in[i] = in;
+            read_out[i] = out;
+        }
+        for (int pass = 0; pass < 2; ++pass)
+            for (std::size_t i = 0; i < count; ++i) {
+                if (read_in[i] != (pass == 1)) continue;
+                const auto outs = static_cast<std::uint32_t>(traits::output_count(g, nodes[i]));
+                const bool maybe_graph_output =
+                    !has_has_graph_output<traits, G>::value || adapter<G>::has_graph_output(g, nodes[i]);
+                for (std::uint32_t p = 0; p < outs; ++p) {
+                    const bool used = p < 64 ? ((read_out[i] >> p) & 1) != 0 ||
+                                                   (maybe_graph_output && adapter<G>::is_graph_output(g, nodes[i], p))
+                                             : used_outside(g, inside, nodes[i], p);
+                    if (used) s.outputs.push_back(value_ref<N>{nodes[i], p});
+                }
+            }
+        return;
+    }
     auto read_inside = [&](const N& n) {
         const std::size_t uc = traits::user_count(g, n);
         for (std::size_t k = 0; k < uc; ++k)
@@ -246,19 +279,22 @@ property_report apply_writable(G& g, const property<G>& prop) {
     // One subgraph and one replacement serve every rewrite: their buffers are reused (the
     // vectors pass between them by swap), so a rewrite allocates only what the graph keeps.
     subgraph<G> s;
+    s.property = prop.name();
     replacement<N> r;
     const std::string prefix = prop.name() + "_";  // fused nodes are named <property>_<id>
     prop.scan(index, taken, accept, [&](const N* nodes, std::size_t count, const typename property<G>::factory_fn& make) {
         detail::boundary(s, cg, nodes, count, &marks);
         s.id = id;
-        s.property = prop.name();
         r.payload = make(s);  // before any write: a throwing factory changes nothing
         r.nodes.swap(s.nodes);
         r.inputs.swap(s.inputs);
         r.outputs.swap(s.outputs);
         char digits[24];
         const auto end = std::to_chars(digits, digits + sizeof digits, id).ptr;
-        r.name.assign(prefix).append(digits, end);
+        const std::size_t digit_count = static_cast<std::size_t>(end - digits);
+        r.name.resize(prefix.size() + digit_count);  // no reallocation once grown
+        std::memcpy(&r.name[0], prefix.data(), prefix.size());
+        std::memcpy(&r.name[prefix.size()], digits, digit_count);
         if (r.op_name != op) r.op_name.assign(op);  // set once (unless the adapter moved it away)
         traits::replace(g, std::move(r));  // all or nothing (the adapter's promise)
         // Back to s for the next rewrite (an adapter's replace may have moved from them: they
