@@ -25,6 +25,7 @@
 #include "sgmatch/partition/dot.hpp"
 #include "sgmatch/partition/partition.hpp"
 #include "sgmatch/sgmatch.hpp"
+#include "support/graph_check.hpp"
 #include "support/quotient.hpp"
 
 using namespace sgmatch;
@@ -748,4 +749,144 @@ TEST_CASE("whole partitions on small random DAGs equal a brute-force enumeration
         fused_total += r1.accepted + r2.accepted;
     }
     CHECK(fused_total > 1000);  // the comparison is not between two empty partitions
+}
+
+namespace {
+
+// A random graph with what the boundary must get right: nodes of 1-3 outputs, inputs read from
+// any earlier port (the same value often twice), graph outputs in the middle.
+graph boundary_test_graph(std::mt19937_64& rng, std::size_t n) {
+    graph g;
+    std::vector<node_id> all{g.add_input("x"), g.add_input("y")};
+    std::uniform_real_distribution<double> coin(0.0, 1.0);
+    for (std::size_t i = 0; i < n; ++i) {
+        std::vector<input_ref> ins;
+        const int arity = 1 + static_cast<int>(rng() % 4);
+        for (int a = 0; a < arity; ++a) {
+            const std::size_t lo = all.size() > 12 ? all.size() - 12 : 0;
+            const node_id p = all[lo + rng() % (all.size() - lo)];
+            const auto port = static_cast<std::uint32_t>(rng() % g.output_count(p));
+            ins.emplace_back(p, port);
+            if (coin(rng) < 0.2) ins.emplace_back(p, port);  // read twice
+        }
+        all.push_back(g.add_op("Op", "n" + std::to_string(i), ins, {}, 1 + static_cast<std::uint32_t>(rng() % 3)));
+        if (coin(rng) < 0.1) g.mark_output(value_ref<node_id>{all.back(), static_cast<std::uint32_t>(rng() % g.output_count(all.back()))});
+    }
+    g.mark_output(all.back());
+    return g;
+}
+
+std::string fingerprint_or_error(const graph& g) {
+    try {
+        return sgmatch_test::fingerprint(g);
+    } catch (const graph_error& e) {
+        return std::string("error: ") + e.what();
+    }
+}
+
+}  // namespace
+
+TEST_CASE("graph::prepare_replace reads the boundary sgmatch computes, and a replace of it gives the same graph") {
+    std::mt19937_64 rng(20261123);
+    std::size_t small = 0, large = 0, escaping = 0, graph_outputs = 0;
+    for (int round = 0; round < 400; ++round) {
+        const graph g = boundary_test_graph(rng, 20 + rng() % 60);
+        std::vector<node_id> ops;
+        for (auto n : g.nodes())
+            if (g.kind(n) == node_kind::op) ops.push_back(n);
+        // A run of consecutive nodes (mostly connected) or a scatter, in a shuffled order.
+        const std::size_t want = 1 + rng() % std::min<std::size_t>(ops.size(), round % 2 ? 8 : 40);
+        std::vector<node_id> set;
+        if (rng() % 2) {
+            const std::size_t at = rng() % (ops.size() - want + 1);
+            for (std::size_t i = 0; i < want; ++i) set.push_back(ops[at + i]);
+        } else {
+            std::vector<node_id> pool = ops;
+            std::shuffle(pool.begin(), pool.end(), rng);
+            for (std::size_t i = 0; i < want; ++i) set.push_back(pool[i]);
+        }
+        std::shuffle(set.begin(), set.end(), rng);
+        (set.size() > 16 ? large : small) += 1;
+
+        subgraph<graph> expected;
+        detail::boundary(expected, g, set.data(), set.size());  // through the adapter calls
+        graph prepared_g = g;
+        std::vector<value_ref<node_id>> ins, outs;
+        prepared_g.prepare_replace(set.data(), set.size(), ins, outs);
+        REQUIRE(ins == expected.inputs);
+        REQUIRE(outs == expected.outputs);
+        for (auto& v : outs) {
+            escaping += g.user_count(v.node) > 0 && v.node != set.back();
+            graph_outputs += g.is_graph_output(v.node, v.port);
+        }
+
+        // The replace that trusts the prepared boundary and the one that checks it all agree.
+        replacement<node_id> r;
+        r.nodes = set;
+        r.inputs = ins;
+        r.outputs = outs;
+        r.name = "fused";
+        graph checked_g = g;
+        const node_id a = prepared_g.replace(r);
+        const node_id b = checked_g.replace(r);
+        CHECK(a == b);
+        const std::string fa = fingerprint_or_error(prepared_g), fb = fingerprint_or_error(checked_g);
+        CHECK(fa == fb);
+        if (fa.rfind("error", 0) != 0) CHECK(sgmatch_test::graph_problem(prepared_g).empty());
+    }
+    CHECK(small > 100);
+    CHECK(large > 50);
+    CHECK(escaping > 100);
+    CHECK(graph_outputs > 50);
+}
+
+TEST_CASE("a replace after prepare_replace checks everything again once anything changed") {
+    graph g;
+    auto x = g.add_input("x");
+    auto a = g.add_op("Relu", "a", {x});
+    auto b = g.add_op("Relu", "b", {a});
+    g.mark_output(b);
+    const node_id set[] = {a, b};
+    replacement<node_id> r;
+    r.nodes = {a, b};
+    r.name = "f";
+
+    SUBCASE("a new user of a member: the write would dangle") {
+        g.prepare_replace(set, 2, r.inputs, r.outputs);
+        g.add_op("Relu", "late", {a});
+        CHECK_THROWS_WITH_AS(g.replace(r), doctest::Contains("'late' uses output 0 of 'a'"), graph_error);
+    }
+    SUBCASE("a member made a graph output") {
+        g.prepare_replace(set, 2, r.inputs, r.outputs);
+        g.mark_output(a);
+        CHECK_THROWS_WITH_AS(g.replace(r), doctest::Contains("graph output 'a'"), graph_error);
+    }
+    SUBCASE("another boundary than the one prepared") {
+        g.prepare_replace(set, 2, r.inputs, r.outputs);
+        r.outputs.clear();
+        CHECK_THROWS_WITH_AS(g.replace(r), doctest::Contains("graph output 'b'"), graph_error);
+    }
+    SUBCASE("another graph assigned in between") {
+        g.prepare_replace(set, 2, r.inputs, r.outputs);
+        graph other;
+        auto ox = other.add_input("x");
+        auto oa = other.add_op("Relu", "a", {ox});
+        other.add_op("Relu", "b", {oa});
+        other.add_op("Relu", "c", {oa});  // a escapes in this one
+        g = other;
+        CHECK_THROWS_WITH_AS(g.replace(r), doctest::Contains("'c' uses output 0 of 'a'"), graph_error);
+    }
+    SUBCASE("bad sets are refused before anything is read") {
+        const node_id twice[] = {a, a};
+        CHECK_THROWS_WITH_AS(g.prepare_replace(twice, 2, r.inputs, r.outputs), doctest::Contains("listed twice"), graph_error);
+        CHECK_THROWS_WITH_AS(g.prepare_replace(set, 0, r.inputs, r.outputs), doctest::Contains("no nodes"), graph_error);
+        const node_id missing[] = {node_id{99}};
+        CHECK_THROWS_WITH_AS(g.prepare_replace(missing, 1, r.inputs, r.outputs), doctest::Contains("not in the graph"), graph_error);
+        // and nothing they did changes the replace that follows
+        g.prepare_replace(set, 2, r.inputs, r.outputs);
+        const node_id f = g.replace(r);
+        CHECK(g.graph_output(0).node == f);
+        CHECK(g.input(f, 0).node == x);
+        CHECK(sgmatch_test::graph_problem(g).empty());
+    }
 }

@@ -33,6 +33,15 @@
 //   value_type(g, n, port)  -> std::optional<sgmatch::tensor_type>   // shape predicates, lowering
 //   constant(g, n)          -> std::optional<sgmatch::const_tensor_view>
 //   replace(G&, const sgmatch::replacement<node_type>&) -> node_type  // the write side
+//   prepare_replace(G&, const node_type* nodes, std::size_t count,
+//                   std::vector<sgmatch::value_ref<node_type>>& inputs,
+//                   std::vector<sgmatch::value_ref<node_type>>& outputs) -> void
+//                                             // with replace: the boundary of a node set exactly
+//                                             // as sgmatch computes it (see subgraph in
+//                                             // partition/property.hpp), read by the graph itself
+//                                             // so that it can keep what it learned for the
+//                                             // replace that follows; else sgmatch reads it
+//                                             // through the calls above
 //   for_each_attr(g, n, f)  -> void           // f(string-like key, const sgmatch::attribute&) for
 //                                             // every attribute of n; else: the keys asked for
 //   static constexpr bool checked_by_construction = true;   // the graph itself guarantees that
@@ -59,6 +68,7 @@
 #include <string_view>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/graph/types.hpp"
@@ -127,6 +137,9 @@ SGMATCH_DETAIL_DETECT(for_each_attr, std::declval<gref<G>>(), SGMATCH_DETAIL_N,
                       std::declval<void (*)(std::string_view, const attribute&)>())
 SGMATCH_DETAIL_DETECT(replace, std::declval<G&>(),
                       std::declval<const replacement<typename Tr::node_type>&>())
+SGMATCH_DETAIL_DETECT(prepare_replace, std::declval<G&>(), std::declval<const typename Tr::node_type*>(),
+                      std::size_t(), std::declval<std::vector<value_ref<typename Tr::node_type>>&>(),
+                      std::declval<std::vector<value_ref<typename Tr::node_type>>&>())
 #undef SGMATCH_DETAIL_N
 #undef SGMATCH_DETAIL_DETECT
 

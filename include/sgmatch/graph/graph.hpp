@@ -22,6 +22,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -132,6 +133,7 @@ public:
         check_value("<graph output>", graph_outputs_.size(), v);
         graph_outputs_.push_back(v);
         recs_[v.node.value].flags |= rec::output_flag;
+        ++writes_;
     }
     void set_needs_gradients(bool b) { needs_gradients_ = b; }
 
@@ -250,92 +252,232 @@ public:
     /// The same, moving r's payload in (no copy) once nothing can fail.
     node_id replace(replacement<node_id>&& r) { return replace_with(r, r.payload); }
 
+    /// The boundary of the node set nodes[0, count), as sgmatch computes it for a rewrite:
+    /// `inputs`, the values read from outside, each once, in order of first use (members in the
+    /// order given, inputs in slot order); `outputs`, the values used outside the set or graph
+    /// outputs, first those of members no other member reads, then the others, each group in
+    /// the order given, ports in order. Both are cleared first.
+    /// It reads every edge at the set's border with a replace in mind: if the next write to the
+    /// graph is a replace of exactly these nodes (in this order), inputs and outputs, that
+    /// replace reuses what was learned here instead of classifying every edge again (any other
+    /// write, or a replace of anything else, forgets it; the result is the same either way).
+    /// Throws graph_error, changing nothing, for an empty set, a node not in the graph or one
+    /// listed twice.
+    void prepare_replace(const node_id* nodes, std::size_t count, std::vector<value>& inputs,
+                         std::vector<value>& outputs) {
+        scratch& x = scratch_;
+        x.prepared = false;
+        inputs.clear();
+        outputs.clear();
+        x.set.assign(nodes, nodes + count);
+        check_set([] { return std::string("sgmatch::graph::prepare_replace: "); });
+        const member_marks marks(*this);
+        // Inputs: each producer once by a flag on its record (a value read twice, or a second
+        // port of a producer, is looked for among the inputs so far; for many inputs, by one
+        // sort at the end instead).
+        x.producers.clear();
+        struct producer_marks {  // cleared on every way out
+            graph& g;
+            ~producer_marks() {
+                for (auto pn : g.scratch_.producers)
+                    g.recs_[pn.value].flags &= static_cast<std::uint8_t>(~rec::producer_flag);
+            }
+        } const unmark_producers{*this};
+        bool repeats = false;
+        for (std::size_t i = 0; i < count; ++i) {
+            const rec& m = recs_[nodes[i].value];
+            const value* in = ins_.data() + m.in_begin;
+            for (std::uint32_t k = 0; k < m.in_count; ++k) {
+                const value v = in[k];
+                rec& p = recs_[v.node.value];
+                if (p.flags & rec::member_flag) continue;
+                if (!(p.flags & rec::producer_flag)) {
+                    x.producers.push_back(v.node);
+                    p.flags |= rec::producer_flag;
+                    inputs.push_back(v);
+                } else if (inputs.size() <= 32) {
+                    if (std::find(inputs.begin(), inputs.end(), v) == inputs.end()) inputs.push_back(v);
+                } else {
+                    inputs.push_back(v);
+                    repeats = true;
+                }
+            }
+        }
+        if (repeats) unique_in_order(inputs);
+        // Outputs: one pass over each member's users tells whether another member reads it and
+        // which of its ports (below 64: a mask) are read outside; graph outputs are looked up
+        // only for members that produce one.
+        auto escapes = [&](node_id n, std::uint64_t mask, std::uint32_t port) {
+            if (port < 64) {
+                if ((mask >> port) & 1) return true;
+            } else {
+                for (auto& u : users(n))
+                    if (u.port == port && !(recs_[u.user.value].flags & rec::member_flag)) return true;
+            }
+            return recs_[n.value].is_output() && is_graph_output(n, port);
+        };
+        x.read_inside.assign(count, 0);
+        x.read_outside.resize(count);
+        for (std::size_t i = 0; i < count; ++i) {
+            std::uint64_t mask = 0;
+            for (auto& u : users(nodes[i])) {
+                if (recs_[u.user.value].flags & rec::member_flag) x.read_inside[i] = 1;
+                else if (u.port < 64) mask |= std::uint64_t(1) << u.port;
+            }
+            x.read_outside[i] = mask;
+        }
+        for (int pass = 0; pass < 2; ++pass)
+            for (std::size_t i = 0; i < count; ++i) {
+                if ((x.read_inside[i] != 0) != (pass == 1)) continue;
+                const std::uint32_t outs = recs_[nodes[i].value].outputs;
+                for (std::uint32_t port = 0; port < outs; ++port)
+                    if (escapes(nodes[i], x.read_outside[i], port)) outputs.push_back(value{nodes[i], port});
+            }
+        // What the replace will need: the uses to redirect and graph outputs to move (every one
+        // is a declared output by construction).
+        classify_outside(outputs, [](const auto&) {
+            throw graph_error("sgmatch::graph::prepare_replace: internal error, a use outside the set escaped");
+        });
+        x.prepared_inputs.assign(inputs.begin(), inputs.end());
+        x.prepared_outputs.assign(outputs.begin(), outputs.end());
+        x.prepared_nodes.assign(nodes, nodes + count);
+        x.prepared_at = writes_;
+        x.prepared = true;
+    }
+
 private:
     static constexpr std::uint32_t no_op = 0xffffffffu;
     static constexpr std::uint32_t none = 0xffffffffu;
     static constexpr node_id tombstone{none};  // a dead node's place in order_list_
 
-    // payload: moved into the graph at the commit (never before: a failed call leaves it).
-    node_id replace_with(const replacement<node_id>& r, std::any& payload) {
-        auto where = [&] { return "sgmatch::graph::replace('" + r.name + "'): "; };  // for errors only
-        if (r.nodes.empty()) throw graph_error(where() + "no nodes to replace");
+    // x.set, sorted: no repeats, every node in the graph (throws graph_error, prefixed by where()).
+    template <class Where>
+    void check_set(const Where& where) {
+        std::vector<node_id>& set = scratch_.set;
+        if (set.empty()) throw graph_error(where() + "no nodes to replace");
+        sort_ids(set);
+        if (std::adjacent_find(set.begin(), set.end()) != set.end()) throw graph_error(where() + "a node is listed twice");
+        for (auto n : set)
+            if (!contains(n)) throw graph_error(where() + "node " + std::to_string(n.value) + " is not in the graph");
+    }
+    // The members of x.set (checked) flagged in their records while this lives: a membership
+    // test reads one byte of a record the write touches anyway, and every way out clears them.
+    struct member_marks {
+        graph& g;
+        explicit member_marks(graph& gr) : g(gr) {
+            for (auto n : g.scratch_.set) g.recs_[n.value].flags |= rec::member_flag;
+        }
+        ~member_marks() {
+            for (auto n : g.scratch_.set) g.recs_[n.value].flags &= static_cast<std::uint8_t>(~rec::member_flag);
+        }
+        member_marks(const member_marks&) = delete;
+        member_marks& operator=(const member_marks&) = delete;
+    };
+    bool member(node_id n) const { return (recs_[n.value].flags & rec::member_flag) != 0; }
+
+    // Drops repeated values, keeping each one's first place (a stable sort by value, then back
+    // in order).
+    static void unique_in_order(std::vector<value>& vs) {
+        std::vector<std::size_t> by_value(vs.size());
+        for (std::size_t i = 0; i < by_value.size(); ++i) by_value[i] = i;
+        std::stable_sort(by_value.begin(), by_value.end(),
+                         [&](std::size_t a, std::size_t b) { return value_key(vs[a]) < value_key(vs[b]); });
+        std::vector<std::size_t> firsts;
+        for (std::size_t i = 0; i < by_value.size(); ++i)
+            if (i == 0 || vs[by_value[i]] != vs[by_value[i - 1]]) firsts.push_back(by_value[i]);
+        std::sort(firsts.begin(), firsts.end());
+        std::vector<value> kept;
+        kept.reserve(firsts.size());
+        for (auto i : firsts) kept.push_back(vs[i]);
+        vs.swap(kept);
+    }
+
+    // Every use of a member (flagged) from outside the set, and every graph output a member
+    // produces, against the declared outputs: x.redirects (the port: which output the user
+    // reads) and x.out_redirects. missing(what) is called for one that is not declared (and
+    // must throw).
+    template <class Missing>
+    void classify_outside(const std::vector<value>& outs, const Missing& missing) {
         scratch& x = scratch_;
-        x.set.assign(r.nodes.begin(), r.nodes.end());
-        sort_ids(x.set);
-        const auto& set = x.set;
-        if (std::adjacent_find(set.begin(), set.end()) != set.end())
-            throw graph_error(where() + "a node is listed twice");
-        for (auto n : set) {
-            if (!contains(n))
-                throw graph_error(where() + "node " + std::to_string(n.value) + " is not in the graph");
-        }
-        // Membership: a flag on each member's record, set here and cleared on every way out (a
-        // test reads one byte of a record the write touches anyway; no side structure).
-        for (auto n : set) recs_[n.value].flags |= rec::member_flag;
-        struct unmark {
-            graph& g;
-            const std::vector<node_id>& set;
-            ~unmark() {
-                for (auto n : set) g.recs_[n.value].flags &= static_cast<std::uint8_t>(~rec::member_flag);
-            }
-        } const unmark_on_exit{*this, set};
-        auto in_set = [this](node_id n) { return (recs_[n.value].flags & rec::member_flag) != 0; };
-        for (std::size_t i = 0; i < r.inputs.size(); ++i) {
-            check_value(r.name, i, r.inputs[i]);
-            if (in_set(r.inputs[i].node))
-                throw graph_error(where() + "input " + std::to_string(i) + " is produced by '" +
-                                  std::string(name_of(r.inputs[i].node)) +
-                                  "', a node being replaced");
-        }
-        for (std::size_t i = 0; i < r.outputs.size(); ++i) {
-            const auto& v = r.outputs[i];
-            if (!in_set(v.node) || v.port >= recs_[v.node.value].outputs)
-                throw graph_error(where() + "output " + std::to_string(i) +
-                                  " is not an output of a node being replaced");
-        }
         // Which declared output a value is (the first if declared twice): a scan of a few, a
         // binary search of many.
-        const bool many_outputs = r.outputs.size() > 8;
-        if (many_outputs) {
+        const bool many = outs.size() > 8;
+        if (many) {
             x.outputs.clear();
-            for (std::size_t i = 0; i < r.outputs.size(); ++i) x.outputs.emplace_back(value_key(r.outputs[i]), i);
+            for (std::size_t i = 0; i < outs.size(); ++i) x.outputs.emplace_back(value_key(outs[i]), i);
             std::sort(x.outputs.begin(), x.outputs.end());
         }
         auto out_index = [&](value v) -> std::ptrdiff_t {
-            if (many_outputs) {
+            if (many) {
                 const auto it = std::lower_bound(x.outputs.begin(), x.outputs.end(),
                                                  std::pair<std::uint64_t, std::size_t>(value_key(v), 0));
                 return it != x.outputs.end() && it->first == value_key(v) ? static_cast<std::ptrdiff_t>(it->second) : -1;
             }
-            for (std::size_t i = 0; i < r.outputs.size(); ++i)
-                if (r.outputs[i] == v) return static_cast<std::ptrdiff_t>(i);
+            for (std::size_t i = 0; i < outs.size(); ++i)
+                if (outs[i] == v) return static_cast<std::ptrdiff_t>(i);
             return -1;
         };
-        // Every use of a replaced node from outside the set, and every graph output it
-        // produces, must be one of the declared outputs; otherwise the write would dangle.
         x.redirects.clear();
-        for (auto n : set) {
+        bool produces_output = false;  // the graph outputs are scanned only when it matters
+        for (auto n : x.set) {
+            produces_output = produces_output || recs_[n.value].is_output();
             for (auto& u : users(n)) {
-                if (in_set(u.user)) continue;
+                if (member(u.user)) continue;
                 auto k = out_index(value{n, u.port});
-                if (k < 0)
-                    throw graph_error(where() + "'" + std::string(name_of(u.user)) + "' uses output " +
-                                      std::to_string(u.port) + " of '" +
-                                      std::string(name_of(n)) +
-                                      "', which is not an output of the replacement");
+                if (k < 0) missing(u);
                 x.redirects.push_back(use<node_id>{u.user, u.slot, static_cast<std::uint32_t>(k)});
             }
         }
         x.out_redirects.clear();
-        bool produces_output = false;  // the graph outputs are scanned only when it matters
-        for (auto n : set) produces_output = produces_output || recs_[n.value].is_output();
         for (std::size_t i = 0; produces_output && i < graph_outputs_.size(); ++i) {
-            if (!in_set(graph_outputs_[i].node)) continue;
-            if (out_index(graph_outputs_[i]) < 0)
-                throw graph_error(where() + "graph output '" +
-                                  std::string(name_of(graph_outputs_[i].node)) +
-                                  "' is not an output of the replacement");
-            x.out_redirects.push_back(i);
+            if (!member(graph_outputs_[i].node)) continue;
+            auto k = out_index(graph_outputs_[i]);
+            if (k < 0) missing(graph_outputs_[i]);
+            x.out_redirects.emplace_back(i, static_cast<std::uint32_t>(k));
+        }
+    }
+
+    // payload: moved into the graph at the commit (never before: a failed call leaves it).
+    node_id replace_with(const replacement<node_id>& r, std::any& payload) {
+        auto where = [&] { return "sgmatch::graph::replace('" + r.name + "'): "; };  // for errors only
+        scratch& x = scratch_;
+        // The boundary prepare_replace read, with no write since: its classification holds.
+        const bool prepared = x.prepared && x.prepared_at == writes_ && r.nodes == x.prepared_nodes &&
+                              r.inputs == x.prepared_inputs && r.outputs == x.prepared_outputs;
+        x.prepared = false;
+        if (!prepared) {
+            x.set.assign(r.nodes.begin(), r.nodes.end());
+            check_set(where);
+        }
+        const auto& set = x.set;
+        const member_marks marks(*this);
+        auto in_set = [this](node_id n) { return member(n); };
+        if (!prepared) {
+            for (std::size_t i = 0; i < r.inputs.size(); ++i) {
+                check_value(r.name, i, r.inputs[i]);
+                if (in_set(r.inputs[i].node))
+                    throw graph_error(where() + "input " + std::to_string(i) + " is produced by '" +
+                                      std::string(name_of(r.inputs[i].node)) + "', a node being replaced");
+            }
+            for (std::size_t i = 0; i < r.outputs.size(); ++i) {
+                const auto& v = r.outputs[i];
+                if (!in_set(v.node) || v.port >= recs_[v.node.value].outputs)
+                    throw graph_error(where() + "output " + std::to_string(i) +
+                                      " is not an output of a node being replaced");
+            }
+            // Every use of a replaced node from outside the set, and every graph output it
+            // produces, must be one of the declared outputs; otherwise the write would dangle.
+            classify_outside(r.outputs, [&](const auto& what) {
+                if constexpr (std::is_same_v<std::decay_t<decltype(what)>, use<node_id>>) {
+                    const value used = ins_[recs_[what.user.value].in_begin + what.slot];
+                    throw graph_error(where() + "'" + std::string(name_of(what.user)) + "' uses output " +
+                                      std::to_string(used.port) + " of '" + std::string(name_of(used.node)) +
+                                      "', which is not an output of the replacement");
+                } else {
+                    throw graph_error(where() + "graph output '" + std::string(name_of(what.node)) +
+                                      "' is not an output of the replacement");
+                }
+            });
         }
 
         // Reserve everything, then commit with operations that cannot throw.
@@ -346,18 +488,22 @@ private:
         // The inputs' producers lose their uses inside the set and gain the new node's: room
         // for what they will hold (moving a list inside the pool changes nothing observable).
         // Each producer once, with the number of inputs it feeds (sorted when there are many).
-        x.producers.clear();
-        for (auto& v : r.inputs) x.producers.push_back(v.node);
-        sort_ids(x.producers);
-        for (std::size_t i = 0; i < x.producers.size();) {
-            const node_id p = x.producers[i];
-            std::size_t add = 0;
-            while (i < x.producers.size() && x.producers[i] == p) ++i, ++add;
-            std::size_t keep = 0;
-            for (auto& u : users(p)) keep += !in_set(u.user);
-            reserve_uses(p, keep + add);
+        // A prepared boundary needs none: its inputs are distinct values each read by a member,
+        // so no producer gains more uses than it loses.
+        if (!prepared) {
+            x.producers.clear();
+            for (auto& v : r.inputs) x.producers.push_back(v.node);
+            sort_ids(x.producers);
+            for (std::size_t i = 0; i < x.producers.size();) {
+                const node_id p = x.producers[i];
+                std::size_t add = 0;
+                while (i < x.producers.size() && x.producers[i] == p) ++i, ++add;
+                std::size_t keep = 0;
+                for (auto& u : users(p)) keep += !in_set(u.user);
+                reserve_uses(p, keep + add);
+            }
+            x.producers.erase(std::unique(x.producers.begin(), x.producers.end()), x.producers.end());
         }
-        x.producers.erase(std::unique(x.producers.begin(), x.producers.end()), x.producers.end());
         const std::size_t uses = x.redirects.size();  // the new node's own list, after the above
         if (uses >= 2) {
             if (uses_.size() + uses >= none) throw graph_error(where() + "more than 2^32 - 2 uses");
@@ -386,6 +532,7 @@ private:
         }
 
         // ---- commit: nothing below throws (all capacity reserved above) ----
+        ++writes_;
         if (slot == none) {
             order_ = order_state::dirty;
         } else {
@@ -408,8 +555,8 @@ private:
             ins_[recs_[u.user.value].in_begin + u.slot] = value{id, u.port};
             add_use(id, use<node_id>{u.user, u.slot, u.port});
         }
-        for (auto i : x.out_redirects) {
-            graph_outputs_[i] = value{id, static_cast<std::uint32_t>(out_index(graph_outputs_[i]))};
+        for (auto& [i, k] : x.out_redirects) {
+            graph_outputs_[i] = value{id, k};
             recs_[id.value].flags |= rec::output_flag;
         }
         for (auto n : set) {
@@ -434,8 +581,10 @@ private:
         node_kind kind = node_kind::op;
         std::uint8_t flags = alive_flag;
         // ranged: has a range in uses_ (read use_at_ only then); member: in the set a replace is
-        // replacing (set and cleared within the replace)
-        static constexpr std::uint8_t alive_flag = 1, output_flag = 2, ranged_flag = 4, member_flag = 8;
+        // replacing, producer: already seen as one of its inputs' producers (both set and
+        // cleared within one call)
+        static constexpr std::uint8_t alive_flag = 1, output_flag = 2, ranged_flag = 4, member_flag = 8,
+                                      producer_flag = 16;
         bool alive() const { return flags & alive_flag; }
         bool is_output() const { return flags & output_flag; }
     };
@@ -463,11 +612,22 @@ private:
     struct scratch {
         std::vector<node_id> set, producers;
         std::vector<use<node_id>> redirects;  // port: the new node's output the user reads
-        std::vector<std::size_t> out_redirects;
+        std::vector<std::pair<std::size_t, std::uint32_t>> out_redirects;  // (graph output, new port)
         std::vector<std::pair<std::uint64_t, std::size_t>> outputs;  // (value, index) sorted, when many
+        std::vector<std::uint8_t> read_inside;       // per member, prepare_replace
+        std::vector<std::uint64_t> read_outside;     // per member: ports read outside (below 64)
+        // What prepare_replace read: valid for a replace of exactly this boundary while writes_
+        // is still prepared_at (x.set, redirects, out_redirects and producers hold its results).
+        bool prepared = false;
+        std::uint64_t prepared_at = 0;
+        std::vector<node_id> prepared_nodes;
+        std::vector<value> prepared_inputs, prepared_outputs;
         scratch() = default;
         scratch(const scratch&) {}
-        scratch& operator=(const scratch&) { return *this; }
+        scratch& operator=(const scratch&) {
+            prepared = false;  // the graph assigned to is another graph
+            return *this;
+        }
         scratch(scratch&&) noexcept = default;
         scratch& operator=(scratch&&) noexcept = default;
     };
@@ -595,6 +755,7 @@ private:
         r.outputs = static_cast<std::uint16_t>(outputs);
         r.in_begin = static_cast<std::uint32_t>(ins_.size());
         r.in_count = static_cast<std::uint32_t>(count);
+        ++writes_;
         for (std::size_t i = 0; i < count; ++i) ins_.push_back(value_of(ins[i]));
         cold_rec c;
         c.name_begin = static_cast<std::uint32_t>(names_.size());
@@ -761,6 +922,7 @@ private:
     std::vector<value> graph_outputs_;
     std::size_t live_ = 0;
     bool needs_gradients_ = false;
+    std::uint64_t writes_ = 0;  // counts the writes that change nodes, edges or graph outputs
     scratch scratch_;
     mutable std::vector<node_id> order_list_;  // see order_state
     mutable detail::pod_array<std::uint32_t> key_;   // a node's place in order_list_ (while not dirty)
@@ -817,6 +979,10 @@ struct graph_traits<graph> {
     }
     static node_id replace(graph& g, const replacement<node_id>& r) { return g.replace(r); }
     static node_id replace(graph& g, replacement<node_id>&& r) { return g.replace(std::move(r)); }
+    static void prepare_replace(graph& g, const node_id* nodes, std::size_t count, std::vector<graph::value>& inputs,
+                                std::vector<graph::value>& outputs) {
+        g.prepare_replace(nodes, count, inputs, outputs);
+    }
 };
 
 SGMATCH_END_NAMESPACE

@@ -283,7 +283,13 @@ property_report apply_writable(G& g, const property<G>& prop) {
     replacement<N> r;
     const std::string prefix = prop.name() + "_";  // fused nodes are named <property>_<id>
     prop.scan(index, taken, accept, [&](const N* nodes, std::size_t count, const typename property<G>::factory_fn& make) {
-        detail::boundary(s, cg, nodes, count, &marks);
+        if constexpr (has_prepare_replace<traits, G>::value) {  // the graph reads it, for its replace
+            s.graph = &cg;
+            s.nodes.assign(nodes, nodes + count);
+            traits::prepare_replace(g, nodes, count, s.inputs, s.outputs);
+        } else {
+            detail::boundary(s, cg, nodes, count, &marks);
+        }
         s.id = id;
         r.payload = make(s);  // before any write: a throwing factory changes nothing
         r.nodes.swap(s.nodes);
