@@ -1,9 +1,11 @@
 // Capability partitioning of a ~1M-node random DAG with 70% supported ops (7 of 10 op kinds):
 // the regions alone (op_index + region growth), and the whole property (regions + a rewrite of
 // each region of 2+ nodes into one engine node). Target: under 1 s.
-// usage: capability_partition [--nodes N] [--rounds R] [--check] [--regions-once]
+// usage: capability_partition [--nodes N] [--rounds R] [--check] [--regions-once] [--apply-once]
 //   --regions-once: the regions once, nothing else run: for counting instructions, e.g.
 //   valgrind --tool=callgrind --toggle-collect='count_regions*'.
+//   --apply-once: the whole property once on a copy (regions + rewrite), for
+//   valgrind --tool=callgrind --toggle-collect='apply_once*'.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -26,15 +28,25 @@ __attribute__((noinline)) std::size_t count_regions(const graph& g) {
     return capability_regions(idx, supported_ops<Conv, Relu, Add, Mul, Sigmoid, MaxPool, Concat>{}).size();
 }
 
+template <class Supported>
+__attribute__((noinline)) std::size_t apply_once(graph& g, Supported supported) {
+    auto prop = make_capability_property<graph>("engine", supported, [](const subgraph<graph>& s) {
+        return s.nodes.size();
+    });
+    prop.min_size(2);
+    return apply_property(g, prop).accepted;
+}
+
 int main(int argc, char** argv) {
     std::size_t nodes = 1'000'000;
     int rounds = 3;
-    bool check = false, once = false;
+    bool check = false, once = false, apply_one = false;
     for (int i = 1; i < argc; ++i) {
         if (!std::strcmp(argv[i], "--nodes") && i + 1 < argc) nodes = std::strtoull(argv[++i], nullptr, 10);
         else if (!std::strcmp(argv[i], "--rounds") && i + 1 < argc) rounds = std::atoi(argv[++i]);
         else if (!std::strcmp(argv[i], "--check")) check = true;
         else if (!std::strcmp(argv[i], "--regions-once")) once = true;
+        else if (!std::strcmp(argv[i], "--apply-once")) apply_one = true;
     }
     if (check) {
         nodes = 20'000;
@@ -47,6 +59,12 @@ int main(int argc, char** argv) {
     if (once) {
         const std::size_t n = count_regions(base);
         std::printf("regions once: %zu\n", n);
+        return n == 0 ? 1 : 0;
+    }
+    if (apply_one) {
+        graph g = base;
+        const std::size_t n = apply_once(g, supported);
+        std::printf("rewritten once: %zu\n", n);
         return n == 0 ? 1 : 0;
     }
     std::vector<double> t_regions, t_apply;
@@ -62,12 +80,8 @@ int main(int argc, char** argv) {
         }
         {
             graph g = base;  // copy outside the timed region
-            auto prop = make_capability_property<graph>("engine", supported, [](const subgraph<graph>& s) {
-                return s.nodes.size();
-            });
-            prop.min_size(2);
             const auto a = clk::now();
-            fused = apply_property(g, prop).accepted;
+            fused = apply_once(g, supported);
             t_apply.push_back(std::chrono::duration<double>(clk::now() - a).count());
             const op_index<graph> checked(g);  // still a valid DAG
         }
