@@ -890,3 +890,42 @@ TEST_CASE("a replace after prepare_replace checks everything again once anything
         CHECK(sgmatch_test::graph_problem(g).empty());
     }
 }
+
+TEST_CASE("graph::prepare_replace: many inputs read twice, and ports beyond 64") {
+    graph g;
+    std::vector<node_id> xs;
+    for (int i = 0; i < 40; ++i) xs.push_back(g.add_input("x" + std::to_string(i)));
+    std::vector<input_ref> reads;
+    for (int round = 0; round < 2; ++round)  // 40 values, then each again in reverse
+        for (int i = 0; i < 40; ++i) reads.push_back(xs[static_cast<std::size_t>(round == 0 ? i : 39 - i)]);
+    auto wide = g.add_op("Split", "wide", reads, {}, 70);  // 70 outputs
+    auto in_use = g.add_op("Relu", "in_use", {input_ref(wide, 1), input_ref(wide, 66)});
+    g.add_op("Relu", "out_66", {input_ref(wide, 66)});  // port 66 leaves the set
+    g.add_op("Relu", "out_69", {input_ref(wide, 69)});
+    g.mark_output(value_ref<node_id>{wide, 67});
+    g.mark_output(in_use);
+    const node_id set[] = {in_use, wide};
+
+    subgraph<graph> expected;
+    detail::boundary(expected, g, set, 2);
+    std::vector<value_ref<node_id>> ins, outs;
+    g.prepare_replace(set, 2, ins, outs);
+    CHECK(ins == expected.inputs);
+    CHECK(outs == expected.outputs);
+    REQUIRE(ins.size() == 40);
+    for (std::size_t i = 0; i < 40; ++i) CHECK(ins[i].node == xs[i]);
+    // in_use (read by no member) first, then wide's ports read outside or graph outputs.
+    const std::vector<value_ref<node_id>> want{{in_use, 0}, {wide, 66}, {wide, 67}, {wide, 69}};
+    CHECK(outs == want);
+
+    replacement<node_id> r;
+    r.nodes = {in_use, wide};
+    r.inputs = ins;
+    r.outputs = outs;
+    r.name = "f";
+    const node_id f = g.replace(r);
+    CHECK(g.output_count(f) == 4);
+    CHECK(g.input_count(f) == 40);
+    CHECK(g.user_count(xs[0]) == 1);  // two reads by wide became one by f
+    CHECK(sgmatch_test::graph_problem(g).empty());
+}
