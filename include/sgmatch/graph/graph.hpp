@@ -29,6 +29,7 @@
 
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/detail/pod_array.hpp"
+#include "sgmatch/detail/unique_in_order.hpp"
 #include "sgmatch/graph/adapter.hpp"
 #include "sgmatch/graph/replacement.hpp"
 #include "sgmatch/graph/types.hpp"
@@ -303,7 +304,7 @@ public:
                 }
             }
         }
-        if (repeats) unique_in_order(inputs);
+        if (repeats) detail::unique_in_order(inputs, value_key);
         // Outputs: one pass over each member's users tells whether another member reads it and
         // which of its ports (below 64: a mask) are read outside; graph outputs are looked up
         // only for members that produce one.
@@ -374,23 +375,6 @@ private:
         member_marks& operator=(const member_marks&) = delete;
     };
     bool member(node_id n) const { return (recs_[n.value].flags & rec::member_flag) != 0; }
-
-    // Drops repeated values, keeping each one's first place (a stable sort by value, then back
-    // in order).
-    static void unique_in_order(std::vector<value>& vs) {
-        std::vector<std::size_t> by_value(vs.size());
-        for (std::size_t i = 0; i < by_value.size(); ++i) by_value[i] = i;
-        std::stable_sort(by_value.begin(), by_value.end(),
-                         [&](std::size_t a, std::size_t b) { return value_key(vs[a]) < value_key(vs[b]); });
-        std::vector<std::size_t> firsts;
-        for (std::size_t i = 0; i < by_value.size(); ++i)
-            if (i == 0 || vs[by_value[i]] != vs[by_value[i - 1]]) firsts.push_back(by_value[i]);
-        std::sort(firsts.begin(), firsts.end());
-        std::vector<value> kept;
-        kept.reserve(firsts.size());
-        for (auto i : firsts) kept.push_back(vs[i]);
-        vs.swap(kept);
-    }
 
     // Every use of a member (flagged) from outside the set, and every graph output a member
     // produces, against the declared outputs: x.redirects (the port: which output the user

@@ -33,6 +33,7 @@
 
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/detail/index_marks.hpp"
+#include "sgmatch/detail/unique_in_order.hpp"
 #include "sgmatch/graph/adapter.hpp"
 #include "sgmatch/graph/replacement.hpp"
 #include "sgmatch/graph/types.hpp"
@@ -140,19 +141,8 @@ void boundary(subgraph<G>& s, const G& g, const typename graph_traits<G>::node_t
             if (!seen) s.inputs[kept++] = s.inputs[i];
         }
         s.inputs.resize(kept);
-    } else {  // sort by value (stable: the first use stays first), drop repeats, restore the order
-        std::vector<std::size_t> by_value(s.inputs.size());
-        for (std::size_t i = 0; i < by_value.size(); ++i) by_value[i] = i;
-        auto idx = [&](std::size_t i) { return std::make_pair(traits::index(g, s.inputs[i].node), s.inputs[i].port); };
-        std::stable_sort(by_value.begin(), by_value.end(), [&](std::size_t x, std::size_t y) { return idx(x) < idx(y); });
-        std::vector<std::size_t> firsts;
-        for (std::size_t i = 0; i < by_value.size(); ++i)
-            if (i == 0 || idx(by_value[i]) != idx(by_value[i - 1])) firsts.push_back(by_value[i]);
-        std::sort(firsts.begin(), firsts.end());
-        std::vector<value_ref<N>> unique;
-        unique.reserve(firsts.size());
-        for (std::size_t i : firsts) unique.push_back(s.inputs[i]);
-        s.inputs.swap(unique);
+    } else {  // by a sort (stable: the first use stays first)
+        unique_in_order(s.inputs, [&](const value_ref<N>& v) { return std::make_pair(traits::index(g, v.node), v.port); });
     }
     // Outputs: first those of the subgraph's sinks (nodes no other member reads: the match's
     // last node), then escaping intermediates; each in node order, ports in order.
