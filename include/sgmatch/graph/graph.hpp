@@ -262,16 +262,16 @@ public:
     /// graph is a replace of exactly these nodes (in this order), inputs and outputs, that
     /// replace reuses what was learned here instead of classifying every edge again (any other
     /// write, or a replace of anything else, forgets it; the result is the same either way).
-    /// Throws graph_error, changing nothing, for an empty set, a node not in the graph or one
-    /// listed twice.
+    /// Throws graph_error for an empty set, a node not in the graph or one listed twice (before
+    /// touching `inputs` and `outputs`). The graph itself is never changed.
     void prepare_replace(const node_id* nodes, std::size_t count, std::vector<value>& inputs,
                          std::vector<value>& outputs) {
         scratch& x = scratch_;
         x.prepared = false;
-        inputs.clear();
-        outputs.clear();
         x.set.assign(nodes, nodes + count);
         check_set([] { return std::string("sgmatch::graph::prepare_replace: "); });
+        inputs.clear();
+        outputs.clear();
         const member_marks marks(*this);
         // Inputs: each producer once by a flag on its record (a value read twice, or a second
         // port of a producer, is looked for among the inputs so far; for many inputs, by one
@@ -426,7 +426,8 @@ private:
         auto where = [&] { return "sgmatch::graph::replace('" + r.name + "'): "; };  // for errors only
         scratch& x = scratch_;
         // The boundary prepare_replace read, with no write since: its classification holds.
-        const bool prepared = x.prepared && x.prepared_at == writes_ && r.nodes == x.prepared_nodes &&
+        // (Never an empty set: prepare_replace refuses one; a moved-from graph's lists are empty.)
+        const bool prepared = x.prepared && x.prepared_at == writes_ && !r.nodes.empty() && r.nodes == x.prepared_nodes &&
                               r.inputs == x.prepared_inputs && r.outputs == x.prepared_outputs;
         x.prepared = false;
         if (!prepared) {
