@@ -117,6 +117,7 @@ public:
             tail_[x] = static_cast<std::uint32_t>(x);
         }
         order_ = &index.order();
+        build_adjacency();
         build_landmarks();
     }
 
@@ -202,8 +203,66 @@ private:
         std::vector<std::pair<double, std::uint32_t>> heap;  // (position, vertex)
         std::uint32_t current = 0;
         std::uint32_t member = none;  // the next member of current to expand (none: done)
-        bool expanding = false;
     };
+    // What one try_merge's two searches share.
+    struct search {
+        std::uint32_t a, b;  // the two roots, pos(a) < pos(b)
+        double lo, hi;       // the window: pos(a), pos(b)
+        std::uint32_t epoch;
+        bool cycle;
+        std::uint32_t witness;  // index of a node on the path that closed the cycle
+    };
+
+    // Expand one member on one side (Forward: a's side, along users; else b's, along inputs);
+    // false when that side has nothing left. Forward expands the highest position first,
+    // backward the lowest.
+    template <bool Forward>
+    bool step(search& s) {
+        side& sd = Forward ? fwd_ : bwd_;
+        const auto nearer = [](const std::pair<double, std::uint32_t>& x, const std::pair<double, std::uint32_t>& y) {
+            return Forward ? x.first < y.first : x.first > y.first;
+        };
+        if (sd.member == none) {
+            if (sd.heap.empty()) return false;
+            std::pop_heap(sd.heap.begin(), sd.heap.end(), nearer);
+            sd.current = sd.heap.back().second;
+            sd.heap.pop_back();
+            sd.member = sd.current;  // a root heads its member list
+        }
+        const std::uint32_t vert = sd.current, m = sd.member;
+        sd.member = next_[m];
+        const std::uint32_t near = Forward ? s.a : s.b, far = Forward ? s.b : s.a;
+        std::uint32_t* const mine = Forward ? seen_f_.data() : seen_b_.data();
+        const std::uint32_t* const theirs = Forward ? seen_b_.data() : seen_f_.data();
+        const adjacency& adj = adj_[m];
+        const std::uint32_t* it = nbr_.data() + (Forward ? adj.out_begin : adj.in_begin);
+        const std::uint32_t* const end = it + (Forward ? adj.out_count : adj.in_count);
+        for (; it != end; ++it) {
+            const std::uint32_t w = find(*it);
+            if (w == vert || mine[w] == s.epoch) continue;
+            if (w == far) {
+                if (vert != near) {  // around the direct edge
+                    s.cycle = true;
+                    s.witness = m;
+                    return true;
+                }
+                continue;
+            }
+            if (Forward ? pos_[w] > s.hi : pos_[w] < s.lo) continue;  // outside the window
+            if (theirs[w] == s.epoch) {  // a reaches w and w reaches b
+                s.cycle = true;
+                s.witness = *it;
+                return true;
+            }
+            mine[w] = s.epoch;
+            sd.found.push_back(w);
+            sd.heap.emplace_back(pos_[w], w);
+            std::push_heap(sd.heap.begin(), sd.heap.end(), nearer);
+        }
+        return true;
+    }
+    // Whether a side has nothing left to expand.
+    static bool exhausted(const side& sd) { return sd.member == none && sd.heap.empty(); }
 
     // Merge the regions of u and v (an edge u -> v) if the result stays convex: no path from
     // a = region(u) to b = region(v) through another vertex. Such a path stays strictly between
@@ -220,86 +279,36 @@ private:
         if (std::size_t{size_[a]} + size_[b] > max_size_) return false;  // regions only grow
         if (pos_[a] > pos_[b]) std::swap(a, b);  // edges run from lower to higher positions
         if (landmark_between(a, b)) return false;  // a cycle for good
-        const double lo = pos_[a], hi = pos_[b];
-        const std::uint32_t epoch = ++epoch_;  // a local: uint32 stores below could alias the member
+        search s{a, b, pos_[a], pos_[b], ++epoch_, false, 0};
         for (auto [sd, start] : {std::pair<side*, std::uint32_t>{&fwd_, a}, {&bwd_, b}}) {
             sd->found.clear();  // not assign(1, start): a fill, at a million calls
             sd->found.push_back(start);
             sd->heap.clear();
             sd->current = start;
-            sd->member = start;  // a root heads its member list
-            sd->expanding = true;
+            sd->member = start;
         }
-        seen_f_[a] = epoch;
-        seen_b_[b] = epoch;
-        bool cycle = false;
-        N witness = u;  // set with cycle
-        // Forward: the highest position first; backward: the lowest.
-        const auto fwd_order = [](const std::pair<double, std::uint32_t>& x, const std::pair<double, std::uint32_t>& y) {
-            return x.first < y.first;
-        };
-        const auto bwd_order = [](const std::pair<double, std::uint32_t>& x, const std::pair<double, std::uint32_t>& y) {
-            return x.first > y.first;
-        };
-        // Expand one member on one side; false when that side has nothing left.
-        auto step = [&](bool forward) {
-            side& sd = forward ? fwd_ : bwd_;
-            while (!sd.expanding || sd.member == none) {
-                if (sd.heap.empty()) return false;
-                if (forward) std::pop_heap(sd.heap.begin(), sd.heap.end(), fwd_order);
-                else std::pop_heap(sd.heap.begin(), sd.heap.end(), bwd_order);
-                sd.current = sd.heap.back().second;
-                sd.heap.pop_back();
-                sd.member = sd.current;
-                sd.expanding = true;
-            }
-            const std::uint32_t vert = sd.current;
-            const N m = node_[sd.member];
-            sd.member = next_[sd.member];
-            const std::uint32_t near = forward ? a : b, far = forward ? b : a;
-            std::vector<std::uint32_t>& mine = forward ? seen_f_ : seen_b_;
-            const std::vector<std::uint32_t>& theirs = forward ? seen_b_ : seen_f_;
-            const std::size_t k = forward ? traits::user_count(g_, m) : traits::input_count(g_, m);
-            for (std::size_t i = 0; i < k && !cycle; ++i) {
-                const N other = forward ? traits::user(g_, m, i).user : traits::input(g_, m, i).node;
-                const std::uint32_t w = find(static_cast<std::uint32_t>(traits::index(g_, other)));
-                if (w == vert || mine[w] == epoch) continue;
-                if (w == far) {
-                    if (vert != near) {  // around the direct edge
-                        cycle = true;
-                        witness = m;
-                    }
-                    continue;
-                }
-                if (forward ? pos_[w] > hi : pos_[w] < lo) continue;  // outside the window
-                if (theirs[w] == epoch) {  // a reaches w and w reaches b
-                    cycle = true;
-                    witness = other;
-                    continue;
-                }
-                mine[w] = epoch;
-                sd.found.push_back(w);
-                sd.heap.emplace_back(pos_[w], w);
-                if (forward) std::push_heap(sd.heap.begin(), sd.heap.end(), fwd_order);
-                else std::push_heap(sd.heap.begin(), sd.heap.end(), bwd_order);
-            }
-            return true;
-        };
+        seen_f_[a] = s.epoch;
+        seen_b_[b] = s.epoch;
         // The smaller region's side goes first: in the first pass b is mostly the node being
         // added, whose few inputs settle most merges in one step. A side is done as soon as it
         // has nothing left (not one turn later).
-        bool forward_done = false, backward_done = false;
-        for (bool forward = size_[a] <= size_[b]; !cycle; forward = !forward) {
-            const side& sd = forward ? fwd_ : bwd_;
-            if (!step(forward) || (!cycle && sd.member == none && sd.heap.empty())) {
-                (forward ? forward_done : backward_done) = true;
+        bool forward_done = false;
+        for (bool forward = size_[a] <= size_[b];; forward = !forward) {
+            if (forward) {
+                if (!step<true>(s) || (!s.cycle && exhausted(fwd_))) {
+                    forward_done = true;
+                    break;
+                }
+            } else if (!step<false>(s) || (!s.cycle && exhausted(bwd_))) {
                 break;
             }
+            if (s.cycle) break;
         }
-        if (cycle) {
-            failed_.push_back(failure{u, v, witness, a, b, version_[a], version_[b]});
+        if (s.cycle) {
+            failed_.push_back(failure{u, v, node_[s.witness], a, b, version_[a], version_[b]});
             return false;
         }
+        const double lo = s.lo, hi = s.hi;
         // Merge. Forward search complete: the union sits at pos(b) and what it reached
         // (downstream of a, below pos(b)) moves into the gap after it. Backward complete: the
         // union sits at pos(a) and what it reached (upstream of b, above pos(a)) moves before it.
@@ -320,7 +329,6 @@ private:
             pos_[big] = hi;
             if (!queue_.empty()) move_after(big, hi);
         } else {
-            (void)backward_done;
             queue_.assign(bwd_.found.begin() + 1, bwd_.found.end());
             pos_[big] = lo;
             if (!queue_.empty()) move_before(big, lo);
@@ -328,6 +336,34 @@ private:
         if (always_renumber_) renumber();
         return true;
     }
+
+    // The graph's edges by node index, inputs then users of each node in one array: what the
+    // searches, the landmarks and the renumbering after a merge read, a few contiguous words per
+    // node instead of an adapter call per edge.
+    struct adjacency {
+        std::uint32_t in_begin = 0, in_count = 0, out_begin = 0, out_count = 0;
+    };
+    void build_adjacency() {
+        adj_.resize(parent_.size());
+        std::size_t edges = 0;
+        for (const N& n : *order_) edges += traits::input_count(g_, n) + traits::user_count(g_, n);
+        nbr_.resize(edges);
+        std::uint32_t at = 0;
+        for (const N& n : *order_) {
+            adjacency& e = adj_[traits::index(g_, n)];
+            const std::size_t ic = traits::input_count(g_, n), uc = traits::user_count(g_, n);
+            e.in_begin = at;
+            e.in_count = static_cast<std::uint32_t>(ic);
+            for (std::size_t i = 0; i < ic; ++i)
+                nbr_[at++] = static_cast<std::uint32_t>(traits::index(g_, traits::input(g_, n, i).node));
+            e.out_begin = at;
+            e.out_count = static_cast<std::uint32_t>(uc);
+            for (std::size_t k = 0; k < uc; ++k)
+                nbr_[at++] = static_cast<std::uint32_t>(traits::index(g_, traits::user(g_, n, k).user));
+        }
+    }
+    const std::uint32_t* inputs_of(std::size_t x) const { return nbr_.data() + adj_[x].in_begin; }
+    const std::uint32_t* users_of(std::size_t x) const { return nbr_.data() + adj_[x].out_begin; }
 
     // Landmarks: up to 64 * landmark_words unsupported op nodes spread over the topological
     // order. An unsupported node is a vertex of its own for good, so a path u -> L -> v through a
@@ -364,12 +400,14 @@ private:
         std::uint64_t* const from = from_.data();
         std::uint64_t* const to = to_.data();
         for (const N& n : order) {
-            const std::size_t x = traits::index(g_, n), ic = traits::input_count(g_, n);
-            for (std::size_t i = 0; i < ic; ++i) add(from, x, traits::index(g_, traits::input(g_, n, i).node));
+            const std::size_t x = traits::index(g_, n);
+            const std::uint32_t* in = inputs_of(x);
+            for (std::uint32_t i = 0; i < adj_[x].in_count; ++i) add(from, x, in[i]);
         }
         for (std::size_t i = order.size(); i-- > 0;) {
-            const std::size_t x = traits::index(g_, order[i]), uc = traits::user_count(g_, order[i]);
-            for (std::size_t k = 0; k < uc; ++k) add(to, x, traits::index(g_, traits::user(g_, order[i], k).user));
+            const std::size_t x = traits::index(g_, order[i]);
+            const std::uint32_t* out = users_of(x);
+            for (std::uint32_t k = 0; k < adj_[x].out_count; ++k) add(to, x, out[k]);
         }
     }
     // Whether a path root a -> landmark -> root b exists.
@@ -383,10 +421,9 @@ private:
         double next = limit + static_cast<double>(queue_.size()) + 1;
         for (std::uint32_t w : queue_)
             for (std::uint32_t k = w; k != none; k = next_[k]) {
-                const N& m = node_[k];
-                const std::size_t uc = traits::user_count(g_, m);
-                for (std::size_t i = 0; i < uc; ++i) {
-                    const std::uint32_t x = find(static_cast<std::uint32_t>(traits::index(g_, traits::user(g_, m, i).user)));
+                const std::uint32_t* out = users_of(k);
+                for (std::uint32_t i = 0; i < adj_[k].out_count; ++i) {
+                    const std::uint32_t x = find(out[i]);
                     if (x != merged && pos_[x] > limit && pos_[x] < next) next = pos_[x];
                 }
             }
@@ -397,10 +434,9 @@ private:
         double prev = limit - static_cast<double>(queue_.size()) - 1;
         for (std::uint32_t w : queue_)
             for (std::uint32_t k = w; k != none; k = next_[k]) {
-                const N& m = node_[k];
-                const std::size_t ic = traits::input_count(g_, m);
-                for (std::size_t i = 0; i < ic; ++i) {
-                    const std::uint32_t x = find(static_cast<std::uint32_t>(traits::index(g_, traits::input(g_, m, i).node)));
+                const std::uint32_t* in = inputs_of(k);
+                for (std::uint32_t i = 0; i < adj_[k].in_count; ++i) {
+                    const std::uint32_t x = find(in[i]);
                     if (x != merged && pos_[x] < limit && pos_[x] > prev) prev = pos_[x];
                 }
             }
@@ -454,6 +490,8 @@ private:
     std::vector<std::uint32_t> tail_;     // by root: the last member
     std::vector<std::uint32_t> size_;     // by root: how many members
     std::vector<std::uint32_t> seen_f_, seen_b_;  // by root: found by the forward / backward search
+    std::vector<adjacency> adj_;      // by index: where its inputs and users are in nbr_
+    std::vector<std::uint32_t> nbr_;  // inputs and users, by index
     std::uint32_t epoch_ = 0;
     side fwd_, bwd_;
     struct failure {
