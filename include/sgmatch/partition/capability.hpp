@@ -450,14 +450,15 @@ private:
         if (!always_relabel_ && spread_into_gap(from, to, queue_.size(), set)) return;
         // Out of precision: the vertices around the gap first, everything only when that keeps
         // happening (convexity.hpp).
-        std::vector<std::uint32_t> queued(queue_.begin(), queue_.end());
-        std::sort(queued.begin(), queued.end());
+        if (queued_.empty()) queued_.assign(parent_.size(), 0);
+        for (std::uint32_t x : queue_) queued_[x] = 1;
         const auto visit = [&](auto&& f) {
             for (std::uint32_t x = 0; x < parent_.size(); ++x)
-                if (parent_[x] == x && !std::binary_search(queued.begin(), queued.end(), x)) f(pos_[x]);
+                if (parent_[x] == x && !queued_[x]) f(pos_[x]);
         };
-        if ((relabels_ < max_relabels || always_relabel_) && relabel_window(from, to, visit) &&
-            spread_into_gap(from, to, queue_.size(), set)) {
+        const bool relabeled = (relabels_ < max_relabels || always_relabel_) && relabel_window(from, to, visit);
+        for (std::uint32_t x : queue_) queued_[x] = 0;
+        if (relabeled && spread_into_gap(from, to, queue_.size(), set)) {
             ++relabels_;
             return;
         }
@@ -505,6 +506,7 @@ private:
     std::size_t words_ = 0;                      // landmark bitset words per vertex (0: no landmarks)
     std::vector<std::uint64_t> from_, to_;       // by root: landmark bitsets
     std::vector<std::uint32_t> queue_;  // vertices to renumber
+    std::vector<std::uint8_t> queued_;  // by root: in queue_, while a window is relabeled (empty until then)
     std::size_t relabels_ = 0;          // local relabelings since the last renumbering
 };
 
