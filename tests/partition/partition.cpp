@@ -361,6 +361,25 @@ TEST_CASE("backends: registration order, lookup, SGMATCH_BACKEND / SGMATCH_DISAB
         CHECK(reps[1].accepted == 2);  // both convs, since "first" was off
     }
     {
+        // A backend object that was never registered runs the same way, options included.
+        backend<graph> local("unregistered");
+        local.add(make_property<graph>("first", op<Conv>() >> op<Relu>(), recording_factory()));
+        local.add(make_property<graph>("second", op<Conv>(), recording_factory()));
+        CHECK(backend_registry<graph>::instance().find("unregistered") == nullptr);
+        graph g = base, h = base;
+        const auto reps = apply_backend(g, local);
+        REQUIRE(reps.size() == 2);
+        CHECK(reps[0].accepted == 1);
+        CHECK(reps[1].accepted == 1);
+        CHECK(g.node_count() == base.node_count() - 1);  // conv+relu -> 1 node, the lone conv -> 1
+        apply_options off;
+        off.disable = {"first"};
+        const auto skipped = apply_backend(h, local, off);
+        REQUIRE(skipped.size() == 2);
+        CHECK(skipped[0].skipped);
+        CHECK(skipped[1].accepted == 2);
+    }
+    {
         graph g = base;
         CHECK_THROWS_WITH_AS(apply_backend(g, "nope"), doctest::Contains("registered: "), backend_error);
         try {

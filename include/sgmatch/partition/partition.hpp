@@ -388,9 +388,55 @@ inline std::vector<std::string> split_list(const char* s) {
 
 }  // namespace detail
 
-/// Run every property of backend `name` over g, in registration order. SGMATCH_DISABLE=a,b
+/// Run every property of backend b over g, in order (b need not be registered). SGMATCH_DISABLE=a,b
 /// skips properties a and b; SGMATCH_VERBOSE=1 prints each pass and its counts to stderr.
-/// An unknown name raises backend_error listing the registered backends.
+template <class G>
+std::vector<property_report> apply_backend(G& g, const backend<G>& b, const apply_options& opt = {}) {
+    static_assert(is_writable_graph_v<G>,
+                  "sgmatch::apply_backend(g, backend): graph_traits<G> must define the write side, "
+                  "static replace(G&, const sgmatch::replacement<node_type>&)");
+    std::vector<property_report> reports;
+    if constexpr (is_writable_graph_v<G>) {
+        std::vector<std::string> off = detail::split_list(std::getenv("SGMATCH_DISABLE"));
+        off.insert(off.end(), opt.disable.begin(), opt.disable.end());
+        const char* v = std::getenv("SGMATCH_VERBOSE");
+        const bool verbose = opt.verbose || (v != nullptr && std::string_view(v) == "1");
+        for (const property<G>& p : b.properties()) {
+            bool disabled = false;
+            for (auto& o : off) disabled = disabled || o == p.name();
+            if (verbose) std::fprintf(stderr, "start to execute subgraph pass %s\n", p.name().c_str());
+            property_report r;
+            if (disabled) {
+                r.property = p.name();
+                r.skipped = true;
+                r.skip_reason = "disabled by SGMATCH_DISABLE";
+            } else {
+                r = detail::apply_writable(g, p);
+            }
+            if (verbose) {
+                if (r.skipped) {
+                    std::fprintf(stderr, "  %s: skipped (%s)\n", r.property.c_str(), r.skip_reason.c_str());
+                } else {
+                    std::fprintf(stderr,
+                                 "  %s: %zu candidates, %zu fused, rejected: %zu by size, %zu would make a cycle, "
+                                 "%zu by the property's check\n",
+                                 r.property.c_str(), r.candidates, r.accepted, r.rejected_size, r.rejected_cycle,
+                                 r.rejected_check);
+                    for (const auto& [why, n] : r.check_reasons) std::fprintf(stderr, "    %zux %s\n", n, why.c_str());
+                }
+            }
+            reports.push_back(std::move(r));
+        }
+    } else {
+        (void)g;
+        (void)b;
+        (void)opt;
+    }
+    return reports;
+}
+
+/// Run every property of the registered backend `name` over g, as above. An unknown name raises
+/// backend_error listing the registered backends.
 template <class G>
 std::vector<property_report> apply_backend(G& g, std::string_view name, const apply_options& opt = {}) {
     const backend<G>* b = backend_registry<G>::instance().find(name);
@@ -400,39 +446,7 @@ std::vector<property_report> apply_backend(G& g, std::string_view name, const ap
         throw backend_error("sgmatch::apply_backend: no backend named '" + std::string(name) +
                             "'; registered: " + (known.empty() ? std::string("(none)") : known));
     }
-    std::vector<std::string> off = detail::split_list(std::getenv("SGMATCH_DISABLE"));
-    off.insert(off.end(), opt.disable.begin(), opt.disable.end());
-    const char* v = std::getenv("SGMATCH_VERBOSE");
-    const bool verbose = opt.verbose || (v != nullptr && std::string_view(v) == "1");
-    std::vector<property_report> reports;
-    for (const property<G>& p : b->properties()) {
-        bool disabled = false;
-        for (auto& o : off) disabled = disabled || o == p.name();
-        if (verbose) std::fprintf(stderr, "start to execute subgraph pass %s\n", p.name().c_str());
-        property_report r;
-        if (disabled) {
-            r.property = p.name();
-            r.skipped = true;
-            r.skip_reason = "disabled by SGMATCH_DISABLE";
-        } else {
-            r = apply_property(g, p);
-        }
-        if (verbose) {
-            if (r.skipped)
-                std::fprintf(stderr, "  %s: skipped (%s)\n", r.property.c_str(), r.skip_reason.c_str());
-            else
-            {
-                std::fprintf(stderr,
-                             "  %s: %zu candidates, %zu fused, rejected: %zu by size, %zu would make a cycle, %zu by "
-                             "the property's check\n",
-                             r.property.c_str(), r.candidates, r.accepted, r.rejected_size, r.rejected_cycle,
-                             r.rejected_check);
-                for (const auto& [why, n] : r.check_reasons) std::fprintf(stderr, "    %zux %s\n", n, why.c_str());
-            }
-        }
-        reports.push_back(std::move(r));
-    }
-    return reports;
+    return apply_backend(g, *b, opt);
 }
 
 /// The one-line hook for a framework's executor: applies the backend named by SGMATCH_BACKEND,
