@@ -107,6 +107,76 @@ TEST_CASE("replace fuses a chain, redirects users and graph outputs, and keeps a
     CHECK(pos(side) < pos(m));
 }
 
+TEST_CASE("a replace's inputs take its members' input storage only when that is one free block") {
+    // Each case: the fused node reads exactly what it declared, in order, and every other node
+    // still reads what it read before (the graph reuses the members' input runs when they tile
+    // one block large enough, and appends otherwise: seen here in where the new run sits).
+    auto inputs_of = [](const graph& g, node_id n) {
+        std::vector<graph::value> v;
+        for (auto& i : g.inputs(n)) v.push_back(i);
+        return v;
+    };
+    graph g;
+    auto x = g.add_input("x");
+    auto w = g.add_constant("w", {1});
+    auto s = g.add_constant("s", {1});
+    auto c = g.add_op("Conv", "conv", {x, w});              // runs of 2 and 2, adjacent
+    auto b = g.add_op("BatchNormalization", "bn", {c, s});
+    auto a = g.add_op("Add", "a", {b, x});                  // 2, then 1 adjacent
+    auto between = g.add_op("Sigmoid", "between", {x});
+    auto m = g.add_op("Mul", "m", {a, w});                  // 2, then 1 adjacent
+    auto tail = g.add_op("Relu", "tail", {m});
+    g.mark_output(tail);
+    g.mark_output(between);
+
+    auto fuse = [&](std::vector<node_id> nodes, std::vector<graph::value> ins, std::vector<graph::value> outs,
+                    const char* name) {
+        std::vector<std::vector<graph::value>> expect;  // every other node's inputs, users redirected
+        for (auto n : g.nodes())
+            if (std::find(nodes.begin(), nodes.end(), n) == nodes.end()) expect.push_back(inputs_of(g, n));
+        replacement<node_id> r;
+        r.nodes = nodes;
+        r.inputs = ins;
+        r.outputs = outs;
+        r.name = name;
+        r.op_name = "Fused";
+        const node_id f = g.replace(r);
+        for (auto& v : expect)
+            for (auto& i : v)
+                for (std::size_t k = 0; k < outs.size(); ++k)
+                    if (i == outs[k]) i = {f, static_cast<std::uint32_t>(k)};
+        std::vector<std::vector<graph::value>> after;
+        for (auto n : g.nodes())
+            if (n != f) after.push_back(inputs_of(g, n));
+        CHECK(inputs_of(g, f) == ins);
+        CHECK(after == expect);
+        CHECK(sgmatch_test::graph_problem(g) == "");
+        return f;
+    };
+    // Where a node's inputs sit, relative to a node the replace leaves alone (a reserve may
+    // move the whole array, never the distance between two runs).
+    auto at = [&](node_id n, node_id anchor) { return g.inputs(n).begin() - g.inputs(anchor).begin(); };
+    // conv + bn: one block of 4 for 3 inputs: reused.
+    const auto conv_run = at(c, between);
+    const node_id f1 = fuse({c, b}, {{x, 0}, {w, 0}, {s, 0}}, {{b, 0}}, "f1");
+    CHECK(at(f1, between) == conv_run);
+    // m + tail: one block of 3, but 4 inputs declared: appended.
+    const auto m_run = at(m, between);
+    const node_id f2 = fuse({m, tail}, {{a, 0}, {w, 0}, {s, 0}, {x, 0}}, {{tail, 0}}, "f2");
+    CHECK(at(f2, between) > m_run);
+    CHECK(g.graph_output(0).node == f2);
+    // a + between: one block of 3 for 2 inputs, two outputs: reused.
+    const auto a_run = at(a, f1);
+    const node_id f3 = fuse({a, between}, {{f1, 0}, {x, 0}}, {{a, 0}, {between, 0}}, "f3");
+    CHECK(at(f3, f1) == a_run);
+    CHECK(g.input(f2, 0) == graph::value{f3, 0});
+    CHECK(g.graph_output(1) == graph::value{f3, 1});
+    // f1 + f3: f1 kept 3 of its block's 4 entries and f3 starts right after the 4: not one block.
+    const node_id f4 = fuse({f1, f3}, {{x, 0}, {w, 0}, {s, 0}}, {{f3, 0}, {f3, 1}}, "f4");
+    CHECK(at(f4, f2) > 0);  // after f2's run: appended
+    CHECK(g.node_count() == 5);  // x, w, s, f2, f4
+}
+
 TEST_CASE("a replace that throws leaves nothing behind that changes a later replace") {
     // The write marks the nodes it replaces while it checks them; a throw must clear the marks,
     // or a later replace would take a node of the failed set for one of its own members.

@@ -516,6 +516,8 @@ private:
             }
         }
 
+        const std::uint32_t in_at = reusable_inputs(set, r.inputs.size());
+
         // ---- commit: nothing below throws (all capacity reserved above) ----
         ++writes_;
         if (slot == none) {
@@ -525,7 +527,7 @@ private:
             order_ = order_state::stale;
         }
         const node_id id = new_node_unchecked(node_kind::op, op_id, r.name, r.inputs.data(), r.inputs.size(),
-                                              outputs, slot);
+                                              outputs, slot, in_at);
         if (uses >= 2) {
             use_at_[id.value] = use_range{static_cast<std::uint32_t>(uses_.size()), static_cast<std::uint32_t>(uses)};
             recs_[id.value].flags |= rec::ranged_flag;
@@ -683,6 +685,27 @@ private:
         return last_op_;
     }
 
+    // Where a replacement's `count` inputs can go in place of its members' own: the start of the
+    // members' input runs when, taken in the set's order (ids, ascending), they tile one block of
+    // at least count entries (the usual case: a pattern's nodes were added one after another),
+    // else none (appended). The members die in the same commit, so the block is free; a rewrite
+    // then grows ins_ by nothing, where appending faulted fresh pages at a steady rate on a
+    // large graph.
+    std::uint32_t reusable_inputs(const std::vector<node_id>& set, std::size_t count) const {
+        std::uint32_t begin = none, end = none;
+        for (auto m : set) {
+            const rec& r = recs_[m.value];
+            if (r.in_count == 0) continue;
+            if (begin == none) {
+                begin = r.in_begin;
+            } else if (r.in_begin != end) {
+                return none;
+            }
+            end = r.in_begin + r.in_count;
+        }
+        return begin != none && end - begin >= count ? begin : none;
+    }
+
     // Capacity for `extra` more elements, growing geometrically (a plain reserve(size + 1) per
     // node would make building quadratic).
     template <class V>
@@ -730,18 +753,25 @@ private:
 
     // Appends the node (capacity reserved by the caller; nothing here throws). slot: its place
     // in the order, or none for the end.
+    // in_at: where in ins_ its inputs go (none: appended; else a run of at least count entries
+    // no live node uses).
     template <class In>
     node_id new_node_unchecked(node_kind k, std::uint32_t op, std::string_view name, const In* ins,
-                               std::size_t count, std::uint32_t outputs, std::uint32_t slot) noexcept {
+                               std::size_t count, std::uint32_t outputs, std::uint32_t slot,
+                               std::uint32_t in_at = none) noexcept {
         const node_id id{static_cast<std::uint32_t>(recs_.size())};
         rec r;
         r.op = op;
         r.kind = k;
         r.outputs = static_cast<std::uint16_t>(outputs);
-        r.in_begin = static_cast<std::uint32_t>(ins_.size());
+        r.in_begin = in_at == none ? static_cast<std::uint32_t>(ins_.size()) : in_at;
         r.in_count = static_cast<std::uint32_t>(count);
         ++writes_;
-        for (std::size_t i = 0; i < count; ++i) ins_.push_back(value_of(ins[i]));
+        if (in_at == none) {
+            for (std::size_t i = 0; i < count; ++i) ins_.push_back(value_of(ins[i]));
+        } else {
+            for (std::size_t i = 0; i < count; ++i) ins_[in_at + i] = value_of(ins[i]);
+        }
         cold_rec c;
         c.name_begin = static_cast<std::uint32_t>(names_.size());
         c.name_len = static_cast<std::uint32_t>(name.size());
