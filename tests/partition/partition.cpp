@@ -771,6 +771,41 @@ TEST_CASE("whole partitions on small random DAGs equal a brute-force enumeration
 }
 
 namespace {
+// The built-in graph seen through the minimal adapter: only the calls the contract requires
+// (no is_graph_output, has_graph_output, op_codes or prepare_replace), so that sgmatch takes its
+// fallbacks for each.
+struct minimal_view {
+    const graph* g;
+};
+}  // namespace
+
+template <>
+struct sgmatch::graph_traits<minimal_view> {
+    using V = minimal_view;
+    using node_type = node_id;
+    static const std::vector<node_id>& nodes(const V& v) { return v.g->nodes(); }
+    static std::size_t node_count(const V& v) { return v.g->node_count(); }
+    static std::size_t index_bound(const V& v) { return v.g->index_bound(); }
+    static std::size_t index(const V&, node_id n) { return n.value; }
+    static std::string_view name(const V& v, node_id n) { return v.g->name(n); }
+    static node_kind kind(const V& v, node_id n) { return v.g->kind(n); }
+    static std::uint32_t op(const V& v, node_id n) { return v.g->op(n); }
+    static std::size_t op_count(const V& v) { return v.g->op_count(); }
+    static std::string_view op_name(const V& v, node_id n) { return v.g->op_name(n); }
+    static std::optional<std::uint32_t> find_op(const V& v, std::string_view s) { return v.g->find_op(s); }
+    static std::size_t input_count(const V& v, node_id n) { return v.g->input_count(n); }
+    static value_ref<node_id> input(const V& v, node_id n, std::size_t i) { return v.g->input(n, i); }
+    static std::size_t output_count(const V& v, node_id n) { return v.g->output_count(n); }
+    static std::size_t user_count(const V& v, node_id n) { return v.g->user_count(n); }
+    static use<node_id> user(const V& v, node_id n, std::size_t i) { return v.g->user(n, i); }
+    static std::size_t graph_output_count(const V& v) { return v.g->graph_output_count(); }
+    static value_ref<node_id> graph_output(const V& v, std::size_t i) { return v.g->graph_output(i); }
+    static bool needs_gradients(const V&) { return false; }
+    static std::optional<attribute> attr(const V&, node_id, std::string_view) { return std::nullopt; }
+};
+static_assert(!sgmatch::detail::has_has_graph_output<sgmatch::graph_traits<minimal_view>, minimal_view>::value);
+
+namespace {
 
 // A random graph with what the boundary must get right: nodes of 1-3 outputs, inputs read from
 // any earlier port (the same value often twice), graph outputs in the middle.
@@ -834,6 +869,11 @@ TEST_CASE("graph::prepare_replace reads the boundary sgmatch computes, and a rep
         prepared_g.prepare_replace(set.data(), set.size(), ins, outs);
         REQUIRE(ins == expected.inputs);
         REQUIRE(outs == expected.outputs);
+        // The same through the minimal adapter (graph outputs found by scanning the list).
+        subgraph<minimal_view> minimal;
+        detail::boundary(minimal, minimal_view{&g}, set.data(), set.size());
+        REQUIRE(minimal.inputs == expected.inputs);
+        REQUIRE(minimal.outputs == expected.outputs);
         for (auto& v : outs) {
             escaping += g.user_count(v.node) > 0 && v.node != set.back();
             graph_outputs += g.is_graph_output(v.node, v.port);
