@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <any>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -234,9 +235,8 @@ private:
         const std::uint32_t near = Forward ? s.a : s.b, far = Forward ? s.b : s.a;
         std::uint32_t* const mine = Forward ? seen_f_.data() : seen_b_.data();
         const std::uint32_t* const theirs = Forward ? seen_b_.data() : seen_f_.data();
-        const adjacency& adj = adj_[m];
-        const std::uint32_t* it = nbr_.data() + (Forward ? adj.out_begin : adj.in_begin);
-        const std::uint32_t* const end = it + (Forward ? adj.out_count : adj.in_count);
+        const std::uint32_t* it = Forward ? users_begin(m) : inputs_begin(m);
+        const std::uint32_t* const end = Forward ? users_end(m) : inputs_end(m);
         for (; it != end; ++it) {
             const std::uint32_t w = find(*it);
             if (w == vert || mine[w] == s.epoch) continue;
@@ -339,39 +339,46 @@ private:
 
     // The graph's edges by node index, inputs then users of each node in one array: what the
     // searches, the landmarks and the renumbering after a merge read, a few contiguous words per
-    // node instead of an adapter call per edge.
-    struct adjacency {
-        std::uint32_t in_begin = 0, in_count = 0, out_begin = 0, out_count = 0;
-    };
+    // node instead of an adapter call per edge. Node x's inputs are nbr_[first_[x], mid_[x]),
+    // its users nbr_[mid_[x], first_[x + 1]) (8 bytes a node besides the edges: on a graph of a
+    // million nodes every array here is megabytes of pages to fault in).
     void build_adjacency() {
-        adj_.resize(parent_.size());
+        const std::size_t bound = parent_.size();
+        first_.assign(bound + 1, 0);
+        mid_.resize(bound);
+        for (const N& n : *order_)
+            first_[traits::index(g_, n) + 1] =
+                static_cast<std::uint32_t>(traits::input_count(g_, n) + traits::user_count(g_, n));
         std::size_t edges = 0;
-        for (const N& n : *order_) edges += traits::input_count(g_, n) + traits::user_count(g_, n);
+        for (std::size_t x = 0; x < bound; ++x) {
+            edges += first_[x + 1];
+            if (edges >= none) throw std::length_error("sgmatch::capability_regions: 2^32 edges or more");
+            first_[x + 1] = static_cast<std::uint32_t>(edges);
+        }
         nbr_.resize(edges);
-        std::uint32_t at = 0;
         for (const N& n : *order_) {
-            adjacency& e = adj_[traits::index(g_, n)];
+            const std::size_t x = traits::index(g_, n);
+            std::uint32_t at = first_[x];
             const std::size_t ic = traits::input_count(g_, n), uc = traits::user_count(g_, n);
-            e.in_begin = at;
-            e.in_count = static_cast<std::uint32_t>(ic);
             for (std::size_t i = 0; i < ic; ++i)
                 nbr_[at++] = static_cast<std::uint32_t>(traits::index(g_, traits::input(g_, n, i).node));
-            e.out_begin = at;
-            e.out_count = static_cast<std::uint32_t>(uc);
+            mid_[x] = at;
             for (std::size_t k = 0; k < uc; ++k)
                 nbr_[at++] = static_cast<std::uint32_t>(traits::index(g_, traits::user(g_, n, k).user));
         }
     }
-    const std::uint32_t* inputs_of(std::size_t x) const { return nbr_.data() + adj_[x].in_begin; }
-    const std::uint32_t* users_of(std::size_t x) const { return nbr_.data() + adj_[x].out_begin; }
+    const std::uint32_t* inputs_begin(std::size_t x) const { return nbr_.data() + first_[x]; }
+    const std::uint32_t* inputs_end(std::size_t x) const { return nbr_.data() + mid_[x]; }
+    const std::uint32_t* users_begin(std::size_t x) const { return nbr_.data() + mid_[x]; }
+    const std::uint32_t* users_end(std::size_t x) const { return nbr_.data() + first_[x + 1]; }
 
     // Landmarks: up to 64 * landmark_words unsupported op nodes spread over the topological
     // order. An unsupported node is a vertex of its own for good, so a path u -> L -> v through a
     // landmark L proves, once and for all, that merging the regions of u and v makes a cycle (the
     // regions only grow, L stays outside them): the long-range edges whose windows a search
     // would take long to cross are settled by two bitset reads. from_[x]: the landmarks with a
-    // path to x; to_[x]: those x has a path to; by node at first, then by root (a merge ORs the
-    // two: a path from any member is the region's).
+    // path to x (or that are x); to_[x]: those x has a path to (or that are x); by node at
+    // first, then by root (a merge ORs the two: a path from any member is the region's).
     static constexpr std::size_t landmark_words = 2;
     void build_landmarks() {
         const std::vector<N>& order = *order_;
@@ -384,30 +391,30 @@ private:
         words_ = std::min(landmark_words, (unsupported.size() + 63) / 64);
         const std::size_t K = std::min(64 * words_, unsupported.size());
         const std::size_t bound = parent_.size();
-        std::vector<std::int32_t> bit(bound, -1);
-        for (std::size_t k = 0; k < K; ++k)
-            bit[traits::index(g_, order[unsupported[k * unsupported.size() / K]])] = static_cast<std::int32_t>(k);
         from_.assign(bound * words_, 0);
         to_.assign(bound * words_, 0);
+        // Each landmark starts with its own bit in both sets, so that a plain OR along the edges
+        // carries it (a landmark is unsupported, never a region: its own bit is never asked).
+        for (std::size_t k = 0; k < K; ++k) {
+            const std::size_t at = traits::index(g_, order[unsupported[k * unsupported.size() / K]]) * words_ + k / 64;
+            from_[at] |= std::uint64_t{1} << (k % 64);
+            to_[at] |= std::uint64_t{1} << (k % 64);
+        }
         // Locals, not members: a store through a std::uint64_t* may alias a std::size_t member,
         // which would make every iteration reload them.
         const std::size_t W = words_;
-        const std::int32_t* const bits = bit.data();
-        auto add = [W, bits](std::uint64_t* into, std::size_t x, std::size_t y) {  // into[x] |= into[y] + y
+        auto add = [W](std::uint64_t* into, std::size_t x, std::size_t y) {  // into[x] |= into[y]
             for (std::size_t w = 0; w < W; ++w) into[x * W + w] |= into[y * W + w];
-            if (bits[y] >= 0) into[x * W + static_cast<std::size_t>(bits[y]) / 64] |= std::uint64_t{1} << (bits[y] % 64);
         };
         std::uint64_t* const from = from_.data();
         std::uint64_t* const to = to_.data();
         for (const N& n : order) {
             const std::size_t x = traits::index(g_, n);
-            const std::uint32_t* in = inputs_of(x);
-            for (std::uint32_t i = 0; i < adj_[x].in_count; ++i) add(from, x, in[i]);
+            for (const std::uint32_t* in = inputs_begin(x); in != inputs_end(x); ++in) add(from, x, *in);
         }
         for (std::size_t i = order.size(); i-- > 0;) {
             const std::size_t x = traits::index(g_, order[i]);
-            const std::uint32_t* out = users_of(x);
-            for (std::uint32_t k = 0; k < adj_[x].out_count; ++k) add(to, x, out[k]);
+            for (const std::uint32_t* out = users_begin(x); out != users_end(x); ++out) add(to, x, *out);
         }
     }
     // Whether a path root a -> landmark -> root b exists.
@@ -421,9 +428,8 @@ private:
         double next = limit + static_cast<double>(queue_.size()) + 1;
         for (std::uint32_t w : queue_)
             for (std::uint32_t k = w; k != none; k = next_[k]) {
-                const std::uint32_t* out = users_of(k);
-                for (std::uint32_t i = 0; i < adj_[k].out_count; ++i) {
-                    const std::uint32_t x = find(out[i]);
+                for (const std::uint32_t* out = users_begin(k); out != users_end(k); ++out) {
+                    const std::uint32_t x = find(*out);
                     if (x != merged && pos_[x] > limit && pos_[x] < next) next = pos_[x];
                 }
             }
@@ -434,9 +440,8 @@ private:
         double prev = limit - static_cast<double>(queue_.size()) - 1;
         for (std::uint32_t w : queue_)
             for (std::uint32_t k = w; k != none; k = next_[k]) {
-                const std::uint32_t* in = inputs_of(k);
-                for (std::uint32_t i = 0; i < adj_[k].in_count; ++i) {
-                    const std::uint32_t x = find(in[i]);
+                for (const std::uint32_t* in = inputs_begin(k); in != inputs_end(k); ++in) {
+                    const std::uint32_t x = find(*in);
                     if (x != merged && pos_[x] < limit && pos_[x] > prev) prev = pos_[x];
                 }
             }
@@ -491,8 +496,8 @@ private:
     std::vector<std::uint32_t> tail_;     // by root: the last member
     std::vector<std::uint32_t> size_;     // by root: how many members
     std::vector<std::uint32_t> seen_f_, seen_b_;  // by root: found by the forward / backward search
-    std::vector<adjacency> adj_;      // by index: where its inputs and users are in nbr_
-    std::vector<std::uint32_t> nbr_;  // inputs and users, by index
+    std::vector<std::uint32_t> first_, mid_;  // by index: where its inputs, then users, are in nbr_
+    std::vector<std::uint32_t> nbr_;          // every node's inputs then users, as indices
     std::uint32_t epoch_ = 0;
     side fwd_, bwd_;
     struct failure {
