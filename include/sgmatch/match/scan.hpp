@@ -340,6 +340,20 @@ auto find_all(const op_index<G>& index, const P& p, taken_mask& taken, Accept&& 
         using A = std::remove_reference_t<Accept>;
         match_list<G, P> out;
         const matcher<G, P> m(index.graph(), p);
+        {
+            // Room for a match at every candidate anchor, reserved once: growing by doubling
+            // copied the lists into fresh memory again and again on a large graph (pages never
+            // written cost nothing).
+            const auto& prog = m.program();
+            std::size_t anchors = prog.wildcard ? index.order().size() : 0;
+            for (auto o : prog.anchor_ids) {
+                const auto [b, e] = index.nodes_with_op(o);
+                anchors += static_cast<std::size_t>(e - b);
+            }
+            out.store_.spans.reserve(anchors);
+            // Matches are disjoint: never more nodes than the graph has.
+            out.store_.nodes.reserve(std::min(anchors * prog.max_nodes, index.order().size()));
+        }
         struct ctx {
             detail::match_store<N>* store;
             A* accept;
