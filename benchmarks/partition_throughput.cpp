@@ -69,7 +69,7 @@ backend<graph> make_backend() {
 }
 
 void run_sgmatch(graph& g, const backend<graph>& b) {
-    apply_backend(g, b);  // the properties in order, sharing their index buffers
+    apply_backend(g, b);  // the properties in order
 }
 
 // ---------------- hand-written: hand_matcher.hpp, then the same graph::replace ----------------

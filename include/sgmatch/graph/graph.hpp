@@ -468,7 +468,10 @@ private:
         // Reserve everything, then commit with operations that cannot throw.
         const auto outputs = static_cast<std::uint32_t>(std::max<std::size_t>(1, r.outputs.size()));
         if (outputs > 0xffff) throw graph_error(where() + "more than 65535 outputs");
-        reserve_node(r.name, r.inputs.size(), /*appended=*/false);
+        // The inputs go into the members' own runs when those are one block large enough (no
+        // room to reserve then), else at the end.
+        const std::uint32_t in_at = reusable_inputs(set, r.inputs.size());
+        reserve_node(r.name, in_at == none ? r.inputs.size() : 0, /*appended=*/false);
         room_for(payloads_, 1);
         // The inputs' producers lose their uses inside the set and gain the new node's: room
         // for what they will hold (moving a list inside the pool changes nothing observable).
@@ -515,8 +518,6 @@ private:
                 if (before) slot = lo;
             }
         }
-
-        const std::uint32_t in_at = reusable_inputs(set, r.inputs.size());
 
         // ---- commit: nothing below throws (all capacity reserved above) ----
         ++writes_;
