@@ -37,7 +37,7 @@ TEST_CASE("a >> b: chains follow output 0 to a user") {
     CHECK(nodes_of(g, match(g, ids[0], op<Conv>())) == std::vector<node_id>{ids[0]});
 }
 
-TEST_CASE("op<A, B> matches one of several kinds; aliases resolve per graph") {
+TEST_CASE("op<A, B> matches one of several kinds - aliases resolve per graph") {
     graph g;
     auto ids = build::chain(g, {"Convolution", "Clip"});  // MXNet spelling
     CHECK(match(g, ids[0], op<Conv>() >> op<Relu, Clip>()));
@@ -64,7 +64,7 @@ TEST_CASE("optional is greedy and falls back") {
     CHECK(m3.size() == 3);
 }
 
-TEST_CASE("repeat<Min, Max> is bounded and greedy; captures inside become vectors") {
+TEST_CASE("repeat<Min, Max> is bounded and greedy - captures inside become vectors") {
     graph g;
     auto ids = build::chain(g, {"Conv", "Relu", "Relu", "Relu", "Relu"});
     auto m = match(g, ids[0], op<Conv>() >> repeat<0, 3>(op<Relu>().as<act>()));

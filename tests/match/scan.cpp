@@ -38,7 +38,7 @@ TEST_CASE("several anchor kinds are merged in topological order") {
     CHECK(all[2].front() == ids[4]);
 }
 
-TEST_CASE("a wildcard anchor tries every node; an absent op finds nothing") {
+TEST_CASE("a wildcard anchor tries every node - an absent op finds nothing") {
     graph g;
     build::chain(g, {"Conv", "Relu", "Sigmoid"});
     CHECK(find_all(g, any() >> op<Sigmoid>()).size() == 1);

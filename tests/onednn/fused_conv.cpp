@@ -264,7 +264,7 @@ TEST_CASE("1-D and 3-D convolutions") {
     }
 }
 
-TEST_CASE("one primitive per input shape, rebuilt when the shape changes; NHWC input accepted") {
+TEST_CASE("one primitive per input shape, rebuilt when the shape changes - NHWC input accepted") {
     std::mt19937 rng(13);
     conv_case c{1, 8, 16, 10, 10, 3, 1, 1, 1, 1};
     onednn::conv_spec s = spec_for(c, rng, true);

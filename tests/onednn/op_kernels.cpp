@@ -255,7 +255,7 @@ TEST_CASE("the new op kernels reject bad input with a kernel_error naming the ke
                          onednn::kernel_error);
 }
 
-TEST_CASE("ONNX Constant ops run on the executor (scalar, list, shaped value), in every mode; bad ones are errors") {
+TEST_CASE("ONNX Constant ops run on the executor (scalar, list, shaped value), in every mode - bad ones are errors") {
     graph g;
     auto x = g.add_input("x");
     auto scale = g.add_op("Constant", "scale", {}, {{"value_float", 0.5}});
@@ -276,12 +276,16 @@ TEST_CASE("ONNX Constant ops run on the executor (scalar, list, shaped value), i
     }
     graph bad;
     bad.mark_output(bad.add_op("Constant", "k", {}, {{"value", attribute::reals{1, 2, 3}}, {"shape", {2, 2}}}));
-    const exec::executor run_bad(bad);  // (a temporary here would parse as a declaration)
-    CHECK_THROWS_WITH_AS(run_bad({}), doctest::Contains("Constant 'k': 3 values for shape [2,2]"), exec::exec_error);
+    // Refused when the executor is built, naming the node.
+    CHECK_THROWS_WITH_AS(exec::executor{bad}, doctest::Contains("node 'k' (Constant): 3 values for shape [2, 2]"),
+                         exec::exec_error);
     graph none;
-    none.mark_output(none.add_op("Constant", "k", {}, {{"dtype", 1}}));
-    const exec::executor run_none(none);
-    CHECK_THROWS_WITH_AS(run_none({}), doctest::Contains("Constant 'k': no value_float"), exec::exec_error);
+    none.mark_output(none.add_op("Constant", "k", {}));
+    CHECK_THROWS_WITH_AS(exec::executor{none}, doctest::Contains("node 'k' (Constant): no value_float"), exec::exec_error);
+    graph unknown;  // an attribute the description does not know is refused, not ignored
+    unknown.mark_output(unknown.add_op("Constant", "k", {}, {{"dtype", 1}, {"value_float", 1.0}}));
+    CHECK_THROWS_WITH_AS(exec::executor{unknown}, doctest::Contains("node 'k' (Constant): attribute dtype is not one of Constant's attributes"),
+                         exec::exec_error);
 }
 
 TEST_CASE("a transformer block is one region with no reference kernel: attention, written-out GELU, layer norms") {

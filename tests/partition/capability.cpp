@@ -71,7 +71,7 @@ void check_regions(const graph& g, const regions_t& regions, const std::vector<b
 
 }  // namespace
 
-TEST_CASE("a path through an unsupported node splits a region; an outside input does not") {
+TEST_CASE("a path through an unsupported node splits a region - an outside input does not") {
     graph g;
     auto x = g.add_input("x");
     auto s1 = g.add_op("Conv", "s1", {x});

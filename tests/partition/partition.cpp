@@ -130,7 +130,7 @@ TEST_CASE("ResNet-50: conv+bn+relu then conv+bn, rewritten in registration order
         }
 }
 
-TEST_CASE("boundary: inputs in order of first use, each value once; outputs that leave") {
+TEST_CASE("boundary: inputs in order of first use, each value once - outputs that leave") {
     graph g;
     auto x = g.add_input("x");
     auto c = g.add_op("Conv", "c", {x, x});  // the same value read twice is one input
@@ -430,7 +430,7 @@ TEST_CASE("the convexity check agrees with brute force on small and medium rando
     CHECK(recorded > 50);
 }
 
-TEST_CASE("DOT export draws subgraphs as clusters; the summary gives counts by reason") {
+TEST_CASE("DOT export draws subgraphs as clusters - the summary gives counts by reason") {
     graph g;
     auto x = g.add_input("x");
     auto c = g.add_op("Conv", "c\"1", {x});
@@ -592,7 +592,7 @@ TEST_CASE("boundary of a large set: every outside value once, in order of first 
     for (std::size_t i = 0; i < 30; ++i) CHECK(seen[i].node == xs[i]);
 }
 
-TEST_CASE("property::check declines a match with a reason; the next-longest match at the anchor is tried") {
+TEST_CASE("property::check declines a match with a reason - the next-longest match at the anchor is tried") {
     graph g;
     auto x = g.add_input("x");
     auto c1 = g.add_op("Conv", "c1", {x});

@@ -8,7 +8,7 @@
 // What runs a matched subgraph apart from the user's graph uses it: a capability region
 // (exec/subgraph.hpp) and a fused node's ops, kept for when its kernel rejects an input shape
 // (onednn/property.hpp). Attributes are copied through the adapter's optional for_each_attr,
-// else the keys the kernels read (detail::kernel_attr_keys); output types through value_type.
+// else every attribute name an op description knows (ops::all_attribute_names); output types through value_type.
 // A boundary input that is a constant with data (f32, f64 or integer, read as f32) and at most
 // max_constant_values values is copied in as a constant; every other boundary input becomes a
 // graph input.
@@ -25,20 +25,10 @@
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/graph/adapter.hpp"
 #include "sgmatch/graph/graph.hpp"
+#include "sgmatch/ops/table.hpp"
 #include "sgmatch/partition/property.hpp"
 
 SGMATCH_BEGIN_NAMESPACE
-
-namespace detail {
-
-// The attribute keys the executor's kernels read: what is copied from an adapter that cannot
-// list a node's attributes (graph_traits<G>::for_each_attr, optional).
-inline constexpr std::string_view kernel_attr_keys[] = {
-    "alpha", "approximate", "auto_pad", "axis", "beta", "bias", "count_include_pad", "dilations",
-    "epsilon", "group", "kernel_shape", "max", "min", "mode", "output_padding", "output_shape",
-    "pads", "perm", "shape", "size", "strides", "transA", "transB", "value"};
-
-}  // namespace detail
 
 /// A subgraph as a built-in graph: `g`, and which boundary inputs of the subgraph (indices into
 /// subgraph::inputs) its graph inputs "0", "1", ... stand for, in that order.
@@ -98,7 +88,7 @@ copied_subgraph copy_subgraph(const subgraph<G>& s, std::size_t max_constant_val
         for (std::size_t k = 0; k < traits::input_count(g, n); ++k) ins.push_back(map.at(key(traits::input(g, n, k))));
         const auto outs = static_cast<std::uint32_t>(traits::output_count(g, n));
         const node_id r = c.add_op(std::string(traits::op_name(g, n)), std::string(traits::name(g, n)), ins, {}, outs);
-        adapter<G>::for_each_attr(g, n, detail::kernel_attr_keys,
+        adapter<G>::for_each_attr(g, n, ops::all_attribute_names(),
                                   [&](std::string_view k, const attribute& a) { c.set_attr(r, k, a); });
         for (std::uint32_t p = 0; p < outs; ++p) {
             if (const auto t = adapter<G>::value_type(g, n, p)) c.set_type({r, p}, *t);

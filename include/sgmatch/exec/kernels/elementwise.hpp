@@ -1,0 +1,123 @@
+// sgmatch/exec/kernels/elementwise.hpp - the element-wise ops' kernels: reference::unary and
+// reference::binary, and oneDNN eltwise / binary primitives made from the ops' lowerings.
+#pragma once
+
+#include <cfloat>
+#include <memory>
+#include <vector>
+
+#include "sgmatch/detail/config.hpp"
+#include "sgmatch/exec/node_kernels.hpp"
+#include "sgmatch/onednn/lowering/roles.hpp"
+#include "sgmatch/onednn/op_kernels.hpp"
+#include "sgmatch/ops/elementwise.hpp"
+#include "sgmatch/reference/kernels.hpp"
+
+SGMATCH_BEGIN_NAMESPACE
+namespace exec {
+namespace kernels {
+
+using uk = reference::unary_kind;
+using bk = reference::binary_kind;
+
+inline reference_fn unary(uk k, float alpha = 0, float beta = 0) {
+    return [k, alpha, beta](const std::vector<const array*>& x) { return reference::unary(*x.at(0), k, alpha, beta); };
+}
+template <uk K>
+reference_fn plain_unary(const node_context&) {
+    return unary(K);
+}
+
+/// Clip's bounds: the attributes, or constant scalar inputs 1 and 2 (opset >= 11).
+inline std::pair<float, float> clip_bounds(const node_context& c) {
+    float lo = static_cast<float>(c.a.f("min")), hi = static_cast<float>(c.a.f("max"));
+    for (std::size_t slot = 1; slot < c.input_count() && slot < 3; ++slot) {
+        const auto v = c.constant_view(slot);
+        const auto s = v ? v->scalar() : std::nullopt;
+        if (!s) c.refuse("the bound on input " + std::to_string(slot) + " is not a one-value constant");
+        (slot == 1 ? lo : hi) = static_cast<float>(*s);
+    }
+    return {lo, hi};
+}
+
+/// A oneDNN eltwise primitive with the post-ops the op lowers to (lowering<Tag>), or null when
+/// the lowering declines the node.
+template <class Tag>
+std::shared_ptr<const onednn::op_kernel> onednn_eltwise(const node_context& c, bool) {
+    try {
+        return std::make_shared<onednn::eltwise_kernel>(onednn::lowering<Tag>::post_ops(c.a, ops::node_of<graph>(c.g, c.n)));
+    } catch (const onednn::lowering_error&) {
+        return nullptr;
+    }
+}
+
+template <bk K>
+reference_fn binary(const node_context& c) {
+    if (c.input_count() != 2) c.refuse(std::to_string(c.input_count()) + " inputs: the kernels take 2");
+    return [](const std::vector<const array*>& x) { return reference::binary(*x.at(0), *x.at(1), K); };
+}
+
+/// A oneDNN binary primitive (the second operand broadcasts), or null when the first operand
+/// is a constant.
+template <class Tag>
+std::shared_ptr<const onednn::op_kernel> onednn_binary(const node_context& c, bool) {
+    if (c.input_is_constant(0)) return nullptr;
+    return std::make_shared<onednn::binary_kernel>(onednn::lowering<Tag>::alg);
+}
+
+/// x ^ c for a one-value constant c: eltwise pow (alpha x^beta); null otherwise.
+inline std::shared_ptr<const onednn::op_kernel> onednn_pow(const node_context& c, bool) {
+    if (c.input_is_constant(0)) return nullptr;
+    const auto v = c.constant_view(1);
+    const auto e = v ? v->scalar() : std::nullopt;
+    if (!e) return nullptr;
+    return std::make_shared<onednn::eltwise_kernel>(
+        std::vector<onednn::post_op>{onednn::post_op::eltwise(dnnl::algorithm::eltwise_pow, 1.0f, static_cast<float>(*e))});
+}
+
+inline const kernel_binding elementwise[] = {
+    {&ops::schemas::relu, plain_unary<uk::relu>, onednn_eltwise<ops::Relu>},
+    {&ops::schemas::sigmoid, plain_unary<uk::sigmoid>, onednn_eltwise<ops::Sigmoid>},
+    {&ops::schemas::tanh, plain_unary<uk::tanh>, onednn_eltwise<ops::Tanh>},
+    {&ops::schemas::hard_swish, plain_unary<uk::hardswish>, onednn_eltwise<ops::HardSwish>},
+    {&ops::schemas::mish, plain_unary<uk::mish>, onednn_eltwise<ops::Mish>},
+    {&ops::schemas::softplus, plain_unary<uk::softplus>, onednn_eltwise<ops::Softplus>},
+    {&ops::schemas::exp, plain_unary<uk::exp>, onednn_eltwise<ops::Exp>},
+    {&ops::schemas::log, plain_unary<uk::log>, onednn_eltwise<ops::Log>},
+    {&ops::schemas::sqrt, plain_unary<uk::sqrt>, onednn_eltwise<ops::Sqrt>},
+    {&ops::schemas::square, plain_unary<uk::square>, onednn_eltwise<ops::Square>},
+    {&ops::schemas::abs, plain_unary<uk::abs>, onednn_eltwise<ops::Abs>},
+    {&ops::schemas::round, plain_unary<uk::round>, onednn_eltwise<ops::Round>},
+    {&ops::schemas::erf, plain_unary<uk::erf>, nullptr},
+    {&ops::schemas::identity, plain_unary<uk::identity>, nullptr},
+    {&ops::schemas::leaky_relu, [](const node_context& c) { return unary(uk::leaky_relu, static_cast<float>(c.a.f("alpha"))); },
+     onednn_eltwise<ops::LeakyRelu>},
+    {&ops::schemas::elu, [](const node_context& c) { return unary(uk::elu, static_cast<float>(c.a.f("alpha"))); },
+     onednn_eltwise<ops::Elu>},
+    {&ops::schemas::swish, [](const node_context& c) { return unary(uk::swish, static_cast<float>(c.a.f("alpha"))); },
+     onednn_eltwise<ops::Swish>},
+    {&ops::schemas::hard_sigmoid,
+     [](const node_context& c) {
+         return unary(uk::hardsigmoid, static_cast<float>(c.a.f("alpha")), static_cast<float>(c.a.f("beta")));
+     },
+     onednn_eltwise<ops::HardSigmoid>},
+    {&ops::schemas::gelu, [](const node_context& c) { return unary(c.a.s("approximate") == "tanh" ? uk::gelu_tanh : uk::gelu_erf); },
+     onednn_eltwise<ops::Gelu>},
+    {&ops::schemas::clip,
+     [](const node_context& c) {
+         const auto [lo, hi] = clip_bounds(c);
+         return unary(uk::clip, lo, hi);
+     },
+     onednn_eltwise<ops::Clip>},
+    {&ops::schemas::add, binary<bk::add>, onednn_binary<ops::Add>},
+    {&ops::schemas::sub, binary<bk::sub>, onednn_binary<ops::Sub>},
+    {&ops::schemas::mul, binary<bk::mul>, onednn_binary<ops::Mul>},
+    {&ops::schemas::div, binary<bk::div>, onednn_binary<ops::Div>},
+    {&ops::schemas::max, binary<bk::max>, onednn_binary<ops::Max>},
+    {&ops::schemas::min, binary<bk::min>, onednn_binary<ops::Min>},
+    {&ops::schemas::pow, binary<bk::pow>, onednn_pow},
+};
+
+}  // namespace kernels
+}  // namespace exec
+SGMATCH_END_NAMESPACE

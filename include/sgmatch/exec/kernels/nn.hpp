@@ -1,0 +1,188 @@
+// sgmatch/exec/kernels/nn.hpp - the network layers' kernels: convolutions, pooling,
+// normalizations, Gemm / MatMul and Softmax.
+#pragma once
+
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "sgmatch/detail/config.hpp"
+#include "sgmatch/exec/node_kernels.hpp"
+#include "sgmatch/onednn/fused_conv.hpp"
+#include "sgmatch/onednn/lowering.hpp"
+#include "sgmatch/onednn/op_kernels.hpp"
+#include "sgmatch/ops/nn.hpp"
+#include "sgmatch/reference/kernels.hpp"
+
+SGMATCH_BEGIN_NAMESPACE
+namespace exec {
+namespace kernels {
+
+/// Conv and ConvTranspose read the same window attributes.
+inline reference::conv_attrs conv_attrs_of(const ops::op_attrs& a, std::size_t sp) {
+    reference::conv_attrs c;
+    c.strides = a.ints("strides", sp);
+    c.dilations = a.ints("dilations", sp);
+    kernels::split_pads(a.ints("pads", sp), c.pads_begin, c.pads_end);
+    c.groups = a.i("group");
+    return c;
+}
+
+inline reference_fn conv(const node_context& c) {
+    return [a = c.a](const std::vector<const array*>& x) {
+        const array& X = in(x, 0, a);
+        const array empty = xt::zeros<float>({std::size_t(0)});
+        return reference::conv(X, in(x, 1, a), x.size() > 2 ? *x[2] : empty, conv_attrs_of(a, spatial(X)));
+    };
+}
+inline reference_fn conv_transpose(const node_context& c) {
+    return [a = c.a](const std::vector<const array*>& x) {
+        const array& X = in(x, 0, a);
+        const array empty = xt::zeros<float>({std::size_t(0)});
+        return reference::conv_transpose(X, in(x, 1, a), x.size() > 2 ? *x[2] : empty, conv_attrs_of(a, spatial(X)),
+                                         a.ints("output_padding", spatial(X)));
+    };
+}
+
+/// A convolution on its oneDNN primitive, with no post-ops.
+struct conv_op final : onednn::op_kernel {
+    onednn::fused_conv k;
+    explicit conv_op(onednn::conv_spec s) : k(std::move(s)) {}
+    onednn::tensor run(const std::vector<onednn::tensor>& in) const override { return k.run(in.at(0)); }
+    const char* kind() const override { return "conv"; }
+};
+
+template <class Tag>
+std::shared_ptr<const onednn::op_kernel> onednn_conv(const node_context& c, bool plain) {
+    auto l = onednn::lower_match<graph, pat::op<pat::tags<Tag>>>(c.g, &c.n, 1, true);
+    if (!l.decline.empty()) return nullptr;
+    if (plain) l.spec.layout = onednn::conv_spec::layout_choice::plain;
+    return std::make_shared<conv_op>(std::move(l.spec));
+}
+
+template <reference::pool_kind K>
+reference_fn pool(const node_context& c) {
+    return [a = c.a](const std::vector<const array*>& x) {
+        const array& X = in(x, 0, a);
+        reference::dims b, e;
+        split_pads(a.ints("pads", spatial(X)), b, e);
+        return reference::pool(X, K, a.ints("kernel_shape"), a.ints("strides", spatial(X)), b, e,
+                               K == reference::pool_kind::average && a.i("count_include_pad") != 0);
+    };
+}
+template <reference::pool_kind K>
+std::shared_ptr<const onednn::op_kernel> onednn_pool(const node_context& c, bool plain) {
+    const auto ks = c.a.ints("kernel_shape");
+    const auto pads = c.a.ints("pads", ks.size());
+    if (pads.size() != 2 * ks.size()) return nullptr;
+    reference::dims b, e;
+    split_pads(pads, b, e);
+    constexpr bool max = K == reference::pool_kind::max;
+    return std::make_shared<onednn::pool_kernel>(max, ks, c.a.ints("strides", ks.size()), b, e,
+                                                 !max && c.a.i("count_include_pad") != 0, plain);
+}
+
+inline reference_fn global_average_pool(const node_context&) {
+    return [](const std::vector<const array*>& x) { return reference::global_average_pool(*x.at(0)); };
+}
+inline std::shared_ptr<const onednn::op_kernel> onednn_global_average_pool(const node_context&, bool plain) {
+    return std::make_shared<onednn::pool_kernel>(false, onednn::dims{}, onednn::dims{}, onednn::dims{}, onednn::dims{}, false,
+                                                 plain);
+}
+
+inline reference_fn batch_norm(const node_context& c) {
+    return [a = c.a](const std::vector<const array*>& x) {
+        return reference::batch_norm(in(x, 0, a), in(x, 1, a), in(x, 2, a), in(x, 3, a), in(x, 4, a),
+                                     static_cast<float>(a.f("epsilon")));
+    };
+}
+inline std::shared_ptr<const onednn::op_kernel> onednn_batch_norm(const node_context& c, bool) {
+    std::vector<float> p[4];
+    for (std::size_t i = 0; i < 4; ++i) {
+        p[i] = c.constant_input(i + 1);
+        if (p[i].empty()) return nullptr;
+    }
+    return std::make_shared<onednn::batch_norm_kernel>(p[0], p[1], p[2], p[3], static_cast<float>(c.a.f("epsilon")));
+}
+
+inline reference_fn layer_norm(const node_context& c) {
+    return [a = c.a](const std::vector<const array*>& x) {
+        const array empty = xt::zeros<float>({std::size_t(0)});
+        return reference::layer_norm(in(x, 0, a), in(x, 1, a), x.size() > 2 ? *x[2] : empty, a.i("axis"),
+                                     static_cast<float>(a.f("epsilon")));
+    };
+}
+inline std::shared_ptr<const onednn::op_kernel> onednn_layer_norm(const node_context& c, bool) {
+    std::vector<float> scale = c.constant_input(1), bias;
+    if (scale.empty()) return nullptr;
+    if (c.input_count() > 2) {
+        bias = c.constant_input(2);
+        if (bias.empty()) return nullptr;
+    }
+    return std::make_shared<onednn::layer_norm_kernel>(std::move(scale), std::move(bias), c.a.i("axis"),
+                                                       static_cast<float>(c.a.f("epsilon")));
+}
+
+inline reference_fn lrn(const node_context& c) {
+    return [a = c.a](const std::vector<const array*>& x) {
+        return reference::lrn(in(x, 0, a), a.i("size"), static_cast<float>(a.f("alpha")), static_cast<float>(a.f("beta")),
+                              static_cast<float>(a.f("bias")));
+    };
+}
+inline std::shared_ptr<const onednn::op_kernel> onednn_lrn(const node_context& c, bool) {
+    if (c.a.i("size") % 2 == 0) return nullptr;  // oneDNN's window is centred: the reference runs
+    return std::make_shared<onednn::lrn_kernel>(c.a.i("size"), static_cast<float>(c.a.f("alpha")),
+                                                static_cast<float>(c.a.f("beta")), static_cast<float>(c.a.f("bias")));
+}
+
+inline reference_fn gemm(const node_context& c) {
+    return [a = c.a](const std::vector<const array*>& x) {
+        const array empty = xt::zeros<float>({std::size_t(0)});
+        return reference::gemm(in(x, 0, a), in(x, 1, a), x.size() > 2 ? *x[2] : empty, a.i("transA") != 0, a.i("transB") != 0,
+                               static_cast<float>(a.f("alpha")), static_cast<float>(a.f("beta")));
+    };
+}
+inline std::shared_ptr<const onednn::op_kernel> onednn_gemm(const node_context& c, bool) {
+    const auto b = c.constant_view(1);
+    if (!b || b->data == nullptr || b->rank != 2) return nullptr;
+    std::vector<float> bias;
+    if (c.input_count() > 2) {
+        bias = c.constant_input(2);
+        if (bias.empty()) return nullptr;
+    }
+    return std::make_shared<onednn::gemm_kernel>(onednn::dims(b->dims, b->dims + 2), c.constant_input(1), c.a.i("transB") != 0,
+                                                 std::move(bias), c.a.i("transA") != 0, static_cast<float>(c.a.f("alpha")),
+                                                 static_cast<float>(c.a.f("beta")));
+}
+
+inline reference_fn matmul(const node_context& c) {
+    return [a = c.a](const std::vector<const array*>& x) { return reference::matmul(in(x, 0, a), in(x, 1, a)); };
+}
+inline std::shared_ptr<const onednn::op_kernel> onednn_matmul(const node_context&, bool) {
+    return std::make_shared<onednn::matmul_kernel>();
+}
+
+inline reference_fn softmax(const node_context& c) {
+    return [axis = c.a.i("axis")](const std::vector<const array*>& x) { return reference::softmax(*x.at(0), axis); };
+}
+inline std::shared_ptr<const onednn::op_kernel> onednn_softmax(const node_context& c, bool) {
+    return std::make_shared<onednn::softmax_kernel>(c.a.i("axis"));
+}
+
+inline const kernel_binding nn[] = {
+    {&ops::schemas::conv, conv, onednn_conv<ops::Conv>},
+    {&ops::schemas::conv_transpose, conv_transpose, onednn_conv<ops::ConvTranspose>},
+    {&ops::schemas::max_pool, pool<reference::pool_kind::max>, onednn_pool<reference::pool_kind::max>},
+    {&ops::schemas::average_pool, pool<reference::pool_kind::average>, onednn_pool<reference::pool_kind::average>},
+    {&ops::schemas::global_average_pool, global_average_pool, onednn_global_average_pool},
+    {&ops::schemas::batch_norm, batch_norm, onednn_batch_norm},
+    {&ops::schemas::layer_norm, layer_norm, onednn_layer_norm},
+    {&ops::schemas::lrn, lrn, onednn_lrn},
+    {&ops::schemas::gemm, gemm, onednn_gemm},
+    {&ops::schemas::matmul, matmul, onednn_matmul},
+    {&ops::schemas::softmax, softmax, onednn_softmax},
+};
+
+}  // namespace kernels
+}  // namespace exec
+SGMATCH_END_NAMESPACE

@@ -1,0 +1,116 @@
+// sgmatch/exec/kernels/tensor.hpp - kernels of the ops that move data: Concat, Reshape,
+// Flatten, Transpose, Pad and Constant.
+#pragma once
+
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include <xtensor/xmanipulation.hpp>
+
+#include "sgmatch/detail/config.hpp"
+#include "sgmatch/exec/node_kernels.hpp"
+#include "sgmatch/onednn/op_kernels.hpp"
+#include "sgmatch/ops/tensor.hpp"
+#include "sgmatch/reference/kernels.hpp"
+
+SGMATCH_BEGIN_NAMESPACE
+namespace exec {
+namespace kernels {
+
+inline reference_fn concat(const node_context& c) {
+    return [axis = c.a.i("axis")](const std::vector<const array*>& x) {
+        std::vector<array> xs;
+        for (const array* p : x) xs.push_back(*p);
+        return reference::concat(xs, axis);
+    };
+}
+inline std::shared_ptr<const onednn::op_kernel> onednn_concat(const node_context& c, bool) {
+    return std::make_shared<onednn::concat_kernel>(c.a.i("axis"));
+}
+
+inline reference_fn flatten(const node_context& c) {
+    return [axis = c.a.i("axis")](const std::vector<const array*>& x) { return reference::flatten(*x.at(0), axis); };
+}
+inline std::shared_ptr<const onednn::op_kernel> onednn_flatten(const node_context& c, bool) {
+    return std::make_shared<onednn::flatten_kernel>(c.a.i("axis"));
+}
+
+inline ops::dims shape_of(const array& x) { return ops::dims(x.shape().begin(), x.shape().end()); }
+
+/// Reshape: the shape from input 1 (opset >= 5) or the `shape` attribute (older).
+inline reference_fn reshape(const node_context& c) {
+    return [a = c.a](const std::vector<const array*>& x) {
+        const array& X = in(x, 0, a);
+        ops::dims shape = a.ints("shape");
+        if (x.size() > 1) shape.assign(x[1]->begin(), x[1]->end());
+        const ops::dims to = ops::rules::reshape_to(a, shape_of(X), shape);
+        array y = X;
+        y.reshape(std::vector<std::size_t>(to.begin(), to.end()));
+        return y;
+    };
+}
+inline std::shared_ptr<const onednn::op_kernel> onednn_reshape(const node_context& c, bool) {
+    if (c.input_count() > 1) {  // the shape must be a constant here
+        const std::vector<float> v = c.constant_input(1);
+        if (v.empty()) return nullptr;
+        return std::make_shared<onednn::reshape_kernel>(onednn::dims(v.begin(), v.end()));
+    }
+    return std::make_shared<onednn::reshape_kernel>(c.a.ints("shape"));
+}
+
+inline reference_fn transpose(const node_context& c) {
+    return [a = c.a](const std::vector<const array*>& x) {
+        const array& X = in(x, 0, a);
+        const ops::dims p = ops::rules::perm_of(a, X.dimension());
+        return array(xt::transpose(X, std::vector<std::size_t>(p.begin(), p.end())));
+    };
+}
+inline std::shared_ptr<const onednn::op_kernel> onednn_transpose(const node_context& c, bool) {
+    return std::make_shared<onednn::transpose_kernel>(c.a.ints("perm"));
+}
+
+/// Pad: pads and the constant value as inputs (opset >= 11) or attributes (older).
+inline reference_fn pad(const node_context& c) {
+    const auto mode = c.a.s("mode");
+    const auto m = mode == "reflect" ? reference::pad_mode::reflect
+                   : mode == "edge"  ? reference::pad_mode::edge
+                                     : reference::pad_mode::constant;
+    return [a = c.a, m](const std::vector<const array*>& x) {
+        reference::dims pads = a.ints("pads");
+        if (x.size() > 1) pads.assign(x[1]->begin(), x[1]->end());
+        float value = static_cast<float>(a.f("value"));
+        if (x.size() > 2 && x[2]->size() == 1) value = x[2]->data()[0];
+        return reference::pad(in(x, 0, a), pads, m, value);
+    };
+}
+
+/// Constant: its value made once, when the executor is built.
+inline reference_fn constant(const node_context& c) {
+    const ops::op_attrs& a = c.a;
+    const ops::dims shape = ops::rules::constant({}, a).at(0);
+    std::vector<double> v;
+    for (const char* k : {"value_float", "value_int", "value_floats", "value_ints", "value"})
+        if (a.has(k)) {
+            const attribute& at = *a.given(k);
+            if (const auto r = at.as_real()) v.assign(1, *r);
+            else v = a.reals(k);
+            break;
+        }
+    array y = xt::zeros<float>(std::vector<std::size_t>(shape.begin(), shape.end()));
+    std::transform(v.begin(), v.end(), y.begin(), [](double d) { return static_cast<float>(d); });
+    return [y](const std::vector<const array*>&) { return y; };
+}
+
+inline const kernel_binding tensor[] = {
+    {&ops::schemas::concat, concat, onednn_concat},
+    {&ops::schemas::flatten, flatten, onednn_flatten},
+    {&ops::schemas::reshape, reshape, onednn_reshape},
+    {&ops::schemas::transpose, transpose, onednn_transpose},
+    {&ops::schemas::pad, pad, nullptr},
+    {&ops::schemas::constant, constant, nullptr},
+};
+
+}  // namespace kernels
+}  // namespace exec
+SGMATCH_END_NAMESPACE

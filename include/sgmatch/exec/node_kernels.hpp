@@ -1,0 +1,94 @@
+// sgmatch/exec/node_kernels.hpp - what the executor runs for one op node: its reference kernel
+// and, where oneDNN has a primitive for it, a single-op oneDNN kernel.
+//
+// A binding per op (exec/kernels/*.hpp) makes both from the node's checked attributes
+// (ops::op_attrs) when the executor is built; the executor looks bindings up by the op's
+// description (ops/table.hpp). Adding an op: its description, then its binding in the family's
+// file and one line in `kernel_bindings` (exec/kernels.hpp).
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sgmatch/detail/config.hpp"
+#include "sgmatch/graph/graph.hpp"
+#include "sgmatch/onednn/op_kernels.hpp"
+#include "sgmatch/ops/attrs.hpp"
+#include "sgmatch/ops/schema.hpp"
+#include "sgmatch/reference/kernels.hpp"
+
+SGMATCH_BEGIN_NAMESPACE
+namespace exec {
+
+using reference::array;
+
+/// Raised when a graph cannot run: a node with no kernel, a missing input, a constant without
+/// data, an attribute no kernel implements, a computed shape that disagrees with the declared one.
+class exec_error : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+/// A node's reference kernel: its inputs (plain arrays, in order) to its output.
+using reference_fn = std::function<array(const std::vector<const array*>&)>;
+
+/// The node a binding makes kernels for, with its checked attributes.
+struct node_context {
+    const graph& g;
+    node_id n;
+    const ops::op_attrs& a;
+
+    std::size_t input_count() const { return g.input_count(n); }
+    bool input_is_constant(std::size_t slot) const {
+        return slot < input_count() && g.kind(g.input(n, slot).node) == node_kind::constant;
+    }
+    /// Input `slot`'s values when it is a constant with data (f32, f64 or integers, as floats);
+    /// empty otherwise.
+    std::vector<float> constant_input(std::size_t slot) const {
+        if (!input_is_constant(slot)) return {};
+        const auto c = g.constant(g.input(n, slot).node);
+        return c ? c->to_floats().value_or(std::vector<float>{}) : std::vector<float>{};
+    }
+    std::optional<const_tensor_view> constant_view(std::size_t slot) const {
+        if (!input_is_constant(slot)) return std::nullopt;
+        return g.constant(g.input(n, slot).node);
+    }
+    [[noreturn]] void refuse(const std::string& why) const {
+        throw exec_error("sgmatch::exec::executor: " + a.where() + ": " + why);
+    }
+};
+
+/// How one op runs. `onednn` may be null (the reference kernel always runs), and may return
+/// null for a node it cannot take (constant parameters it needs are computed, ...).
+struct kernel_binding {
+    const ops::op_schema* schema;
+    reference_fn (*reference)(const node_context&);
+    std::shared_ptr<const onednn::op_kernel> (*onednn)(const node_context&, bool plain_layouts);
+};
+
+namespace kernels {
+
+/// For reference kernels: input `i`, with a clear error when the node has fewer.
+inline const array& in(const std::vector<const array*>& xs, std::size_t i, const ops::op_attrs& a) {
+    if (i >= xs.size())
+        throw exec_error("sgmatch::exec::executor: " + a.where() + " needs " + std::to_string(i + 1) + " inputs");
+    return *xs[i];
+}
+
+/// The number of spatial axes of an NC... input.
+inline std::size_t spatial(const array& x) { return x.dimension() > 2 ? x.dimension() - 2 : 0; }
+
+/// Splits ONNX pads (begins, then ends) into the two halves.
+inline void split_pads(const ops::dims& p, reference::dims& b, reference::dims& e) {
+    const auto h = static_cast<std::ptrdiff_t>(p.size() / 2);
+    b.assign(p.begin(), p.begin() + h);
+    e.assign(p.begin() + h, p.end());
+}
+
+}  // namespace kernels
+}  // namespace exec
+SGMATCH_END_NAMESPACE

@@ -1,0 +1,179 @@
+// sgmatch/onednn/lowering/roles.hpp - what each op tag becomes in a fused oneDNN kernel.
+//
+// lowering<Tag> says the role of an op (the main conv, a BatchNorm to fold, an eltwise or
+// binary post-op). The standard vocabulary's tags are specialized here (the vocabulary itself
+// knows nothing of oneDNN); specialize lowering<YourTag> for your own ops. An eltwise lowering's
+// post_ops(a, n) reads the node's attributes through ops::op_attrs (checked against the op's
+// description, with its defaults) and its constant inputs through n. For an op with no
+// description (ops/table.hpp) `a` has no attributes: read them from n.attr(key).
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "sgmatch/detail/config.hpp"
+#include "sgmatch/onednn/post_ops.hpp"
+#include "sgmatch/ops/attrs.hpp"
+#include "sgmatch/pattern/vocabulary.hpp"
+
+SGMATCH_BEGIN_NAMESPACE
+namespace onednn {
+
+enum class lowering_role { none, conv, conv_transpose, matmul, batch_norm, eltwise, binary, identity, composite };
+
+/// Raised by a lowering that cannot take a node; lower_match turns it into a decline reason.
+struct lowering_error : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+/// The role of Tag in a fused kernel. Not specialized: the op cannot lower.
+template <class Tag>
+struct lowering {
+    static constexpr lowering_role role = lowering_role::none;
+};
+
+template <class Tag>
+constexpr bool lowerable_v = lowering<Tag>::role != lowering_role::none;
+
+namespace detail {
+
+template <dnnl::algorithm A>
+struct simple_eltwise {
+    static constexpr lowering_role role = lowering_role::eltwise;
+    static std::vector<post_op> post_ops(const ops::op_attrs&, const ops::node_source&) { return {post_op::eltwise(A)}; }
+};
+
+template <dnnl::algorithm A>
+struct binary_op {
+    static constexpr lowering_role role = lowering_role::binary;
+    static constexpr dnnl::algorithm alg = A;
+};
+
+}  // namespace detail
+
+template <>
+struct lowering<ops::Conv> {
+    static constexpr lowering_role role = lowering_role::conv;
+};
+/// ConvTranspose: a fused_conv with a transposed spec (oneDNN's deconvolution).
+template <>
+struct lowering<ops::ConvTranspose> {
+    static constexpr lowering_role role = lowering_role::conv_transpose;
+};
+/// MatMul and Gemm / FullyConnected with constant weights: a fused_matmul.
+template <>
+struct lowering<ops::MatMul> {
+    static constexpr lowering_role role = lowering_role::matmul;
+};
+template <>
+struct lowering<ops::Gemm> {
+    static constexpr lowering_role role = lowering_role::matmul;
+};
+template <>
+struct lowering<ops::BatchNorm> {
+    static constexpr lowering_role role = lowering_role::batch_norm;
+};
+template <>
+struct lowering<ops::Identity> {
+    static constexpr lowering_role role = lowering_role::identity;
+};
+
+template <>
+struct lowering<ops::Relu> : detail::simple_eltwise<dnnl::algorithm::eltwise_relu> {};
+template <>
+struct lowering<ops::Sigmoid> : detail::simple_eltwise<dnnl::algorithm::eltwise_logistic> {};
+template <>
+struct lowering<ops::Tanh> : detail::simple_eltwise<dnnl::algorithm::eltwise_tanh> {};
+template <>
+struct lowering<ops::HardSwish> : detail::simple_eltwise<dnnl::algorithm::eltwise_hardswish> {};
+template <>
+struct lowering<ops::Mish> : detail::simple_eltwise<dnnl::algorithm::eltwise_mish> {};
+template <>
+struct lowering<ops::Softplus> : detail::simple_eltwise<dnnl::algorithm::eltwise_soft_relu> {};
+template <>
+struct lowering<ops::Exp> : detail::simple_eltwise<dnnl::algorithm::eltwise_exp> {};
+template <>
+struct lowering<ops::Log> : detail::simple_eltwise<dnnl::algorithm::eltwise_log> {};
+template <>
+struct lowering<ops::Sqrt> : detail::simple_eltwise<dnnl::algorithm::eltwise_sqrt> {};
+template <>
+struct lowering<ops::Square> : detail::simple_eltwise<dnnl::algorithm::eltwise_square> {};
+template <>
+struct lowering<ops::Abs> : detail::simple_eltwise<dnnl::algorithm::eltwise_abs> {};
+template <>
+struct lowering<ops::Round> : detail::simple_eltwise<dnnl::algorithm::eltwise_round> {};
+
+template <>
+struct lowering<ops::LeakyRelu> {
+    static constexpr lowering_role role = lowering_role::eltwise;
+    static std::vector<post_op> post_ops(const ops::op_attrs& a, const ops::node_source&) {
+        return {post_op::eltwise(dnnl::algorithm::eltwise_relu, a.f("alpha"))};
+    }
+};
+template <>
+struct lowering<ops::Elu> {
+    static constexpr lowering_role role = lowering_role::eltwise;
+    static std::vector<post_op> post_ops(const ops::op_attrs& a, const ops::node_source&) {
+        return {post_op::eltwise(dnnl::algorithm::eltwise_elu, a.f("alpha"))};
+    }
+};
+/// ONNX Clip: bounds as attributes (opset < 11) or as constant inputs 1 and 2 (opset >= 11).
+template <>
+struct lowering<ops::Clip> {
+    static constexpr lowering_role role = lowering_role::eltwise;
+    static std::vector<post_op> post_ops(const ops::op_attrs& a, const ops::node_source& n) {
+        float lo = static_cast<float>(a.f("min")), hi = static_cast<float>(a.f("max"));
+        for (std::size_t slot = 1; slot < n.input_count() && slot < 3; ++slot) {
+            auto v = n.scalar_input(slot);
+            if (!v) throw lowering_error("Clip bound on input " + std::to_string(slot) + " is not a scalar constant");
+            (slot == 1 ? lo : hi) = static_cast<float>(*v);
+        }
+        return {post_op::eltwise(dnnl::algorithm::eltwise_clip_v2, lo, hi)};
+    }
+};
+/// Gelu: approximate="tanh" gives the tanh form, anything else the erf form.
+template <>
+struct lowering<ops::Gelu> {
+    static constexpr lowering_role role = lowering_role::eltwise;
+    static std::vector<post_op> post_ops(const ops::op_attrs& a, const ops::node_source&) {
+        const bool tanh_form = a.s("approximate") == "tanh";
+        return {post_op::eltwise(tanh_form ? dnnl::algorithm::eltwise_gelu_tanh : dnnl::algorithm::eltwise_gelu_erf)};
+    }
+};
+/// Swish / SiLU: x * sigmoid(alpha x), alpha 1 unless given.
+template <>
+struct lowering<ops::Swish> {
+    static constexpr lowering_role role = lowering_role::eltwise;
+    static std::vector<post_op> post_ops(const ops::op_attrs& a, const ops::node_source&) {
+        return {post_op::eltwise(dnnl::algorithm::eltwise_swish, a.f("alpha"))};
+    }
+};
+/// HardSigmoid: oneDNN 2.6 has no such eltwise; linear(alpha, beta) then clip to [0, 1].
+template <>
+struct lowering<ops::HardSigmoid> {
+    static constexpr lowering_role role = lowering_role::eltwise;
+    static std::vector<post_op> post_ops(const ops::op_attrs& a, const ops::node_source&) {
+        return {post_op::eltwise(dnnl::algorithm::eltwise_linear, a.f("alpha"),
+                                 a.f("beta")),
+                post_op::eltwise(dnnl::algorithm::eltwise_clip_v2, 0.0f, 1.0f)};
+    }
+};
+
+template <>
+struct lowering<ops::Add> : detail::binary_op<dnnl::algorithm::binary_add> {};
+template <>
+struct lowering<ops::Sub> : detail::binary_op<dnnl::algorithm::binary_sub> {};
+template <>
+struct lowering<ops::Mul> : detail::binary_op<dnnl::algorithm::binary_mul> {};
+template <>
+struct lowering<ops::Div> : detail::binary_op<dnnl::algorithm::binary_div> {};
+template <>
+struct lowering<ops::Max> : detail::binary_op<dnnl::algorithm::binary_max> {};
+template <>
+struct lowering<ops::Min> : detail::binary_op<dnnl::algorithm::binary_min> {};
+
+}  // namespace onednn
+SGMATCH_END_NAMESPACE

@@ -1,0 +1,169 @@
+// sgmatch/onednn/lowering/table.hpp - the runtime table of what a pattern's ops lower to,
+// built from the pattern's tags, and the compile-time checks made from it (an op that cannot
+// lower, a pattern not anchored on a main op).
+#pragma once
+
+#include <cstddef>
+#include <iterator>
+#include <optional>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "sgmatch/analysis/anchors.hpp"
+#include "sgmatch/analysis/typelist.hpp"
+#include "sgmatch/detail/config.hpp"
+#include "sgmatch/graph/adapter.hpp"
+#include "sgmatch/onednn/lowering/chain_view.hpp"
+#include "sgmatch/onednn/lowering/roles.hpp"
+#include "sgmatch/onednn/post_ops.hpp"
+#include "sgmatch/ops/attrs.hpp"
+#include "sgmatch/ops/table.hpp"
+
+SGMATCH_BEGIN_NAMESPACE
+namespace onednn {
+
+// ----- the runtime table built from a pattern's tags ----------------------------------------
+
+/// One op a pattern may match, as the runtime lowering sees it.
+struct lowering_entry {
+    const std::string_view* names;
+    std::size_t name_count;
+    lowering_role role;
+    std::vector<post_op> (*eltwise)(const ops::op_attrs&, const ops::node_source&);
+    dnnl::algorithm binary_alg;
+    bool commutative;
+    const ops::op_schema* schema;  // the op's description; null for an op that has none
+};
+
+namespace detail {
+
+template <class Tag, class = void>
+struct tag_commutative : std::false_type {};
+template <class Tag>
+struct tag_commutative<Tag, std::void_t<decltype(Tag::commutative)>> : std::bool_constant<Tag::commutative> {};
+
+template <class Tag>
+lowering_entry entry_of() {
+    if constexpr (lowering<Tag>::role == lowering_role::composite) {
+        return lowering_entry{nullptr, 0, lowering_role::composite, nullptr, dnnl::algorithm::undef, false, nullptr};
+    } else {
+        lowering_entry e{Tag::names, std::size(Tag::names), lowering<Tag>::role, nullptr, dnnl::algorithm::undef,
+                         tag_commutative<Tag>::value, ops::find_schema(Tag::names[0])};
+        if constexpr (lowering<Tag>::role == lowering_role::eltwise) e.eltwise = &lowering<Tag>::post_ops;
+        if constexpr (lowering<Tag>::role == lowering_role::binary) e.binary_alg = lowering<Tag>::alg;
+        return e;
+    }
+}
+
+template <class List>
+struct entries;
+template <class... Tags>
+struct entries<sgmatch::detail::tlist<Tags...>> {
+    static const std::vector<lowering_entry>& get() {
+        static const std::vector<lowering_entry> table{entry_of<Tags>()...};
+        return table;
+    }
+};
+
+template <class G>
+using recognize_fn = std::optional<composite_result<typename graph_traits<G>::node_type>> (*)(
+    const chain_view<G>&, typename graph_traits<G>::node_type);
+
+template <class G, class Tag>
+sgmatch::detail::tlist<> composite_of(std::vector<recognize_fn<G>>& out) {
+    if constexpr (lowering<Tag>::role == lowering_role::composite) out.push_back(&lowering<Tag>::template recognize<G>);
+    return {};
+}
+template <class G, class List>
+struct composites;
+template <class G, class... Tags>
+struct composites<G, sgmatch::detail::tlist<Tags...>> {
+    static const std::vector<recognize_fn<G>>& get() {
+        static const std::vector<recognize_fn<G>> table = [] {
+            std::vector<recognize_fn<G>> v;
+            (composite_of<G, Tags>(v), ...);
+            return v;
+        }();
+        return table;
+    }
+};
+
+// The units lowering sees in P: every op tag, except that a named sub-pattern whose name has a
+// composite lowering (a decomposed activation, decomposed.hpp) is one unit, its inner ops not
+// looked at (Erf or Pow need no lowering of their own there).
+template <class P, class = void>
+struct units {
+    using type = sgmatch::detail::tlist<>;
+};
+template <class P>
+struct units<P, std::void_t<pat::detail::unwrap_t<P>>> : units<pat::detail::unwrap_t<P>> {};
+template <class T, class P>
+struct units<pat::named<T, P>> {
+    using type = std::conditional_t<lowering<T>::role == lowering_role::composite, sgmatch::detail::tlist<T>,
+                                    typename units<P>::type>;
+};
+template <class... Ts, class... Os>
+struct units<pat::op<pat::tags<Ts...>, Os...>> {
+    using type = sgmatch::detail::concat_t<sgmatch::detail::tlist<Ts...>, typename units<Os>::type...>;
+};
+template <class... Ps>
+struct units<pat::chain<Ps...>> {
+    using type = sgmatch::detail::concat_t<typename units<Ps>::type...>;
+};
+template <class... Ps>
+struct units<pat::alt<Ps...>> {
+    using type = sgmatch::detail::concat_t<typename units<Ps>::type...>;
+};
+template <class P>
+struct units<pat::opt<P>> : units<P> {};
+template <std::size_t Lo, std::size_t Hi, class P>
+struct units<pat::rep<Lo, Hi, P>> : units<P> {};
+template <class T, class P>
+struct units<pat::cap<T, P>> : units<P> {};
+
+// The first tag of a list that cannot lower (void if none).
+template <class List>
+struct first_unlowerable {
+    using type = void;
+};
+template <class T, class... Ts>
+struct first_unlowerable<sgmatch::detail::tlist<T, Ts...>> {
+    using type = std::conditional_t<lowerable_v<T>, typename first_unlowerable<sgmatch::detail::tlist<Ts...>>::type, T>;
+};
+
+template <class List>
+struct all_main;
+template <class... Tags>
+struct all_main<sgmatch::detail::tlist<Tags...>>
+    : std::bool_constant<sizeof...(Tags) != 0 && ((lowering<Tags>::role == lowering_role::conv ||
+                                                   lowering<Tags>::role == lowering_role::conv_transpose ||
+                                                   lowering<Tags>::role == lowering_role::matmul ||
+                                                   lowering<Tags>::role == lowering_role::batch_norm) &&
+                                                  ...)> {};
+
+}  // namespace detail
+
+/// The tags of P that cannot lower: void when every op of P has a lowering.
+template <class P>
+using unlowerable_op_t = typename detail::first_unlowerable<typename detail::units<std::decay_t<P>>::type>::type;
+/// True when P's first node is always a main op lowering knows (Conv, ConvTranspose, MatMul, Gemm,
+/// BatchNorm).
+template <class P>
+constexpr bool anchored_on_main_op_v = !anchor_is_wildcard_v<P> && detail::all_main<anchor_tags_t<P>>::value;
+
+namespace detail {
+
+inline const lowering_entry* find_entry(const std::vector<lowering_entry>& table, std::string_view op) {
+    for (const auto& e : table)
+        for (std::size_t i = 0; i < e.name_count; ++i)
+            if (e.names[i] == op) return &e;
+    return nullptr;
+}
+
+}  // namespace detail
+
+}  // namespace onednn
+SGMATCH_END_NAMESPACE

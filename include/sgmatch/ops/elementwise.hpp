@@ -1,0 +1,69 @@
+// sgmatch/ops/elementwise.hpp - descriptions of the element-wise ops: activations and other
+// unary functions, Clip, the binary arithmetic ops and Identity.
+#pragma once
+
+#include "sgmatch/detail/config.hpp"
+#include "sgmatch/ops/schema.hpp"
+#include "sgmatch/ops/shape_rules.hpp"
+#include "sgmatch/pattern/vocabulary.hpp"
+
+SGMATCH_BEGIN_NAMESPACE
+namespace ops {
+namespace schemas {
+
+inline constexpr input_spec x_only[] = {{"X"}};
+inline constexpr input_spec a_b[] = {{"A"}, {"B"}};
+/// Max and Min take one or more inputs in ONNX; the kernels take two (checked when built).
+inline constexpr input_spec variadic[] = {{"data_0", input_spec::presence::variadic}};
+
+// ONNX opset < 7 broadcasting: `broadcast` 1 with an `axis` aligns B at that axis; without an
+// axis it is numpy's suffix alignment, which is what the kernels do.
+inline constexpr attr_spec legacy_broadcast[] = {
+    {"broadcast", attr_type::integer, def::value(0), support::any()},
+    {"axis", attr_type::integer, def::absent(), support::none("opset < 7 broadcasting at an axis")},
+    {"consumed_inputs", attr_type::integers, def::absent(), support::any()},  // opset < 6, no meaning in inference
+};
+
+inline constexpr attr_spec alpha_001[] = {{"alpha", attr_type::real, def::value(0.01), support::any()}};
+inline constexpr attr_spec alpha_1[] = {{"alpha", attr_type::real, def::value(1.0), support::any()}};
+inline constexpr attr_spec hard_sigmoid_attrs[] = {{"alpha", attr_type::real, def::value(0.2), support::any()},
+                                             {"beta", attr_type::real, def::value(0.5), support::any()}};
+inline constexpr attr_spec gelu_attrs[] = {{"approximate", attr_type::string, def::text("none"), support::one_of("none|tanh")}};
+/// Clip's bounds: attributes before opset 11, optional inputs 1 and 2 from then on.
+inline constexpr attr_spec clip_attrs[] = {{"min", attr_type::real, def::value(-3.4028234663852886e38), support::any()},
+                                     {"max", attr_type::real, def::value(3.4028234663852886e38), support::any()}};
+inline constexpr input_spec clip_inputs[] = {{"input"}, {"min", input_spec::presence::optional},
+                                             {"max", input_spec::presence::optional}};
+
+inline constexpr op_schema relu = describe<Relu>(x_only, rules::same_as_input0);
+inline constexpr op_schema sigmoid = describe<Sigmoid>(x_only, rules::same_as_input0);
+inline constexpr op_schema tanh = describe<Tanh>(x_only, rules::same_as_input0);
+inline constexpr op_schema hard_swish = describe<HardSwish>(x_only, rules::same_as_input0);
+inline constexpr op_schema mish = describe<Mish>(x_only, rules::same_as_input0);
+inline constexpr op_schema softplus = describe<Softplus>(x_only, rules::same_as_input0);
+inline constexpr op_schema exp = describe<Exp>(x_only, rules::same_as_input0);
+inline constexpr op_schema log = describe<Log>(x_only, rules::same_as_input0);
+inline constexpr op_schema sqrt = describe<Sqrt>(x_only, rules::same_as_input0);
+inline constexpr op_schema square = describe<Square>(x_only, rules::same_as_input0);
+inline constexpr op_schema abs = describe<Abs>(x_only, rules::same_as_input0);
+inline constexpr op_schema round = describe<Round>(x_only, rules::same_as_input0);
+inline constexpr op_schema erf = describe<Erf>(x_only, rules::same_as_input0);
+inline constexpr op_schema identity = describe<Identity>(x_only, rules::same_as_input0);
+inline constexpr op_schema leaky_relu = describe<LeakyRelu>(x_only, alpha_001, rules::same_as_input0);
+inline constexpr op_schema elu = describe<Elu>(x_only, alpha_1, rules::same_as_input0);
+inline constexpr op_schema swish = describe<Swish>(x_only, alpha_1, rules::same_as_input0);
+inline constexpr op_schema hard_sigmoid = describe<HardSigmoid>(x_only, hard_sigmoid_attrs, rules::same_as_input0);
+inline constexpr op_schema gelu = describe<Gelu>(x_only, gelu_attrs, rules::same_as_input0);
+inline constexpr op_schema clip = describe<Clip>(clip_inputs, clip_attrs, rules::same_as_input0);
+
+inline constexpr op_schema add = describe<Add>(a_b, legacy_broadcast, rules::broadcast_all);
+inline constexpr op_schema sub = describe<Sub>(a_b, legacy_broadcast, rules::broadcast_all);
+inline constexpr op_schema mul = describe<Mul>(a_b, legacy_broadcast, rules::broadcast_all);
+inline constexpr op_schema div = describe<Div>(a_b, legacy_broadcast, rules::broadcast_all);
+inline constexpr op_schema pow = describe<Pow>(a_b, legacy_broadcast, rules::broadcast_all);
+inline constexpr op_schema max = describe<Max>(variadic, rules::broadcast_all);
+inline constexpr op_schema min = describe<Min>(variadic, rules::broadcast_all);
+
+}  // namespace schemas
+}  // namespace ops
+SGMATCH_END_NAMESPACE

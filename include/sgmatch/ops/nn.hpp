@@ -1,0 +1,219 @@
+// sgmatch/ops/nn.hpp - descriptions of the network layers: convolutions, pooling,
+// normalizations, Gemm / MatMul and Softmax.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "sgmatch/detail/config.hpp"
+#include "sgmatch/ops/schema.hpp"
+#include "sgmatch/ops/shape_rules.hpp"
+#include "sgmatch/pattern/vocabulary.hpp"
+
+SGMATCH_BEGIN_NAMESPACE
+namespace ops {
+namespace rules {
+
+inline std::vector<dims> conv(const shape_inputs& in, const op_attrs& a) {
+    const dims& x = in.shapes.at(0);
+    const dims& w = in.shapes.at(1);
+    need_rank(a, x, 3);
+    if (w.size() != x.size()) fail(a, "weights " + to_string(w) + " and input " + to_string(x) + " differ in rank");
+    const std::size_t sp = x.size() - 2;
+    const window k = window_of(a, sp, &w);
+    const std::int64_t group = a.i("group");
+    if (x[1] != w[1] * group)
+        fail(a, "input " + to_string(x) + " has " + std::to_string(x[1]) + " channels; weights " + to_string(w) + " in " +
+                    std::to_string(group) + " group(s) take " + std::to_string(w[1] * group));
+    if (w[0] % group != 0) fail(a, std::to_string(w[0]) + " output channels are not divisible by " + std::to_string(group) + " groups");
+    if (in.shapes.size() > 2 && in.shapes[2] != dims{w[0]})
+        fail(a, "bias " + to_string(in.shapes[2]) + " is not [" + std::to_string(w[0]) + "]");
+    for (std::size_t i = 0; i < sp; ++i)
+        if (k.kernel[i] != w[i + 2]) fail(a, "kernel_shape " + to_string(k.kernel) + " disagrees with weights " + to_string(w));
+    dims out{x[0], w[0]};
+    for (std::size_t i = 0; i < sp; ++i)
+        out.push_back(window_out(a, x[i + 2], k.kernel[i], k.strides[i], k.dilations[i], k.pads[i], k.pads[i + sp], false));
+    return {out};
+}
+
+inline std::vector<dims> conv_transpose(const shape_inputs& in, const op_attrs& a) {
+    const dims& x = in.shapes.at(0);
+    const dims& w = in.shapes.at(1);
+    need_rank(a, x, 3);
+    if (w.size() != x.size()) fail(a, "weights " + to_string(w) + " and input " + to_string(x) + " differ in rank");
+    const std::size_t sp = x.size() - 2;
+    const window k = window_of(a, sp, &w);
+    const std::int64_t group = a.i("group");
+    if (x[1] != w[0]) fail(a, "input " + to_string(x) + " does not have the weights' " + std::to_string(w[0]) + " channels");
+    const dims op = a.ints("output_padding", sp);
+    if (op.size() != sp) fail(a, "output_padding has " + std::to_string(op.size()) + " values");
+    dims out{x[0], w[1] * group};
+    for (std::size_t i = 0; i < sp; ++i) {
+        const std::int64_t o = k.strides[i] * (x[i + 2] - 1) + op[i] + (k.kernel[i] - 1) * k.dilations[i] + 1 - k.pads[i] - k.pads[i + sp];
+        if (o < 1) fail(a, "the output would be empty");
+        out.push_back(o);
+    }
+    return {out};
+}
+
+inline std::vector<dims> pool(const shape_inputs& in, const op_attrs& a) {
+    const dims& x = in.shapes.at(0);
+    need_rank(a, x, 3);
+    const std::size_t sp = x.size() - 2;
+    const window k = window_of(a, sp);
+    dims out{x[0], x[1]};
+    for (std::size_t i = 0; i < sp; ++i)
+        out.push_back(window_out(a, x[i + 2], k.kernel[i], k.strides[i], k.dilations[i], k.pads[i], k.pads[i + sp],
+                                 a.i("ceil_mode") != 0));
+    return {out};
+}
+
+inline std::vector<dims> global_pool(const shape_inputs& in, const op_attrs& a) {
+    dims x = in.shapes.at(0);
+    need_rank(a, x, 3);
+    for (std::size_t i = 2; i < x.size(); ++i) x[i] = 1;
+    return {x};
+}
+
+inline std::vector<dims> per_channel_same(const shape_inputs& in, const op_attrs& a) {
+    const dims& x = in.shapes.at(0);
+    need_rank(a, x, 2);
+    for (std::size_t i = 1; i < in.shapes.size(); ++i)
+        if (in.shapes[i] != dims{x[1]})
+            fail(a, "input " + std::to_string(i) + " " + to_string(in.shapes[i]) + " is not one value per channel of " + to_string(x));
+    return {x};
+}
+
+inline std::vector<dims> gemm(const shape_inputs& in, const op_attrs& a) {
+    const dims& A = in.shapes.at(0);
+    const dims& B = in.shapes.at(1);
+    if (A.size() != 2 || B.size() != 2) fail(a, "A " + to_string(A) + " and B " + to_string(B) + " must be 2-D");
+    const bool ta = a.i("transA") != 0, tb = a.i("transB") != 0;
+    const std::int64_t M = ta ? A[1] : A[0], K = ta ? A[0] : A[1];
+    const std::int64_t KB = tb ? B[1] : B[0], N = tb ? B[0] : B[1];
+    if (K != KB) fail(a, "A " + to_string(A) + " and B " + to_string(B) + " do not agree on K");
+    const dims out{M, N};
+    if (in.shapes.size() > 2 && broadcast(a, out, in.shapes[2]) != out)
+        fail(a, "C " + to_string(in.shapes[2]) + " does not broadcast to " + to_string(out));
+    return {out};
+}
+
+inline std::vector<dims> matmul(const shape_inputs& in, const op_attrs& a) {
+    dims A = in.shapes.at(0), B = in.shapes.at(1);
+    if (A.empty() || B.empty()) fail(a, "MatMul of a scalar");
+    const bool a1 = A.size() == 1, b1 = B.size() == 1;
+    if (a1) A.insert(A.begin(), 1);
+    if (b1) B.push_back(1);
+    if (A.back() != B[B.size() - 2])
+        fail(a, "A " + to_string(in.shapes[0]) + " and B " + to_string(in.shapes[1]) + " do not agree on K");
+    dims batch = broadcast(a, dims(A.begin(), A.end() - 2), dims(B.begin(), B.end() - 2));
+    if (!a1) batch.push_back(A[A.size() - 2]);
+    if (!b1) batch.push_back(B.back());
+    return {batch};
+}
+
+inline std::vector<dims> softmax(const shape_inputs& in, const op_attrs& a) {
+    (void)axis(a, a.i("axis"), in.shapes.at(0).size());
+    return {in.shapes[0]};
+}
+
+inline std::vector<dims> layer_norm(const shape_inputs& in, const op_attrs& a) {
+    const dims& x = in.shapes.at(0);
+    const std::size_t ax = axis(a, a.i("axis"), x.size());
+    const dims norm(x.begin() + static_cast<std::ptrdiff_t>(ax), x.end());
+    for (std::size_t i = 1; i < in.shapes.size(); ++i)
+        if (broadcast(a, norm, in.shapes[i]) != norm)
+            fail(a, "input " + std::to_string(i) + " " + to_string(in.shapes[i]) + " does not broadcast to " + to_string(norm));
+    return {x};
+}
+
+}  // namespace rules
+
+namespace schemas {
+
+inline constexpr input_spec conv_inputs[] = {{"X"}, {"W"}, {"B", input_spec::presence::optional}};
+inline constexpr attr_spec conv_attrs[] = {
+    {"auto_pad", attr_type::string, def::text("NOTSET"), support::one_of("NOTSET")},
+    {"dilations", attr_type::integers, def::per_axis(1), support::at_least(1)},
+    {"group", attr_type::integer, def::value(1), support::at_least(1)},
+    {"kernel_shape", attr_type::integers, def::absent(), support::at_least(1)},
+    {"pads", attr_type::integers, def::per_axis2(0), support::at_least(0)},
+    {"strides", attr_type::integers, def::per_axis(1), support::at_least(1)},
+};
+inline constexpr attr_spec conv_transpose_attrs[] = {
+    {"auto_pad", attr_type::string, def::text("NOTSET"), support::one_of("NOTSET")},
+    {"dilations", attr_type::integers, def::per_axis(1), support::at_least(1)},
+    {"group", attr_type::integer, def::value(1), support::at_least(1)},
+    {"kernel_shape", attr_type::integers, def::absent(), support::at_least(1)},
+    {"output_padding", attr_type::integers, def::per_axis(0), support::at_least(0)},
+    {"output_shape", attr_type::integers, def::absent(), support::none("give pads and output_padding instead")},
+    {"pads", attr_type::integers, def::per_axis2(0), support::at_least(0)},
+    {"strides", attr_type::integers, def::per_axis(1), support::at_least(1)},
+};
+inline constexpr input_spec pool_inputs[] = {{"X"}};
+inline constexpr attr_spec max_pool_attrs[] = {
+    {"auto_pad", attr_type::string, def::text("NOTSET"), support::one_of("NOTSET")},
+    {"ceil_mode", attr_type::integer, def::value(0), support::only(0, "the output size is rounded down")},
+    {"dilations", attr_type::integers, def::per_axis(1), support::range(1, 1)},
+    {"kernel_shape", attr_type::integers, def::required(), support::at_least(1)},
+    {"pads", attr_type::integers, def::per_axis2(0), support::at_least(0)},
+    {"storage_order", attr_type::integer, def::value(0), support::only(0, "the Indices output is not computed")},
+    {"strides", attr_type::integers, def::per_axis(1), support::at_least(1)},
+};
+inline constexpr attr_spec avg_pool_attrs[] = {
+    {"auto_pad", attr_type::string, def::text("NOTSET"), support::one_of("NOTSET")},
+    {"ceil_mode", attr_type::integer, def::value(0), support::only(0, "the output size is rounded down")},
+    {"count_include_pad", attr_type::integer, def::value(0), support::range(0, 1)},
+    {"kernel_shape", attr_type::integers, def::required(), support::at_least(1)},
+    {"pads", attr_type::integers, def::per_axis2(0), support::at_least(0)},
+    {"strides", attr_type::integers, def::per_axis(1), support::at_least(1)},
+};
+inline constexpr input_spec batch_norm_inputs[] = {{"X"}, {"scale"}, {"B"}, {"input_mean"}, {"input_var"}};
+inline constexpr attr_spec batch_norm_attrs[] = {
+    {"epsilon", attr_type::real, def::value(1e-5), support::any()},
+    {"momentum", attr_type::real, def::value(0.9), support::any()},  // training only
+    {"spatial", attr_type::integer, def::value(1), support::only(1, "per-element statistics (opset < 9)")},
+    {"training_mode", attr_type::integer, def::value(0), support::only(0, "inference only")},
+    {"is_test", attr_type::integer, def::value(1), support::any()},  // opset < 7
+    {"consumed_inputs", attr_type::integers, def::absent(), support::any()},  // opset < 6
+};
+inline constexpr input_spec layer_norm_inputs[] = {{"X"}, {"Scale"}, {"B", input_spec::presence::optional}};
+inline constexpr attr_spec layer_norm_attrs[] = {
+    {"axis", attr_type::integer, def::value(-1), support::any()},
+    {"epsilon", attr_type::real, def::value(1e-5), support::any()},
+    {"stash_type", attr_type::integer, def::value(1), support::any()},  // the mean's precision: f32 here
+};
+inline constexpr attr_spec lrn_attrs[] = {
+    {"size", attr_type::integer, def::required(), support::at_least(1)},
+    {"alpha", attr_type::real, def::value(1e-4), support::any()},
+    {"beta", attr_type::real, def::value(0.75), support::any()},
+    {"bias", attr_type::real, def::value(1.0), support::any()},
+};
+inline constexpr input_spec gemm_inputs[] = {{"A"}, {"B"}, {"C", input_spec::presence::optional}};
+inline constexpr attr_spec gemm_attrs[] = {
+    {"alpha", attr_type::real, def::value(1.0), support::any()},
+    {"beta", attr_type::real, def::value(1.0), support::any()},
+    {"transA", attr_type::integer, def::value(0), support::range(0, 1)},
+    {"transB", attr_type::integer, def::value(0), support::range(0, 1)},
+    {"broadcast", attr_type::integer, def::value(0), support::any()},  // opset < 7
+};
+inline constexpr input_spec a_b_inputs[] = {{"A"}, {"B"}};
+/// The axis default is opset 13's (-1); a front end for an older opset gives it explicitly.
+inline constexpr attr_spec softmax_attrs[] = {{"axis", attr_type::integer, def::value(-1), support::any()}};
+
+inline constexpr op_schema conv = describe<Conv>(conv_inputs, conv_attrs, rules::conv);
+inline constexpr op_schema conv_transpose = describe<ConvTranspose>(conv_inputs, conv_transpose_attrs, rules::conv_transpose);
+inline constexpr op_schema max_pool = describe<MaxPool>(pool_inputs, max_pool_attrs, rules::pool);
+inline constexpr op_schema average_pool = describe<AveragePool>(pool_inputs, avg_pool_attrs, rules::pool);
+inline constexpr op_schema global_average_pool = describe<GlobalAveragePool>(pool_inputs, rules::global_pool);
+inline constexpr op_schema batch_norm = describe<BatchNorm>(batch_norm_inputs, batch_norm_attrs, rules::per_channel_same);
+inline constexpr op_schema layer_norm = describe<LayerNorm>(layer_norm_inputs, layer_norm_attrs, rules::layer_norm);
+inline constexpr op_schema lrn = describe<LRN>(pool_inputs, lrn_attrs, rules::same_as_input0);
+inline constexpr op_schema gemm = describe<Gemm>(gemm_inputs, gemm_attrs, rules::gemm);
+inline constexpr op_schema matmul = describe<MatMul>(a_b_inputs, rules::matmul);
+inline constexpr op_schema softmax = describe<Softmax>(pool_inputs, softmax_attrs, rules::softmax);
+
+}  // namespace schemas
+}  // namespace ops
+SGMATCH_END_NAMESPACE

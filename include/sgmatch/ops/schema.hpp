@@ -1,0 +1,183 @@
+// sgmatch/ops/schema.hpp - what an op means: one description per op, read by every part that
+// runs or lowers it (the reference kernels, the oneDNN kernels and lowering, the copy of a
+// subgraph, the front ends).
+//
+//   const ops::op_schema* s = ops::find_schema("Conv");       // by any alias (ops/table.hpp)
+//   s->attrs:   name, type, default, the values the kernels implement
+//   s->inputs:  name, required / optional / variadic
+//   s->infer:   output shapes from input shapes (and constant inputs such as a Reshape's shape)
+//   s->types:   the output element type
+//
+// A description names its op through the vocabulary's tag (pattern/vocabulary.hpp): the tag is
+// what patterns say, the description is what the op computes. Attributes follow ONNX (the
+// latest opset the kernels implement); a front end for an older opset or another framework
+// writes its nodes in these terms (for example an explicit Softmax axis for opset < 13).
+//
+// Nothing here includes oneDNN or xtensor; the core (sgmatch.hpp) does not include it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <limits>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sgmatch/detail/config.hpp"
+#include "sgmatch/graph/types.hpp"
+
+SGMATCH_BEGIN_NAMESPACE
+namespace ops {
+
+using dims = std::vector<std::int64_t>;
+
+/// Raised when a node's attributes, inputs or shapes do not fit its op's description. The
+/// message names the node (when known), the op and every problem found, not only the first.
+class op_error : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+/// The type of an attribute's value (attribute::type, plus tensors that the built-in graph
+/// keeps as a flat list with a shape).
+enum class attr_type : std::uint8_t { integer, real, string, integers, reals };
+
+/// How an absent attribute gets its value.
+struct attr_default {
+    enum class from : std::uint8_t {
+        absent,    // no value: the op reads the attribute only when given
+        required,  // the node must carry it
+        value,     // `number` (integers and reals) or `text` (strings)
+        per_axis,  // a list of `number`, one per spatial axis
+        per_axis2  // a list of `number`, two per spatial axis (begins, then ends)
+    };
+    from how = from::absent;
+    double number = 0;
+    std::string_view text{};
+};
+
+namespace def {
+constexpr attr_default absent() { return {}; }
+constexpr attr_default required() { return {attr_default::from::required, 0, {}}; }
+constexpr attr_default value(double v) { return {attr_default::from::value, v, {}}; }
+constexpr attr_default text(std::string_view s) { return {attr_default::from::value, 0, s}; }
+constexpr attr_default per_axis(double v) { return {attr_default::from::per_axis, v, {}}; }
+constexpr attr_default per_axis2(double v) { return {attr_default::from::per_axis2, v, {}}; }
+}  // namespace def
+
+/// What the kernels implement of an attribute. A node whose attribute lies outside is refused
+/// when an executor or a lowering is built, with the node and the attribute named.
+struct attr_support {
+    double lo = -std::numeric_limits<double>::infinity();  // numbers (each element of a list)
+    double hi = std::numeric_limits<double>::infinity();
+    std::string_view values{};  // strings: the implemented values, '|'-separated; empty: any
+    bool implemented = true;    // false: present at all is refused (`why` says what is missing)
+    std::string_view why{};
+};
+
+namespace support {
+constexpr attr_support any() { return {}; }
+constexpr attr_support range(double lo, double hi) { return {lo, hi, {}, true, {}}; }
+constexpr attr_support at_least(double lo) { return {lo, std::numeric_limits<double>::infinity(), {}, true, {}}; }
+constexpr attr_support only(double v, std::string_view why) { return {v, v, {}, true, why}; }
+constexpr attr_support one_of(std::string_view values) { return {-std::numeric_limits<double>::infinity(),
+                                                                  std::numeric_limits<double>::infinity(), values, true, {}}; }
+constexpr attr_support none(std::string_view why) { return {0, 0, {}, false, why}; }
+}  // namespace support
+
+struct attr_spec {
+    std::string_view name;
+    attr_type type;
+    attr_default def;
+    attr_support sup;
+};
+
+struct input_spec {
+    enum class presence : std::uint8_t { required, optional, variadic };
+    std::string_view name;
+    presence p = presence::required;
+};
+
+/// What a shape rule sees: every input's shape, and the values of the inputs that are small
+/// constants (integers or reals, as int64 after truncation: a Reshape's shape, Pad's pads).
+struct shape_inputs {
+    std::vector<dims> shapes;
+    std::vector<std::optional<std::vector<std::int64_t>>> values;
+};
+
+class op_attrs;
+
+/// Output shapes from input shapes; throws op_error when the inputs cannot go together.
+using shape_rule = std::vector<dims> (*)(const shape_inputs&, const op_attrs&);
+
+/// The element type of the outputs.
+struct type_rule {
+    enum class from : std::uint8_t { input, fixed, attribute } how = from::input;
+    std::size_t input = 0;           // from::input: the type of this input
+    dtype fixed = dtype::unknown;    // from::fixed
+};
+
+/// One op's description.
+struct op_schema {
+    const std::string_view* names;  // the vocabulary tag's names; names[0] is the canonical one
+    std::size_t name_count;
+    const input_spec* inputs;
+    std::size_t input_spec_count;
+    const attr_spec* attrs;
+    std::size_t attr_count;
+    std::size_t outputs;            // outputs the kernels compute (a node may not declare more)
+    shape_rule infer;               // null: the shape is not known before the op runs
+    type_rule types;
+    bool open = false;  // attributes not described: none refused for being unknown (ops::undescribed)
+
+    std::string_view name() const { return names[0]; }
+    const attr_spec* attr(std::string_view key) const {
+        for (std::size_t i = 0; i < attr_count; ++i)
+            if (attrs[i].name == key) return &attrs[i];
+        return nullptr;
+    }
+    std::size_t min_inputs() const {
+        std::size_t n = 0;
+        for (std::size_t i = 0; i < input_spec_count; ++i)
+            if (inputs[i].p != input_spec::presence::optional) n = i + 1;  // a variadic input takes at least one
+        return n;
+    }
+    /// The most inputs the op takes (SIZE_MAX when the last is variadic).
+    std::size_t max_inputs() const {
+        if (input_spec_count > 0 && inputs[input_spec_count - 1].p == input_spec::presence::variadic)
+            return static_cast<std::size_t>(-1);
+        return input_spec_count;
+    }
+};
+
+/// A description of the op named by Tag: `describe<Tag>(inputs, attrs, outputs, rule)`.
+template <class Tag, std::size_t I, std::size_t A>
+constexpr op_schema describe(const input_spec (&in)[I], const attr_spec (&at)[A], shape_rule rule,
+                             type_rule types = {}, std::size_t outputs = 1) {
+    return op_schema{Tag::names, std::size(Tag::names), in, I, at, A, outputs, rule, types};
+}
+template <class Tag, std::size_t I>
+constexpr op_schema describe(const input_spec (&in)[I], shape_rule rule, type_rule types = {}, std::size_t outputs = 1) {
+    return op_schema{Tag::names, std::size(Tag::names), in, I, nullptr, 0, outputs, rule, types};
+}
+
+/// The description of an op that has none: any inputs, no attributes read with defaults, none
+/// refused (what a user's own op lowered by its own code reads through).
+inline const op_schema& undescribed() {
+    static constexpr std::string_view names[] = {"(undescribed)"};
+    static constexpr input_spec inputs[] = {{"inputs", input_spec::presence::variadic}};
+    static const op_schema s{names, 1, inputs, 1, nullptr, 0, static_cast<std::size_t>(-1), nullptr, {}, true};
+    return s;
+}
+
+inline std::string to_string(const dims& d) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i]);
+    return s + "]";
+}
+
+}  // namespace ops
+SGMATCH_END_NAMESPACE

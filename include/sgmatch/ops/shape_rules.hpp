@@ -1,0 +1,90 @@
+// sgmatch/ops/shape_rules.hpp - the shape arithmetic the op descriptions share: numpy
+// broadcasting, convolution and pooling windows, axis normalization.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sgmatch/detail/config.hpp"
+#include "sgmatch/ops/attrs.hpp"
+#include "sgmatch/ops/schema.hpp"
+
+SGMATCH_BEGIN_NAMESPACE
+namespace ops {
+namespace rules {
+
+[[noreturn]] inline void fail(const op_attrs& a, const std::string& why) { throw op_error("sgmatch: " + a.where() + ": " + why); }
+
+/// An axis in [-rank, rank) as an index in [0, rank).
+inline std::size_t axis(const op_attrs& a, std::int64_t ax, std::size_t rank, const char* what = "axis") {
+    const auto r = static_cast<std::int64_t>(rank);
+    if (ax < -r || ax >= r) fail(a, std::string(what) + " " + std::to_string(ax) + " is out of range for rank " + std::to_string(rank));
+    return static_cast<std::size_t>(ax < 0 ? ax + r : ax);
+}
+
+/// Numpy (multidirectional) broadcasting of two shapes.
+inline dims broadcast(const op_attrs& a, const dims& x, const dims& y) {
+    dims out(std::max(x.size(), y.size()), 1);
+    for (std::size_t i = 0; i < out.size(); ++i) {
+        const std::int64_t dx = i < out.size() - x.size() ? 1 : x[i - (out.size() - x.size())];
+        const std::int64_t dy = i < out.size() - y.size() ? 1 : y[i - (out.size() - y.size())];
+        if (dx != dy && dx != 1 && dy != 1)
+            fail(a, "shapes " + to_string(x) + " and " + to_string(y) + " do not broadcast");
+        out[i] = dx == 1 ? dy : dx;
+    }
+    return out;
+}
+
+inline std::vector<dims> same_as_input0(const shape_inputs& in, const op_attrs&) { return {in.shapes.at(0)}; }
+
+inline std::vector<dims> broadcast_all(const shape_inputs& in, const op_attrs& a) {
+    dims out = in.shapes.at(0);
+    for (std::size_t i = 1; i < in.shapes.size(); ++i) out = broadcast(a, out, in.shapes[i]);
+    return {out};
+}
+
+/// The spatial extent of a sliding window: floor((in + pads - ((k - 1) d + 1)) / s) + 1.
+inline std::int64_t window_out(const op_attrs& a, std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t d,
+                               std::int64_t pb, std::int64_t pe, bool ceil) {
+    const std::int64_t span = (k - 1) * d + 1, room = in + pb + pe - span;
+    if (s < 1 || d < 1 || k < 1) fail(a, "window sizes, strides and dilations must be positive");
+    if (room < 0) fail(a, "a window of " + std::to_string(span) + " does not fit an input of " + std::to_string(in) + " padded by " +
+                          std::to_string(pb) + "+" + std::to_string(pe));
+    std::int64_t o = (ceil ? (room + s - 1) / s : room / s) + 1;
+    if (ceil && (o - 1) * s >= in + pb) --o;  // the last window starts inside the input or the begin padding
+    return o;
+}
+
+/// Reads kernel_shape (given or from the weights), strides, dilations and pads for `sp` axes,
+/// checking their lengths.
+struct window {
+    dims kernel, strides, dilations, pads;
+};
+inline window window_of(const op_attrs& a, std::size_t sp, const dims* weights = nullptr) {
+    window w;
+    w.kernel = a.ints("kernel_shape");
+    if (w.kernel.empty() && weights != nullptr && weights->size() >= 2) w.kernel.assign(weights->begin() + 2, weights->end());
+    w.strides = a.ints("strides", sp);
+    w.dilations = a.schema().attr("dilations") ? a.ints("dilations", sp) : dims(sp, 1);
+    w.pads = a.ints("pads", sp);
+    auto check = [&](const dims& v, std::size_t n, const char* what) {
+        if (v.size() != n)
+            fail(a, std::string(what) + " has " + std::to_string(v.size()) + " values for " + std::to_string(sp) + " spatial axes");
+    };
+    check(w.kernel, sp, "kernel_shape");
+    check(w.strides, sp, "strides");
+    check(w.dilations, sp, "dilations");
+    check(w.pads, 2 * sp, "pads");
+    return w;
+}
+
+inline void need_rank(const op_attrs& a, const dims& x, std::size_t lo, const char* what = "input") {
+    if (x.size() < lo) fail(a, std::string(what) + " " + to_string(x) + " has rank below " + std::to_string(lo));
+}
+
+}  // namespace rules
+}  // namespace ops
+SGMATCH_END_NAMESPACE

@@ -1,0 +1,82 @@
+// sgmatch/ops/table.hpp - every op description of the standard vocabulary, looked up by any
+// of the op's names.
+//
+//   if (const ops::op_schema* s = ops::find_schema(g.op_name(n))) ...
+//
+// Adding an op: its tag in pattern/vocabulary.hpp, its description in the family's header
+// (elementwise.hpp, nn.hpp, tensor.hpp), one line in `all_schemas` below, and its kernels
+// (exec/kernels/, onednn/).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "sgmatch/detail/config.hpp"
+#include "sgmatch/ops/attrs.hpp"
+#include "sgmatch/ops/elementwise.hpp"
+#include "sgmatch/ops/nn.hpp"
+#include "sgmatch/ops/schema.hpp"
+#include "sgmatch/ops/tensor.hpp"
+
+SGMATCH_BEGIN_NAMESPACE
+namespace ops {
+
+/// Every description, in no particular order.
+inline const std::vector<const op_schema*>& all_schemas() {
+    using namespace schemas;
+    static const std::vector<const op_schema*> all{
+        &relu, &sigmoid, &tanh, &hard_swish, &mish, &softplus, &exp, &log, &sqrt, &square, &abs, &round, &erf, &identity,
+        &leaky_relu, &elu, &swish, &hard_sigmoid, &gelu, &clip, &add, &sub, &mul, &div, &pow, &max, &min,
+        &conv, &conv_transpose, &max_pool, &average_pool, &global_average_pool, &batch_norm, &layer_norm, &lrn, &gemm,
+        &matmul, &softmax, &concat, &reshape, &flatten, &transpose, &pad, &constant};
+    return all;
+}
+
+/// The description of the op named `op` (any alias), or null.
+inline const op_schema* find_schema(std::string_view op) {
+    static const std::unordered_map<std::string_view, const op_schema*> by_name = [] {
+        std::unordered_map<std::string_view, const op_schema*> m;
+        for (const op_schema* s : all_schemas())
+            for (std::size_t i = 0; i < s->name_count; ++i) m.emplace(s->names[i], s);
+        return m;
+    }();
+    const auto it = by_name.find(op);
+    return it == by_name.end() ? nullptr : it->second;
+}
+
+/// The description of the op of Tag.
+template <class Tag>
+const op_schema& schema_of() {
+    const op_schema* s = find_schema(Tag::names[0]);
+    if (s == nullptr) throw op_error("sgmatch: op " + std::string(Tag::names[0]) + " has no description");
+    return *s;
+}
+
+/// Every attribute name some description knows, each once (what a copy of a node reads from
+/// an adapter that cannot list attributes).
+inline const std::vector<std::string_view>& all_attribute_names() {
+    static const std::vector<std::string_view> names = [] {
+        std::vector<std::string_view> v;
+        for (const op_schema* s : all_schemas())
+            for (std::size_t i = 0; i < s->attr_count; ++i) {
+                bool seen = false;
+                for (auto n : v) seen = seen || n == s->attrs[i].name;
+                if (!seen) v.push_back(s->attrs[i].name);
+            }
+        return v;
+    }();
+    return names;
+}
+
+/// The output shapes of a node of description `s` from its inputs' shapes (and the values of
+/// its small constant inputs); the op's own check of its attributes comes first.
+inline std::vector<dims> infer_shapes(const op_attrs& a, const shape_inputs& in) {
+    if (a.schema().infer == nullptr) throw op_error("sgmatch: " + a.where() + ": no shape rule");
+    return a.schema().infer(in, a);
+}
+
+}  // namespace ops
+SGMATCH_END_NAMESPACE

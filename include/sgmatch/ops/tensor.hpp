@@ -1,0 +1,186 @@
+// sgmatch/ops/tensor.hpp - descriptions of the ops that move data without arithmetic: Concat,
+// Reshape, Flatten, Transpose, Pad and Constant.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "sgmatch/detail/config.hpp"
+#include "sgmatch/ops/schema.hpp"
+#include "sgmatch/ops/shape_rules.hpp"
+#include "sgmatch/pattern/vocabulary.hpp"
+
+SGMATCH_BEGIN_NAMESPACE
+namespace ops {
+namespace rules {
+
+inline std::vector<dims> concat(const shape_inputs& in, const op_attrs& a) {
+    dims out = in.shapes.at(0);
+    const std::size_t ax = axis(a, a.i("axis"), out.size());
+    for (std::size_t i = 1; i < in.shapes.size(); ++i) {
+        const dims& x = in.shapes[i];
+        bool fits = x.size() == out.size();
+        for (std::size_t k = 0; fits && k < x.size(); ++k) fits = k == ax || x[k] == out[k];
+        if (!fits) fail(a, "input " + std::to_string(i) + " " + to_string(x) + " does not fit " + to_string(in.shapes[0]) + " along axis " + std::to_string(ax));
+        out[ax] += x[ax];
+    }
+    return {out};
+}
+
+/// ONNX Reshape: 0 copies the input's dim, one -1 takes what is left.
+inline dims reshape_to(const op_attrs& a, const dims& in, const dims& shape) {
+    std::int64_t total = 1, known = 1;
+    for (auto d : in) total *= d;
+    dims out(shape);
+    std::ptrdiff_t infer = -1;
+    for (std::size_t i = 0; i < out.size(); ++i) {
+        if (out[i] == 0) {
+            if (i >= in.size()) fail(a, "shape " + to_string(shape) + " copies dim " + std::to_string(i) + " of " + to_string(in));
+            out[i] = in[i];
+        }
+        if (out[i] == -1) {
+            if (infer >= 0) fail(a, "shape " + to_string(shape) + " has two -1");
+            infer = static_cast<std::ptrdiff_t>(i);
+        } else if (out[i] < 0) {
+            fail(a, "shape " + to_string(shape) + " has a negative dim");
+        } else {
+            known *= out[i];
+        }
+    }
+    if (infer >= 0) {
+        if (known == 0 || total % known != 0) fail(a, "cannot reshape " + to_string(in) + " to " + to_string(shape));
+        out[static_cast<std::size_t>(infer)] = total / known;
+    } else if (known != total) {
+        fail(a, "cannot reshape " + to_string(in) + " (" + std::to_string(total) + " values) to " + to_string(shape));
+    }
+    return out;
+}
+
+inline std::vector<dims> reshape(const shape_inputs& in, const op_attrs& a) {
+    if (in.shapes.size() > 1) {
+        if (!in.values.at(1)) fail(a, "the shape is computed: unknown before the op runs");
+        return {reshape_to(a, in.shapes[0], *in.values[1])};
+    }
+    return {reshape_to(a, in.shapes.at(0), a.ints("shape"))};
+}
+
+inline std::vector<dims> flatten(const shape_inputs& in, const op_attrs& a) {
+    const dims& x = in.shapes.at(0);
+    const auto r = static_cast<std::int64_t>(x.size());
+    std::int64_t ax = a.i("axis");
+    if (ax < -r || ax > r) fail(a, "axis " + std::to_string(ax) + " is out of range for rank " + std::to_string(r));
+    if (ax < 0) ax += r;
+    std::int64_t outer = 1, inner = 1;
+    for (std::int64_t i = 0; i < r; ++i) (i < ax ? outer : inner) *= x[static_cast<std::size_t>(i)];
+    return {dims{outer, inner}};
+}
+
+inline dims perm_of(const op_attrs& a, std::size_t rank) {
+    dims p = a.ints("perm");
+    if (p.empty())
+        for (std::size_t i = rank; i-- > 0;) p.push_back(static_cast<std::int64_t>(i));
+    if (p.size() != rank) fail(a, "perm " + to_string(p) + " for rank " + std::to_string(rank));
+    std::vector<bool> seen(rank, false);
+    for (auto v : p) {
+        if (v < 0 || static_cast<std::size_t>(v) >= rank || seen[static_cast<std::size_t>(v)])
+            fail(a, "perm " + to_string(p) + " is not a permutation of 0.." + std::to_string(rank - 1));
+        seen[static_cast<std::size_t>(v)] = true;
+    }
+    return p;
+}
+
+inline std::vector<dims> transpose(const shape_inputs& in, const op_attrs& a) {
+    const dims& x = in.shapes.at(0);
+    const dims p = perm_of(a, x.size());
+    dims out;
+    for (auto v : p) out.push_back(x[static_cast<std::size_t>(v)]);
+    return {out};
+}
+
+/// Pad's pads: input 1 (opset >= 11) or the attribute; begins of every axis, then ends.
+inline std::vector<dims> pad(const shape_inputs& in, const op_attrs& a) {
+    dims x = in.shapes.at(0);
+    dims pads;
+    if (in.shapes.size() > 1) {
+        if (!in.values.at(1)) fail(a, "the pads are computed: unknown before the op runs");
+        pads = *in.values[1];
+    } else {
+        pads = a.ints("pads");
+    }
+    if (pads.size() != 2 * x.size()) fail(a, "pads has " + std::to_string(pads.size()) + " values for rank " + std::to_string(x.size()));
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        x[i] += pads[i] + pads[i + x.size()];
+        if (x[i] < 0) fail(a, "pads " + to_string(pads) + " leave a negative dim");
+    }
+    return {x};
+}
+
+/// Constant: a scalar (value_float, value_int), a list (value_floats, value_ints), or `value`
+/// with an optional `shape` (the built-in graph keeps a tensor attribute flat, with its shape).
+inline std::vector<dims> constant(const shape_inputs&, const op_attrs& a) {
+    if (a.has("value_float") || a.has("value_int")) return {dims{}};
+    if (a.has("value_floats")) return {dims{static_cast<std::int64_t>(a.reals("value_floats").size())}};
+    if (a.has("value_ints")) return {dims{static_cast<std::int64_t>(a.ints("value_ints").size())}};
+    if (a.has("value")) {
+        const auto n = static_cast<std::int64_t>(a.reals("value").size());
+        if (!a.has("shape")) return {dims{n}};
+        const dims s = a.ints("shape");
+        std::int64_t count = 1;
+        for (auto d : s) {
+            if (d < 0) fail(a, "a negative dimension in shape");
+            count *= d;
+        }
+        if (count != n) fail(a, std::to_string(n) + " values for shape " + to_string(s));
+        return {s};
+    }
+    fail(a, "no value_float, value_int, value_floats, value_ints or value attribute");
+}
+
+}  // namespace rules
+
+namespace schemas {
+
+inline constexpr input_spec concat_inputs[] = {{"inputs", input_spec::presence::variadic}};
+inline constexpr attr_spec concat_attrs[] = {{"axis", attr_type::integer, def::required(), support::any()}};
+inline constexpr input_spec reshape_inputs[] = {{"data"}, {"shape", input_spec::presence::optional}};
+inline constexpr attr_spec reshape_attrs[] = {
+    {"allowzero", attr_type::integer, def::value(0), support::only(0, "a 0 in the shape copies the input's dim")},
+    {"shape", attr_type::integers, def::absent(), support::any()},  // opset < 5
+    {"consumed_inputs", attr_type::integers, def::absent(), support::any()},
+};
+inline constexpr input_spec data_only[] = {{"input"}};
+inline constexpr attr_spec flatten_attrs[] = {{"axis", attr_type::integer, def::value(1), support::any()}};
+inline constexpr attr_spec transpose_attrs[] = {{"perm", attr_type::integers, def::absent(), support::at_least(0)}};
+inline constexpr input_spec pad_inputs[] = {{"data"}, {"pads", input_spec::presence::optional},
+                                            {"constant_value", input_spec::presence::optional}};
+inline constexpr attr_spec pad_attrs[] = {
+    {"mode", attr_type::string, def::text("constant"), support::one_of("constant|reflect|edge")},
+    {"pads", attr_type::integers, def::absent(), support::any()},  // opset < 11
+    {"value", attr_type::real, def::value(0.0), support::any()},   // opset < 11
+};
+inline constexpr input_spec no_inputs[1] = {};
+inline constexpr attr_spec constant_attrs[] = {
+    {"value", attr_type::reals, def::absent(), support::any()},
+    {"shape", attr_type::integers, def::absent(), support::at_least(0)},
+    {"value_float", attr_type::real, def::absent(), support::any()},
+    {"value_floats", attr_type::reals, def::absent(), support::any()},
+    {"value_int", attr_type::integer, def::absent(), support::any()},
+    {"value_ints", attr_type::integers, def::absent(), support::any()},
+    {"value_string", attr_type::string, def::absent(), support::none("string tensors")},
+    {"value_strings", attr_type::string, def::absent(), support::none("string tensors")},
+    {"sparse_value", attr_type::reals, def::absent(), support::none("sparse tensors")},
+};
+
+inline constexpr op_schema concat = describe<Concat>(concat_inputs, concat_attrs, rules::concat);
+inline constexpr op_schema reshape = describe<Reshape>(reshape_inputs, reshape_attrs, rules::reshape);
+inline constexpr op_schema flatten = describe<Flatten>(data_only, flatten_attrs, rules::flatten);
+inline constexpr op_schema transpose = describe<Transpose>(data_only, transpose_attrs, rules::transpose);
+inline constexpr op_schema pad = describe<Pad>(pad_inputs, pad_attrs, rules::pad);
+inline constexpr op_schema constant = op_schema{Constant::names, std::size(Constant::names), no_inputs, 0, constant_attrs,
+                                                std::size(constant_attrs), 1, rules::constant,
+                                                type_rule{type_rule::from::attribute, 0, dtype::unknown}};
+
+}  // namespace schemas
+}  // namespace ops
+SGMATCH_END_NAMESPACE

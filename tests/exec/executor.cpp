@@ -1,0 +1,103 @@
+// The executor checks a graph against the op descriptions when it is built, and every computed
+// shape against the declared one when it runs: never a silently wrong number.
+#include <doctest/doctest.h>
+
+#include <random>
+
+#include "sgmatch/exec/executor.hpp"
+#include "support/numeric.hpp"
+
+using namespace sgmatch;
+using reference::array;
+
+namespace {
+
+std::string build_error(const graph& g, exec::mode m = exec::mode::reference) {
+    try {
+        exec::executor run(g, m);
+    } catch (const exec::exec_error& e) {
+        return e.what();
+    }
+    return "";
+}
+
+}  // namespace
+
+TEST_CASE("an attribute no kernel implements is refused when the executor is built, in every mode") {
+    for (auto m : {exec::mode::reference, exec::mode::onednn, exec::mode::onednn_plain}) {
+        graph g;
+        auto x = g.add_input("x", tensor_type{dtype::f32, {1, 2, 5, 5}});
+        // ceil_mode 1 would give a 3x3 output; the kernels compute 2x2.
+        auto p = g.add_op("MaxPool", "pool1", {x},
+                          {{"kernel_shape", attribute::ints{2, 2}}, {"strides", attribute::ints{2, 2}}, {"ceil_mode", 1}});
+        g.mark_output(g.add_op("Relu", "r", {p}));
+        const std::string e = build_error(g, m);
+        CHECK(e.find("node 'pool1' (MaxPool): attribute ceil_mode = 1 is not implemented") != std::string::npos);
+    }
+    graph g;
+    auto x = g.add_input("x");
+    g.mark_output(g.add_op("Relu", "r", {x}, {{"alpha", 0.5}}));  // ignored before: now refused
+    CHECK(build_error(g).find("node 'r' (Relu): attribute alpha is not one of Relu's attributes") != std::string::npos);
+    graph two;
+    auto a = two.add_input("a");
+    two.mark_output(two.add_op("Max", "m3", {a, a, a}));
+    CHECK(build_error(two).find("node 'm3' (Max): 3 inputs: the kernels take 2") != std::string::npos);
+    graph clip;
+    auto c = clip.add_input("c");
+    clip.mark_output(clip.add_op("Clip", "clip", {c, clip.add_input("lo")}));
+    CHECK(build_error(clip).find("node 'clip' (Clip): the bound on input 1 is not a one-value constant") != std::string::npos);
+    graph outs;
+    auto o = outs.add_input("o", tensor_type{dtype::f32, {1, 1, 4, 4}});
+    outs.mark_output(outs.add_op("MaxPool", "mp", {o}, {{"kernel_shape", attribute::ints{2, 2}}}, 2));
+    CHECK(build_error(outs).find("node 'mp' (MaxPool): 2 outputs; the kernels compute 1") != std::string::npos);
+    graph ints;
+    auto i = ints.add_input("i");
+    auto r = ints.add_op("Relu", "r", {i});
+    ints.set_type({r, 0}, tensor_type{dtype::i64, {}});
+    ints.mark_output(r);
+    CHECK(build_error(ints).find("node 'r' (Relu): output 0 is declared with a type other than f32") != std::string::npos);
+    graph unknown;
+    unknown.mark_output(unknown.add_op("Frobnicate", "f", {unknown.add_input("u")}));
+    CHECK(build_error(unknown) == "sgmatch::exec::executor: no kernel for op 'Frobnicate' (node 'f')");
+}
+
+TEST_CASE("a computed shape that disagrees with the declared one is an error naming the node") {
+    std::mt19937 rng(3);
+    for (auto m : {exec::mode::reference, exec::mode::onednn}) {
+        CAPTURE(static_cast<int>(m));
+        graph g;
+        auto x = g.add_input("x", tensor_type{dtype::f32, {1, 2, 6, 6}});
+        auto w = g.add_constant("w", {4, 2, 3, 3}, test::random_values(72, rng, 0.5f));
+        auto conv = g.add_op("Conv", "conv1", {x, w}, {{"pads", attribute::ints{1, 1, 1, 1}}});
+        g.set_type({conv, 0}, tensor_type{dtype::f32, {1, 4, 4, 4}});  // wrong: pads 1 keep 6x6
+        g.mark_output(g.add_op("Relu", "relu", {conv}));
+        const exec::executor run(g, m);
+        CHECK_THROWS_WITH_AS(run({{"x", test::random_array({1, 2, 6, 6}, rng, 1.0f)}}),
+                             "sgmatch::exec::executor: node 'conv1' (Conv) computed shape [1,4,6,6] on output 0; the graph "
+                             "declares [1,4,4,4]",
+                             exec::exec_error);
+        // A dim of -1 (unknown, a symbolic batch) is not checked; the known ones are.
+        g.set_type({conv, 0}, tensor_type{dtype::f32, {-1, 4, 6, 6}});
+        const exec::executor ok(g, m);
+        CHECK(ok({{"x", test::random_array({1, 2, 6, 6}, rng, 1.0f)}}).at(0).shape() == std::vector<std::size_t>{1, 4, 6, 6});
+    }
+}
+
+TEST_CASE("defaults come from the descriptions: an absent attribute computes what ONNX specifies") {
+    std::mt19937 rng(4);
+    const array x = test::random_array({2, 3}, rng, 2.0f);
+    graph g;
+    auto in = g.add_input("x");
+    g.mark_output(g.add_op("LeakyRelu", "l", {in}));
+    g.mark_output(g.add_op("HardSigmoid", "h", {in}));
+    g.mark_output(g.add_op("Elu", "e", {in}));
+    for (auto m : {exec::mode::reference, exec::mode::onednn}) {
+        const auto out = exec::executor(g, m)({{"x", x}});
+        for (std::size_t i = 0; i < x.size(); ++i) {
+            const float v = x.data()[i];
+            CHECK(out[0].data()[i] == doctest::Approx(v > 0 ? v : 0.01f * v));
+            CHECK(out[1].data()[i] == doctest::Approx(std::max(0.0f, std::min(1.0f, 0.2f * v + 0.5f))));
+            CHECK(out[2].data()[i] == doctest::Approx(v > 0 ? v : std::exp(v) - 1.0f).epsilon(1e-4));
+        }
+    }
+}
