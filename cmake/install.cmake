@@ -22,11 +22,21 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/sgmatchConfigVersion.cmak
 install(FILES ${PROJECT_BINARY_DIR}/sgmatchConfig.cmake ${PROJECT_BINARY_DIR}/sgmatchConfigVersion.cmake
   DESTINATION ${SGMATCH_CMAKE_DIR})
 
-# pkg-config: sgmatch.pc (core) and, with oneDNN, sgmatch-onednn.pc (Debian ships no dnnl.pc, so
-# it names -ldnnl itself).
-configure_file(${PROJECT_SOURCE_DIR}/cmake/sgmatch.pc.in ${PROJECT_BINARY_DIR}/sgmatch.pc @ONLY)
-install(FILES ${PROJECT_BINARY_DIR}/sgmatch.pc DESTINATION ${SGMATCH_PKGCONFIG_DIR})
-if(SGMATCH_WITH_ONEDNN)
-  configure_file(${PROJECT_SOURCE_DIR}/cmake/sgmatch-onednn.pc.in ${PROJECT_BINARY_DIR}/sgmatch-onednn.pc @ONLY)
-  install(FILES ${PROJECT_BINARY_DIR}/sgmatch-onednn.pc DESTINATION ${SGMATCH_PKGCONFIG_DIR})
+# pkg-config: sgmatch.pc (core), sgmatch-onednn.pc (Debian ships no dnnl.pc, so it names -ldnnl
+# itself) and sgmatch-reference.pc. Paths are relative to the .pc file's own directory
+# (${pcfiledir}), so a prefix moved after installing (a Conan cache, a copied tree) still works.
+file(RELATIVE_PATH SGMATCH_PC_TO_PREFIX "/prefix/${SGMATCH_PKGCONFIG_DIR}" "/prefix")
+string(REGEX REPLACE "/$" "" SGMATCH_PC_TO_PREFIX "${SGMATCH_PC_TO_PREFIX}")
+if(IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")
+  set(SGMATCH_PC_INCLUDEDIR "${CMAKE_INSTALL_INCLUDEDIR}")
+else()
+  set(SGMATCH_PC_INCLUDEDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
 endif()
+foreach(c IN LISTS SGMATCH_COMPONENTS)
+  set(pc sgmatch-${c})
+  if(c STREQUAL "core")
+    set(pc sgmatch)
+  endif()
+  configure_file(${PROJECT_SOURCE_DIR}/cmake/${pc}.pc.in ${PROJECT_BINARY_DIR}/${pc}.pc @ONLY)
+  install(FILES ${PROJECT_BINARY_DIR}/${pc}.pc DESTINATION ${SGMATCH_PKGCONFIG_DIR})
+endforeach()

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Install sgmatch into a temporary prefix, then build and run tests/consumer: find_package with
-# core only, find_package with onednn, a plain g++ line with pkg-config; and once more from the
+# Install sgmatch into a temporary prefix and move it elsewhere, then build and run
+# tests/consumer from the moved prefix: find_package with core only, with onednn, with onednn and
+# reference, a second find_package adding components, a component the installation was built
+# without, plain g++ lines with pkg-config (core, onednn, reference); and once more from the
 # source tree through FetchContent.
 # usage: tests/consumer/run.sh [build-dir-of-a-configured-sgmatch]
 set -euo pipefail
@@ -17,6 +19,14 @@ cmake --build "$work/sgmatch" > /dev/null
 cmake --install "$work/sgmatch" > "$work/install.log"
 test -f "$prefix/include/sgmatch/sgmatch.hpp"
 
+# Everything below uses the package from another place than the one it was installed to (a
+# Conan cache moved, a copied tree): the CMake package and the .pc files are relocatable.
+mv "$prefix" "$work/moved"
+prefix="$work/moved"
+if grep -rq "$work/prefix" "$prefix"; then
+  echo "the installed package names its install prefix:"; grep -rl "$work/prefix" "$prefix"; exit 1
+fi
+
 for comps in "" "core;onednn" "core;onednn;reference"; do
   name="${comps:-default}"
   name="${name//;/-}"
@@ -26,6 +36,25 @@ for comps in "" "core;onednn" "core;onednn;reference"; do
   cmake --build "$work/consumer-$name" > /dev/null
   ctest --test-dir "$work/consumer-$name" --output-on-failure
 done
+
+echo "== a second find_package(sgmatch COMPONENTS onednn reference) adds to the first (core)"
+cmake -S "$root/tests/consumer" -B "$work/consumer-second" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_PREFIX_PATH="$prefix" -DSGMATCH_CONSUMER_SECOND=ON "-DSGMATCH_CONSUMER_COMPONENTS=onednn;reference" > /dev/null
+cmake --build "$work/consumer-second" > /dev/null
+ctest --test-dir "$work/consumer-second" --output-on-failure
+
+echo "== a component the installation was built without is refused by name, with its option"
+cmake -S "$root" -B "$work/sgmatch-noref" -G Ninja -DSGMATCH_WITH_REFERENCE=OFF \
+  -DSGMATCH_BUILD_TESTS=OFF -DSGMATCH_BUILD_EXAMPLES=OFF -DSGMATCH_BUILD_BENCHMARKS=OFF \
+  -DSGMATCH_INSTALL=ON -DCMAKE_INSTALL_PREFIX="$work/noref" > /dev/null
+cmake --install "$work/sgmatch-noref" > /dev/null
+if cmake -S "$root/tests/consumer" -B "$work/consumer-noref" -G Ninja -DCMAKE_PREFIX_PATH="$work/noref" \
+     "-DSGMATCH_CONSUMER_COMPONENTS=core;reference" > "$work/noref.log" 2>&1; then
+  echo "find_package(sgmatch COMPONENTS reference) succeeded on an installation without it"; exit 1
+fi
+grep -q "component 'reference' was asked for, but this installation" "$work/noref.log"
+grep -q "SGMATCH_WITH_REFERENCE=OFF" "$work/noref.log"
+test ! -f "$work/noref/lib/pkgconfig/sgmatch-reference.pc"
 
 echo "== from source through FetchContent (add_subdirectory underneath)"
 cmake -S "$root/tests/consumer" -B "$work/consumer-fetch" -G Ninja -DCMAKE_BUILD_TYPE=Release \
@@ -47,4 +76,6 @@ g++ -std=c++17 -O1 "$root/tests/consumer/main.cpp" $(pkg-config --cflags --libs 
 "$work/pc_core"
 g++ -std=c++17 -O1 "$root/tests/consumer/main_onednn.cpp" $(pkg-config --cflags --libs sgmatch-onednn) -o "$work/pc_onednn"
 "$work/pc_onednn"
+g++ -std=c++17 -O1 "$root/tests/consumer/main_reference.cpp" $(pkg-config --cflags --libs sgmatch-reference) -o "$work/pc_reference"
+"$work/pc_reference"
 echo "== consumers: all passed"

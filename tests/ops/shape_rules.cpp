@@ -99,7 +99,8 @@ TEST_CASE("MatMul, Gemm, binary broadcasting, Concat, Transpose, Reshape, Flatte
     const std::vector<std::pair<ops::dims, ops::dims>> mm = {
         {{3, 4}, {4, 5}}, {{2, 3, 4}, {4, 5}}, {{2, 1, 3, 4}, {5, 4, 6}}, {{1, 3, 4}, {7, 4, 2}}};
     for (const auto& [a, b] : mm) {
-        CAPTURE(ops::to_string(a));
+        const std::string a_text = ops::to_string(a);
+        CAPTURE(a_text);
         const array y = reference::matmul(test::random_array(a, rng, 1.0f), test::random_array(b, rng, 1.0f));
         CHECK(infer1(ops::schemas::matmul, {}, {a, b}) == shape(y));
     }
