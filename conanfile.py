@@ -2,6 +2,7 @@
 
     conan create . --build=missing                       # all parts
     conan create . -o "sgmatch/*:with_onednn=False"      # core (+ reference) only
+    conan create . -o "sgmatch/*:with_onnx=True"         # with the ONNX front end
 
 Consumers use sgmatch's own installed CMake package (cmake_find_mode "none" below): its
 find_dependency calls bring in Boost, oneDNN and xtensor, including link flags of a system
@@ -24,8 +25,9 @@ class SgmatchConan(ConanFile):
     topics = ("graph-rewriting", "pattern-matching", "onednn", "header-only")
     package_type = "header-library"
     settings = "os", "arch", "compiler", "build_type"
-    options = {"with_onednn": [True, False], "with_reference": [True, False]}
-    default_options = {"with_onednn": True, "with_reference": True}
+    options = {"with_onednn": [True, False], "with_reference": [True, False], "with_onnx": [True, False]}
+    # The ONNX front end brings libonnx and protobuf: off unless asked for.
+    default_options = {"with_onednn": True, "with_reference": True, "with_onnx": False}
     exports_sources = "CMakeLists.txt", "LICENSE", "cmake/*", "include/*"
     no_copy_source = True
 
@@ -40,6 +42,9 @@ class SgmatchConan(ConanFile):
             self.requires("onednn/[>=2.6 <4]", transitive_headers=True, transitive_libs=True)
         if self.options.with_reference:
             self.requires("xtensor/[>=0.24 <0.26]", transitive_headers=True)
+        if self.options.with_onnx:
+            self.requires("onnx/[>=1.12 <2]", transitive_headers=True, transitive_libs=True)
+            self.requires("protobuf/[>=3.21 <6]", transitive_headers=True, transitive_libs=True)
 
     def package_id(self):
         # Header-only: settings do not change the package; the options do (which parts the
@@ -54,6 +59,7 @@ class SgmatchConan(ConanFile):
         tc.cache_variables["SGMATCH_INSTALL"] = True
         tc.cache_variables["SGMATCH_WITH_ONEDNN"] = bool(self.options.with_onednn)
         tc.cache_variables["SGMATCH_WITH_REFERENCE"] = bool(self.options.with_reference)
+        tc.cache_variables["SGMATCH_WITH_ONNX"] = bool(self.options.with_onnx)
         tc.generate()
         CMakeDeps(self).generate()
 

@@ -6,7 +6,8 @@ get_filename_component(SOURCE_PATH "${CMAKE_CURRENT_LIST_DIR}/../.." ABSOLUTE)
 vcpkg_check_features(OUT_FEATURE_OPTIONS FEATURE_OPTIONS
   FEATURES
     onednn    SGMATCH_WITH_ONEDNN
-    reference SGMATCH_WITH_REFERENCE)
+    reference SGMATCH_WITH_REFERENCE
+    onnx      SGMATCH_WITH_ONNX)
 
 vcpkg_cmake_configure(
   SOURCE_PATH "${SOURCE_PATH}"

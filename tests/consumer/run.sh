@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Install sgmatch into a temporary prefix and move it elsewhere, then build and run
 # tests/consumer from the moved prefix: find_package with core only, with onednn, with onednn and
-# reference, a second find_package adding components, a component the installation was built
-# without, plain g++ lines with pkg-config (core, onednn, reference); and once more from the
+# reference, with onnx, a second find_package adding components, a component the installation was built
+# without, plain g++ lines with pkg-config (core, onednn, reference, onnx); and once more from the
 # source tree through FetchContent.
 # usage: tests/consumer/run.sh [build-dir-of-a-configured-sgmatch]
 set -euo pipefail
@@ -27,7 +27,7 @@ if grep -rq "$work/prefix" "$prefix"; then
   echo "the installed package names its install prefix:"; grep -rl "$work/prefix" "$prefix"; exit 1
 fi
 
-for comps in "" "core;onednn" "core;onednn;reference"; do
+for comps in "" "core;onednn" "core;onednn;reference" "onnx"; do
   name="${comps:-default}"
   name="${name//;/-}"
   echo "== find_package(sgmatch) with COMPONENTS '${comps}'"
@@ -78,4 +78,6 @@ g++ -std=c++17 -O1 "$root/tests/consumer/main_onednn.cpp" $(pkg-config --cflags 
 "$work/pc_onednn"
 g++ -std=c++17 -O1 "$root/tests/consumer/main_reference.cpp" $(pkg-config --cflags --libs sgmatch-reference) -o "$work/pc_reference"
 "$work/pc_reference"
+g++ -std=c++17 -O1 "$root/tests/consumer/main_onnx.cpp" $(pkg-config --cflags --libs sgmatch-onnx) -o "$work/pc_onnx"
+"$work/pc_onnx"
 echo "== consumers: all passed"

@@ -265,6 +265,9 @@ private:
                     c.refuse("output " + std::to_string(p) + " is declared with a type other than f32 (the kernels are fp32)");
             s.ref = k->reference(c);
             if (m != mode::reference && k->onednn != nullptr) s.op = k->onednn(c, m == mode::onednn_plain);
+            // A kernel that holds its constants reads only computed inputs: a constant data input
+            // (a Transpose of a weight) runs on the reference kernel.
+            if (s.op && !s.op->reads_constants() && g_.input_count(n) > 0 && c.input_is_constant(0)) s.op = nullptr;
         } catch (const ops::op_error& e) {
             throw exec_error(std::string("sgmatch::exec::executor: ") + (e.what() + std::string_view("sgmatch: ").size()));
         }
@@ -391,6 +394,7 @@ private:
         // reports a false -Wfree-nonheap-object for that one here.)
         onednn::dims d(k->rank == 0 ? 1 : k->rank, 1);
         for (std::size_t i = 0; i < k->rank; ++i) d[i] = k->dims[i];
+        if (k->type != dtype::f32) return onednn::tensor::from_values(*k->to_floats(), d);  // fp32 kernels: converted
         return onednn::tensor::view(static_cast<const float*>(k->data), d);
     }
 

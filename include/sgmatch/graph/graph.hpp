@@ -69,21 +69,34 @@ public:
         return id;
     }
 
-    /// A constant with shape `dims`. `data` may be empty (shape only: weights not loaded) or hold
-    /// exactly prod(dims) floats.
+    /// An f32 constant with shape `dims`. `data` may be empty (shape only: weights not loaded) or
+    /// hold exactly prod(dims) floats.
     node_id add_constant(std::string_view name, std::vector<std::int64_t> dims,
                          std::vector<float> data = {}) {
-        std::int64_t count = 1;
-        for (auto d : dims) count *= d;
-        if (!data.empty() && static_cast<std::int64_t>(data.size()) != count)
-            throw graph_error("sgmatch::graph::add_constant: constant '" + std::string(name) +
-                              "' has " + std::to_string(data.size()) + " values for " +
-                              std::to_string(count) + " elements");
+        check_constant(name, dims, dtype::f32, data.size() * sizeof(float));
         room_for(consts_, 1);
         node_id id = new_node(node_kind::constant, no_op, name, nullptr, 0, 1);
         cold_.back().extra = static_cast<std::uint32_t>(consts_.size());
-        consts_.push_back(constant_data{dims, std::move(data)});
+        consts_.push_back(constant_data{dims, dtype::f32, std::move(data), {}});
         set_type(value{id, 0}, tensor_type{dtype::f32, std::move(dims)});
+        return id;
+    }
+    /// A constant of any element type: `bytes` empty (shape only) or exactly prod(dims) elements
+    /// of `type` in its native layout (bool and int8 one byte each, f16 as IEEE half bits).
+    node_id add_constant(std::string_view name, std::vector<std::int64_t> dims, dtype type,
+                         std::vector<unsigned char> bytes) {
+        if (type == dtype::f32 && !bytes.empty()) {
+            std::vector<float> v(bytes.size() / sizeof(float));
+            check_constant(name, dims, type, bytes.size());
+            std::memcpy(v.data(), bytes.data(), bytes.size());
+            return add_constant(name, std::move(dims), std::move(v));
+        }
+        check_constant(name, dims, type, bytes.size());
+        room_for(consts_, 1);
+        node_id id = new_node(node_kind::constant, no_op, name, nullptr, 0, 1);
+        cold_.back().extra = static_cast<std::uint32_t>(consts_.size());
+        consts_.push_back(constant_data{dims, type, {}, std::move(bytes)});
+        set_type(value{id, 0}, tensor_type{type, std::move(dims)});
         return id;
     }
 
@@ -232,8 +245,9 @@ public:
     std::optional<const_tensor_view> constant(node_id n) const {
         if (recs_[n.value].kind != node_kind::constant) return std::nullopt;
         const auto& c = consts_[cold_[n.value].extra];
-        return const_tensor_view{dtype::f32, c.dims.data(), c.dims.size(),
-                                 c.data.empty() ? nullptr : c.data.data()};
+        const void* data = c.type == dtype::f32 ? static_cast<const void*>(c.data.empty() ? nullptr : c.data.data())
+                                                : static_cast<const void*>(c.bytes.empty() ? nullptr : c.bytes.data());
+        return const_tensor_view{c.type, c.dims.data(), c.dims.size(), data};
     }
     /// The payload a replace() stored on a fused node (empty for other nodes).
     const std::any& payload(node_id n) const {
@@ -591,8 +605,24 @@ private:
     };
     struct constant_data {
         std::vector<std::int64_t> dims;
-        std::vector<float> data;
+        dtype type = dtype::f32;
+        std::vector<float> data;           // f32
+        std::vector<unsigned char> bytes;  // every other type
     };
+    // A constant's dims and data size agree (no negative dim, no overflow); raises graph_error.
+    static void check_constant(std::string_view name, const std::vector<std::int64_t>& dims, dtype type,
+                               std::size_t bytes) {
+        std::uint64_t count = 1;
+        for (auto d : dims) {
+            if (d < 0 || (d > 0 && count > (std::uint64_t{1} << 62) / static_cast<std::uint64_t>(d)))
+                throw graph_error("sgmatch::graph::add_constant: constant '" + std::string(name) + "' has a negative or too large dim");
+            count *= static_cast<std::uint64_t>(d);
+        }
+        if (size_of(type) == 0) throw graph_error("sgmatch::graph::add_constant: constant '" + std::string(name) + "' has no element type");
+        if (bytes != 0 && bytes != count * size_of(type))
+            throw graph_error("sgmatch::graph::add_constant: constant '" + std::string(name) + "' has " +
+                              std::to_string(bytes / size_of(type)) + " values for " + std::to_string(count) + " elements");
+    }
     // How order_list_ relates to the graph: exact; holding dead nodes (a replace put the new
     // node in a member's place: drop the dead on the next read); or unknown (recompute).
     enum class order_state : std::uint8_t { clean, stale, dirty };

@@ -1,7 +1,9 @@
 // sgmatch/graph/types.hpp - the small value types the adapter contract speaks in.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
 #include <optional>
 #include <stdexcept>
@@ -42,6 +44,73 @@ struct use {
 
 /// Element types a shape-aware adapter may report.
 enum class dtype : std::uint8_t { unknown, f32, f16, bf16, f64, i8, u8, i32, i64, boolean };
+
+/// Bytes per element (0 for unknown).
+constexpr std::size_t size_of(dtype t) {
+    switch (t) {
+        case dtype::f64:
+        case dtype::i64: return 8;
+        case dtype::f32:
+        case dtype::i32: return 4;
+        case dtype::f16:
+        case dtype::bf16: return 2;
+        case dtype::i8:
+        case dtype::u8:
+        case dtype::boolean: return 1;
+        case dtype::unknown: break;
+    }
+    return 0;
+}
+
+/// The name of an element type, as ONNX spells it in messages ("float", "int64", ...).
+constexpr std::string_view name_of(dtype t) {
+    switch (t) {
+        case dtype::f32: return "float";
+        case dtype::f16: return "float16";
+        case dtype::bf16: return "bfloat16";
+        case dtype::f64: return "double";
+        case dtype::i8: return "int8";
+        case dtype::u8: return "uint8";
+        case dtype::i32: return "int32";
+        case dtype::i64: return "int64";
+        case dtype::boolean: return "bool";
+        case dtype::unknown: break;
+    }
+    return "unknown";
+}
+
+namespace detail {
+// IEEE half and bfloat16 bits to float.
+inline float half_to_float(std::uint16_t h) {
+    const std::uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
+    std::uint32_t bits;
+    if (exp == 0) {
+        if (man == 0) {
+            bits = sign;
+        } else {  // subnormal: normalize
+            std::uint32_t e = 127 - 15 + 1, m = man;
+            while ((m & 0x400u) == 0) {
+                m <<= 1;
+                --e;
+            }
+            bits = sign | (e << 23) | ((m & 0x3ffu) << 13);
+        }
+    } else if (exp == 31) {
+        bits = sign | 0x7f800000u | (man << 13);
+    } else {
+        bits = sign | ((exp + 127 - 15) << 23) | (man << 13);
+    }
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    return f;
+}
+inline float bf16_to_float(std::uint16_t h) {
+    const std::uint32_t bits = std::uint32_t{h} << 16;
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    return f;
+}
+}  // namespace detail
 
 /// A typed attribute value: an integer (held as int64), a real (double), a string, or a list of
 /// integers or reals.
@@ -122,28 +191,43 @@ struct const_tensor_view {
         for (std::size_t i = 0; i < rank; ++i) n *= dims[i];
         return n;
     }
-    /// The single value of a one-element f32/f64 constant.
+    /// The single value of a one-element constant (of any element type).
     std::optional<double> scalar() const {
-        if (data == nullptr || element_count() != 1) return std::nullopt;
-        if (type == dtype::f32) return static_cast<double>(*static_cast<const float*>(data));
-        if (type == dtype::f64) return *static_cast<const double*>(data);
-        return std::nullopt;
+        if (data == nullptr || element_count() != 1 || type == dtype::unknown) return std::nullopt;
+        return at(0);
     }
-    /// The values as floats (f32, f64, and i32 / i64 such as a Reshape's shape), or nullopt for
-    /// another type or no data.
+    /// The values as floats (every type: i32 / i64 such as a Reshape's shape, f16, bool as 0 / 1),
+    /// or nullopt without data.
     std::optional<std::vector<float>> to_floats() const {
-        if (data == nullptr) return std::nullopt;
+        if (data == nullptr || type == dtype::unknown) return std::nullopt;
         const auto n = static_cast<std::size_t>(element_count());
         std::vector<float> v(n);
-        for (std::size_t i = 0; i < n; ++i) {
-            switch (type) {
-                case dtype::f32: v[i] = static_cast<const float*>(data)[i]; break;
-                case dtype::f64: v[i] = static_cast<float>(static_cast<const double*>(data)[i]); break;
-                case dtype::i64: v[i] = static_cast<float>(static_cast<const std::int64_t*>(data)[i]); break;
-                case dtype::i32: v[i] = static_cast<float>(static_cast<const std::int32_t*>(data)[i]); break;
-                default: return std::nullopt;
-            }
+        for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<float>(at(i));
+        return v;
+    }
+    /// Element i as a double (no bounds check; data must be set).
+    double at(std::size_t i) const {
+        switch (type) {
+            case dtype::f32: return static_cast<const float*>(data)[i];
+            case dtype::f64: return static_cast<const double*>(data)[i];
+            case dtype::i64: return static_cast<double>(static_cast<const std::int64_t*>(data)[i]);
+            case dtype::i32: return static_cast<const std::int32_t*>(data)[i];
+            case dtype::i8: return static_cast<const std::int8_t*>(data)[i];
+            case dtype::u8:
+            case dtype::boolean: return static_cast<const std::uint8_t*>(data)[i];
+            case dtype::f16: return detail::half_to_float(static_cast<const std::uint16_t*>(data)[i]);
+            case dtype::bf16: return detail::bf16_to_float(static_cast<const std::uint16_t*>(data)[i]);
+            case dtype::unknown: break;
         }
+        return 0;
+    }
+    /// The values as int64 (integers and bools; reals truncated), or nullopt without data.
+    std::optional<std::vector<std::int64_t>> to_ints() const {
+        if (data == nullptr || type == dtype::unknown) return std::nullopt;
+        const auto n = static_cast<std::size_t>(element_count());
+        std::vector<std::int64_t> v(n);
+        for (std::size_t i = 0; i < n; ++i)
+            v[i] = type == dtype::i64 ? static_cast<const std::int64_t*>(data)[i] : static_cast<std::int64_t>(at(i));
         return v;
     }
 };

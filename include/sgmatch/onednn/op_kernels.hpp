@@ -375,7 +375,8 @@ public:
         in[0].reorder_into(p, s);
         s.wait();
         std::int64_t a = 1, b = 1;
-        for (std::size_t i = 0; i < d.size(); ++i) (static_cast<std::int64_t>(i) < axis_ ? a : b) *= d[i];
+        const std::int64_t axis = axis_ < 0 ? axis_ + static_cast<std::int64_t>(d.size()) : axis_;  // counted from the back
+        for (std::size_t i = 0; i < d.size(); ++i) (static_cast<std::int64_t>(i) < axis ? a : b) *= d[i];
         return p.reshaped({a, b});
     }
 

@@ -437,6 +437,7 @@ inline array softmax(const array& x, std::int64_t axis) {
 
 /// [d0, d1, ...] -> [d0 * ... * d(axis-1), d(axis) * ...].
 inline array flatten(const array& x, std::int64_t axis = 1) {
+    if (axis < 0) axis += static_cast<std::int64_t>(x.dimension());  // counted from the back
     std::size_t a = 1, b = 1;
     for (std::size_t i = 0; i < x.dimension(); ++i) (static_cast<std::int64_t>(i) < axis ? a : b) *= x.shape()[i];
     array y = x;

@@ -1,0 +1,487 @@
+// sgmatch/onnx/load.hpp - the ONNX front end: a model file into sgmatch's built-in graph.
+//
+//   sgmatch::onnx::model m = sgmatch::onnx::load("resnet.onnx", {.batch = 1});
+//   m.graph;            // graph inputs and outputs under the model's names, typed constants
+//   m.inputs, m.outputs, m.opset, m.report
+//
+// - Initializers and Constant nodes become constants with their data and element type (f32,
+//   f16, bf16, f64, int8, uint8, int32, int64, bool). An initializer that is also listed as a
+//   graph input (IR < 4) is a constant.
+// - Every value gets the shape and type ONNX's own shape inference gives it; a symbolic dim is
+//   bound by `options.dims` (by name) or, for a graph input's first dim, `options.batch`, and is
+//   -1 (unknown) otherwise.
+// - Opset-dependent meanings are written out in the terms of sgmatch's op descriptions
+//   (ops/table.hpp): Softmax before opset 13 (an explicit axis, refused where it flattens
+//   several axes), Concat before opset 4 (axis 1), Clip's bounds given as empty inputs.
+// - Everything the kernels cannot run is found at once: every op without a description, every
+//   attribute value no kernel implements, every element type other than f32 an op computes, with
+//   node names. With options.check_support (the default) they are one load_error; otherwise
+//   they are listed in report.unsupported and the graph is still built (to partition it).
+// - Bad input is a load_error naming the node or field, never a crash: a truncated or corrupt
+//   file, a dangling input name, a cycle, a value produced twice, an initializer whose data
+//   disagrees with its dims, dims too large to hold (checked before anything is allocated),
+//   external data outside the model's directory.
+//
+// sgmatch::onnx and libonnx's ::onnx are two namespaces: after `using namespace sgmatch`, write
+// sgmatch::onnx::load (a bare onnx:: is ambiguous).
+//
+// Known limitations: a front end that converts (the design says why), so the model's protobuf
+// is not kept; sub-graphs (If, Loop) and non-default domains are reported unsupported.
+#pragma once
+
+#include <algorithm>
+#include <cfloat>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <istream>
+#include <iterator>
+#include <map>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <onnx/onnx_pb.h>
+// <sys/mman.h> (the built-in graph's storage) defines MAP_TYPE, a name ONNX's parser uses.
+#pragma push_macro("MAP_TYPE")
+#undef MAP_TYPE
+#include <onnx/shape_inference/implementation.h>
+#pragma pop_macro("MAP_TYPE")
+
+#include "sgmatch/detail/config.hpp"
+#include "sgmatch/graph/graph.hpp"
+#include "sgmatch/onnx/tensor.hpp"
+#include "sgmatch/ops/attrs.hpp"
+#include "sgmatch/ops/table.hpp"
+
+SGMATCH_BEGIN_NAMESPACE
+namespace onnx {
+
+struct load_options {
+    std::map<std::string, std::int64_t> dims;  // symbolic dim name -> its value
+    std::optional<std::int64_t> batch;         // a graph input's unknown first dim
+    bool infer_shapes = true;                  // run ONNX's shape inference first
+    bool check_support = true;                 // everything unsupported is one load_error
+    std::uint64_t max_tensor_bytes = std::uint64_t{4} << 30;  // larger tensors are refused
+};
+
+struct load_report {
+    std::int64_t ir_version = 0;
+    std::string producer;
+    std::size_t nodes = 0;            // ONNX nodes read
+    std::size_t initializers = 0;     // initializers made constants
+    std::size_t constant_nodes = 0;   // Constant nodes made constants
+    std::vector<std::string> unsupported;  // every op, attribute or type the kernels cannot run
+    std::vector<std::string> notes;        // what the loader wrote out (opset meanings), shape inference
+};
+
+struct model {
+    sgmatch::graph graph;
+    std::vector<std::string> inputs;   // graph inputs (initializers excluded), in order
+    std::vector<std::string> outputs;  // graph outputs, in order
+    std::int64_t opset = 0;            // of the default domain
+    load_report report;
+};
+
+namespace detail {
+
+inline bool default_domain(const std::string& d) { return d.empty() || d == "ai.onnx"; }
+
+// An AttributeProto as sgmatch's attribute (nullopt for kinds it has none of: graphs, tensors,
+// strings lists, ...). Older files leave `type` unset: the field that is set decides.
+inline std::optional<attribute> attribute_of(const ::onnx::AttributeProto& a) {
+    using A = ::onnx::AttributeProto;
+    auto t = a.type();
+    if (t == A::UNDEFINED) {
+        if (a.has_f()) t = A::FLOAT;
+        else if (a.has_i()) t = A::INT;
+        else if (a.has_s()) t = A::STRING;
+        else if (a.floats_size()) t = A::FLOATS;
+        else if (a.ints_size()) t = A::INTS;
+    }
+    switch (t) {
+        case A::FLOAT: return attribute(static_cast<double>(a.f()));
+        case A::INT: return attribute(a.i());
+        case A::STRING: return attribute(a.s());
+        case A::FLOATS: return attribute(attribute::reals(a.floats().begin(), a.floats().end()));
+        case A::INTS: return attribute(attribute::ints(a.ints().begin(), a.ints().end()));
+        default: return std::nullopt;
+    }
+}
+
+inline std::string kind_name(const ::onnx::AttributeProto& a) {
+    const auto* v = ::onnx::AttributeProto::AttributeType_descriptor()->FindValueByNumber(a.type());
+    return v ? v->name() : "UNDEFINED";
+}
+
+class converter {
+public:
+    converter(::onnx::ModelProto& m, const load_options& o, std::string base)
+        : m_(m), o_(o), base_(std::move(base)), dims_(o.dims.begin(), o.dims.end()) {}
+
+    model run() {
+        model out;
+        for (const auto& op : m_.opset_import())
+            if (default_domain(op.domain())) out.opset = op.version();
+        if (out.opset == 0) out.opset = 1;
+        opset_ = out.opset;
+        out.report.ir_version = m_.ir_version();
+        out.report.producer = m_.producer_name() + (m_.producer_version().empty() ? "" : " " + m_.producer_version());
+        if (o_.infer_shapes) {
+            try {
+                ::onnx::shape_inference::InferShapes(m_);
+            } catch (const std::exception& e) {
+                out.report.notes.push_back(std::string("ONNX shape inference failed, shapes are the declared ones: ") + e.what());
+            }
+        }
+        const ::onnx::GraphProto& gp = m_.graph();
+        report_ = &out.report;
+        graph& g = out.graph;
+        collect_types(gp);
+
+        // Initializers, then graph inputs that are not initializers.
+        for (const auto& t : gp.initializer()) {
+            tensor v = decode(t, base_, o_.max_tensor_bytes);
+            define(t.name(), input_ref(g.add_constant(t.name(), v.dims, v.type, std::move(v.bytes))), "initializer");
+            ++out.report.initializers;
+        }
+        for (const auto& in : gp.input()) {
+            if (values_.count(in.name())) continue;  // an initializer listed as an input (IR < 4)
+            check_value_type(in, "graph input");
+            const node_id n = g.add_input(in.name(), type_of(in.name()));
+            define(in.name(), input_ref(n), "graph input");
+            out.inputs.push_back(in.name());
+        }
+        for (const int i : topological_order(gp)) add_node(g, gp.node(i));
+        out.report.nodes = static_cast<std::size_t>(gp.node_size());
+        std::map<std::string, int> seen_outputs;
+        for (const auto& o : gp.output()) {
+            check_value_type(o, "graph output");
+            const auto it = values_.find(o.name());
+            if (it == values_.end()) throw load_error("sgmatch::onnx: graph output '" + o.name() + "' is not produced by any node");
+            if (seen_outputs[o.name()]++) throw load_error("sgmatch::onnx: graph output '" + o.name() + "' is listed twice");
+            g.mark_output(it->second);
+            out.outputs.push_back(o.name());
+        }
+        if (o_.check_support && !out.report.unsupported.empty()) {
+            std::string m = "sgmatch::onnx: the model has " + std::to_string(out.report.unsupported.size()) +
+                            " thing(s) the kernels cannot run:";
+            for (const auto& u : out.report.unsupported) m += "\n  " + u;
+            throw load_error(m);
+        }
+        return out;
+    }
+
+private:
+    // Shapes and types by value name: graph inputs, value_info (shape inference), outputs.
+    void collect_types(const ::onnx::GraphProto& gp) {
+        auto take = [&](const ::onnx::ValueInfoProto& v, bool input) {
+            if (!v.has_type() || !v.type().has_tensor_type()) return;
+            const auto& tt = v.type().tensor_type();
+            tensor_type t;
+            t.type = dtype_of(tt.elem_type());
+            if (tt.has_shape()) {
+                for (int i = 0; i < tt.shape().dim_size(); ++i) {
+                    const auto& d = tt.shape().dim(i);
+                    std::int64_t x = -1;
+                    if (d.has_dim_value()) x = d.dim_value();
+                    else if (d.has_dim_param() && dims_.count(d.dim_param())) x = dims_.at(d.dim_param());
+                    else if (input && i == 0 && o_.batch) x = *o_.batch;
+                    t.dims.push_back(x);
+                }
+            }
+            elem_[v.name()] = tt.elem_type();
+            if (tt.has_shape()) rank_[v.name()] = static_cast<std::size_t>(tt.shape().dim_size());
+            types_[v.name()] = t;
+        };
+        // A symbolic first dim of a graph input is the batch: bound by options.batch wherever it
+        // appears (ONNX's inference carries the name through).
+        if (o_.batch)
+            for (const auto& v : gp.input())
+                if (v.has_type() && v.type().has_tensor_type() && v.type().tensor_type().shape().dim_size() > 0) {
+                    const auto& d = v.type().tensor_type().shape().dim(0);
+                    if (d.has_dim_param() && !dims_.count(d.dim_param())) dims_[d.dim_param()] = *o_.batch;
+                }
+        for (const auto& v : gp.value_info()) take(v, false);
+        for (const auto& v : gp.output()) take(v, false);
+        for (const auto& v : gp.input()) take(v, true);
+    }
+    // A graph input or output must be a tensor of an element type sgmatch has.
+    void check_value_type(const ::onnx::ValueInfoProto& v, const char* what) {
+        if (!v.has_type() || v.type().value_case() == ::onnx::TypeProto::VALUE_NOT_SET) return;  // unknown
+        const auto& t = v.type();
+        if (!t.has_tensor_type()) {
+            const char* kind = t.has_sequence_type() ? "a sequence" : t.has_optional_type() ? "an optional" : t.has_map_type() ? "a map" : "not a tensor";
+            report_->unsupported.push_back(std::string(what) + " '" + v.name() + "' is " + kind + " (tensors only)");
+        } else if (dtype_of(t.tensor_type().elem_type()) == dtype::unknown) {
+            report_->unsupported.push_back(std::string(what) + " '" + v.name() + "' has element type " +
+                                           onnx_type_name(t.tensor_type().elem_type()) + ", which sgmatch has not");
+        }
+    }
+    tensor_type type_of(const std::string& name) const {
+        const auto it = types_.find(name);
+        return it == types_.end() ? tensor_type{} : it->second;
+    }
+
+    void define(const std::string& name, input_ref v, const char* what) {
+        if (name.empty()) return;
+        if (!values_.emplace(name, v).second)
+            throw load_error(std::string("sgmatch::onnx: value '") + name + "' (" + what + ") is produced twice");
+    }
+
+    static std::string node_label(const ::onnx::NodeProto& n) {
+        return "node '" + (n.name().empty() ? (n.output_size() ? n.output(0) : std::string("?")) : n.name()) + "' (" + n.op_type() + ")";
+    }
+
+    // Kahn's order over value names; every input must be produced somewhere.
+    std::vector<int> topological_order(const ::onnx::GraphProto& gp) {
+        std::unordered_map<std::string, int> producer;
+        for (int i = 0; i < gp.node_size(); ++i)
+            for (const auto& o : gp.node(i).output()) {
+                if (o.empty()) continue;
+                if (values_.count(o) || !producer.emplace(o, i).second)
+                    throw load_error("sgmatch::onnx: value '" + o + "' is produced twice (" + node_label(gp.node(i)) + ")");
+            }
+        std::vector<int> pending(static_cast<std::size_t>(gp.node_size()), 0);
+        std::vector<std::vector<int>> next(static_cast<std::size_t>(gp.node_size()));
+        for (int i = 0; i < gp.node_size(); ++i) {
+            const auto& n = gp.node(i);
+            for (int k = 0; k < n.input_size(); ++k) {
+                const std::string& in = n.input(k);
+                if (in.empty() || values_.count(in)) continue;
+                const auto p = producer.find(in);
+                if (p == producer.end())
+                    throw load_error("sgmatch::onnx: " + node_label(n) + " input " + std::to_string(k) + " '" + in +
+                                     "' is not produced by any node, graph input or initializer");
+                ++pending[static_cast<std::size_t>(i)];
+                next[static_cast<std::size_t>(p->second)].push_back(i);
+            }
+        }
+        std::vector<int> order;
+        for (int i = 0; i < gp.node_size(); ++i)
+            if (pending[static_cast<std::size_t>(i)] == 0) order.push_back(i);
+        for (std::size_t h = 0; h < order.size(); ++h)
+            for (const int j : next[static_cast<std::size_t>(order[h])])
+                if (--pending[static_cast<std::size_t>(j)] == 0) order.push_back(j);
+        if (order.size() != static_cast<std::size_t>(gp.node_size())) {
+            for (int i = 0; i < gp.node_size(); ++i)
+                if (pending[static_cast<std::size_t>(i)] != 0)
+                    throw load_error("sgmatch::onnx: the graph has a cycle through " + node_label(gp.node(i)));
+        }
+        return order;
+    }
+
+    void unsupported(const ::onnx::NodeProto& n, const std::string& why) { report_->unsupported.push_back(node_label(n) + ": " + why); }
+
+    // A Constant node: a constant named by its output.
+    bool add_constant_node(graph& g, const ::onnx::NodeProto& n) {
+        const std::string& name = n.output(0);
+        for (const auto& a : n.attribute()) {
+            tensor v;
+            if (a.name() == "value" && a.has_t()) {
+                v = decode(a.t(), base_, o_.max_tensor_bytes);
+            } else if (a.name() == "value_float" || a.name() == "value_floats") {
+                const std::vector<float> f = a.name() == "value_float" ? std::vector<float>{a.f()}
+                                                                       : std::vector<float>(a.floats().begin(), a.floats().end());
+                v.type = dtype::f32;
+                if (a.name() == "value_floats") v.dims = {static_cast<std::int64_t>(f.size())};
+                v.bytes.resize(f.size() * sizeof(float));
+                if (!f.empty()) std::memcpy(v.bytes.data(), f.data(), v.bytes.size());
+            } else if (a.name() == "value_int" || a.name() == "value_ints") {
+                const std::vector<std::int64_t> i = a.name() == "value_int" ? std::vector<std::int64_t>{a.i()}
+                                                                            : std::vector<std::int64_t>(a.ints().begin(), a.ints().end());
+                v.type = dtype::i64;
+                if (a.name() == "value_ints") v.dims = {static_cast<std::int64_t>(i.size())};
+                v.bytes.resize(i.size() * sizeof(std::int64_t));
+                if (!i.empty()) std::memcpy(v.bytes.data(), i.data(), v.bytes.size());
+            } else {
+                unsupported(n, "attribute " + a.name() + " (" + kind_name(a) + ") is not supported");
+                return false;
+            }
+            define(name, input_ref(g.add_constant(name, v.dims, v.type, std::move(v.bytes))), "Constant");
+            ++report_->constant_nodes;
+            return true;
+        }
+        unsupported(n, "no value");
+        return false;
+    }
+
+    // A constant f32 scalar standing for an absent optional input (Clip's bounds).
+    input_ref filler(graph& g, const std::string& name, float v) {
+        std::vector<unsigned char> b(sizeof v);
+        std::memcpy(b.data(), &v, sizeof v);
+        return input_ref(g.add_constant(name, {}, dtype::f32, std::move(b)));
+    }
+
+    std::optional<std::size_t> rank_of(const std::string& value) const {
+        const auto it = rank_.find(value);
+        if (it == rank_.end()) return std::nullopt;
+        return it->second;
+    }
+
+    void add_node(graph& g, const ::onnx::NodeProto& n) {
+        if (!default_domain(n.domain())) {
+            unsupported(n, "domain '" + n.domain() + "' is not supported");
+            return add_opaque(g, n);
+        }
+        if (n.op_type() == "Constant" && n.output_size() == 1 && add_constant_node(g, n)) return;
+        const ops::op_schema* schema = ops::find_schema(n.op_type());
+        if (schema == nullptr) {
+            unsupported(n, "op " + n.op_type() + " is not supported");
+            return add_opaque(g, n);
+        }
+        // Inputs: trailing absent ones dropped; an absent one before a present one is filled
+        // where the op has a meaning for it, else the node is unsupported.
+        int last = n.input_size();
+        while (last > 0 && n.input(last - 1).empty()) --last;
+        std::vector<input_ref> ins;
+        for (int k = 0; k < last; ++k) {
+            if (!n.input(k).empty()) {
+                ins.push_back(values_.at(n.input(k)));
+            } else if (n.op_type() == "Clip" && (k == 1 || k == 2)) {
+                ins.push_back(filler(g, (n.name().empty() ? n.output(0) : n.name()) + (k == 1 ? ":min" : ":max"),
+                                     k == 1 ? -FLT_MAX : FLT_MAX));
+            } else {
+                unsupported(n, "input " + std::to_string(k) + " is absent while a later one is given");
+                return add_opaque(g, n);
+            }
+        }
+        std::vector<std::pair<std::string, attribute>> attrs;
+        for (const auto& a : n.attribute()) {
+            auto v = attribute_of(a);
+            if (!v) {
+                unsupported(n, "attribute " + a.name() + " (" + kind_name(a) + ") is not supported");
+                continue;
+            }
+            attrs.emplace_back(a.name(), std::move(*v));
+        }
+        write_opset_meaning(n, attrs);
+        const std::string name = n.name().empty() ? n.output(0) : n.name();
+        const node_id id = g.add_op(n.op_type(), name, ins, {}, static_cast<std::uint32_t>(std::max(1, n.output_size())));
+        for (auto& [k, v] : attrs) g.set_attr(id, k, std::move(v));
+        finish(g, n, id);
+        // The op's description: attributes and input count, every problem at once.
+        try {
+            (void)ops::op_attrs(*schema, ops::node_of<graph>(g, id));
+        } catch (const ops::op_error& e) {
+            const std::string m = e.what();
+            const auto colon = m.find("): ");
+            report_->unsupported.push_back(node_label(n) + m.substr(colon == std::string::npos ? 0 : colon + 1));
+        }
+    }
+
+    // Outputs: named values with their types; an op computing another type than f32 is reported.
+    void finish(graph& g, const ::onnx::NodeProto& n, node_id id) {
+        for (int p = 0; p < n.output_size(); ++p) {
+            const std::string& o = n.output(p);
+            if (o.empty()) continue;
+            define(o, input_ref(value_ref<node_id>{id, static_cast<std::uint32_t>(p)}), "node output");
+            auto t = type_of(o);
+            if (t.known()) g.set_type({id, static_cast<std::uint32_t>(p)}, t);
+            const auto e = elem_.find(o);
+            if (e != elem_.end() && e->second != ::onnx::TensorProto::FLOAT)
+                unsupported(n, "output " + std::to_string(p) + " '" + o + "' is " + onnx_type_name(e->second) +
+                                   " (the kernels compute float)");
+        }
+    }
+
+    // A node no description covers, kept in the graph (for partitioning and reports).
+    void add_opaque(graph& g, const ::onnx::NodeProto& n) {
+        std::vector<input_ref> ins;
+        for (const auto& i : n.input())
+            if (!i.empty()) ins.push_back(values_.at(i));
+        const node_id id = g.add_op(n.op_type(), n.name().empty() ? n.output(0) : n.name(), ins, {},
+                                    static_cast<std::uint32_t>(std::max(1, n.output_size())));
+        for (const auto& a : n.attribute())
+            if (auto v = attribute_of(a)) g.set_attr(id, a.name(), std::move(*v));
+        for (int p = 0; p < n.output_size(); ++p) {
+            if (n.output(p).empty()) continue;
+            define(n.output(p), input_ref(value_ref<node_id>{id, static_cast<std::uint32_t>(p)}), "node output");
+            auto t = type_of(n.output(p));
+            if (t.known()) g.set_type({id, static_cast<std::uint32_t>(p)}, t);
+        }
+    }
+
+    // Opset-dependent meanings written out explicitly.
+    void write_opset_meaning(const ::onnx::NodeProto& n, std::vector<std::pair<std::string, attribute>>& attrs) {
+        auto has = [&](const char* k) {
+            for (auto& a : attrs)
+                if (a.first == k) return true;
+            return false;
+        };
+        auto get_int = [&](const char* k, std::int64_t d) {
+            for (auto& a : attrs)
+                if (a.first == k && a.second.as_int()) return *a.second.as_int();
+            return d;
+        };
+        if (n.op_type() == "Softmax" && opset_ < 13) {
+            // Before opset 13: the input flattened to 2-D at `axis` (default 1), softmax over the
+            // second dim: the same as softmax over the last axis only when axis is the last one.
+            const auto r = n.input_size() ? rank_of(n.input(0)) : std::nullopt;
+            std::int64_t ax = get_int("axis", 1);
+            if (!r) {
+                unsupported(n, "Softmax before opset 13 on an input of unknown rank");
+                return;
+            }
+            if (ax < 0) ax += static_cast<std::int64_t>(*r);
+            if (ax != static_cast<std::int64_t>(*r) - 1) {
+                unsupported(n, "Softmax before opset 13 over axes " + std::to_string(ax) + ".." + std::to_string(*r - 1) +
+                                   " (flattened) is not supported");
+                return;
+            }
+            attrs.erase(std::remove_if(attrs.begin(), attrs.end(), [](auto& a) { return a.first == "axis"; }), attrs.end());
+            attrs.emplace_back("axis", attribute(ax));
+            report_->notes.push_back(node_label(n) + ": opset " + std::to_string(opset_) + " Softmax written as axis " + std::to_string(ax));
+        }
+        if (n.op_type() == "Concat" && opset_ < 4 && !has("axis")) attrs.emplace_back("axis", attribute(std::int64_t{1}));
+    }
+
+    ::onnx::ModelProto& m_;
+    const load_options& o_;
+    std::string base_;
+    std::int64_t opset_ = 0;
+    load_report* report_ = nullptr;
+    std::unordered_map<std::string, input_ref> values_;
+    std::unordered_map<std::string, tensor_type> types_;
+    std::unordered_map<std::string, std::int32_t> elem_;
+    std::unordered_map<std::string, std::size_t> rank_;  // values whose rank is known
+    std::unordered_map<std::string, std::int64_t> dims_;  // symbolic dims bound
+};
+
+inline model load_proto(::onnx::ModelProto& m, const load_options& o, const std::string& base) {
+    try {
+        return converter(m, o, base).run();
+    } catch (const graph_error& e) {
+        throw load_error(std::string("sgmatch::onnx: ") + e.what());
+    }
+}
+
+}  // namespace detail
+
+/// A model from bytes in memory. `base_dir`: where external data lives (empty: none allowed).
+inline model load_bytes(const void* data, std::size_t size, const load_options& o = {}, const std::string& base_dir = {}) {
+    ::onnx::ModelProto m;
+    if (size > static_cast<std::size_t>(INT32_MAX)) throw load_error("sgmatch::onnx: a model of over 2 GiB in one protobuf");
+    if (!m.ParseFromArray(data, static_cast<int>(size)))
+        throw load_error("sgmatch::onnx: not an ONNX model (the protobuf does not parse: truncated or corrupt)");
+    if (!m.has_graph()) throw load_error("sgmatch::onnx: the model has no graph");
+    return detail::load_proto(m, o, base_dir);
+}
+
+/// A model from a stream.
+inline model load(std::istream& in, const load_options& o = {}, const std::string& base_dir = {}) {
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return load_bytes(bytes.data(), bytes.size(), o, base_dir);
+}
+
+/// A model file; external data is read from beside it.
+inline model load(const std::string& path, const load_options& o = {}) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw load_error("sgmatch::onnx: cannot open '" + path + "'");
+    return load(in, o, std::filesystem::path(path).parent_path().string());
+}
+
+}  // namespace onnx
+SGMATCH_END_NAMESPACE

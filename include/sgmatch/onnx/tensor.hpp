@@ -1,0 +1,207 @@
+// sgmatch/onnx/tensor.hpp - ONNX TensorProto values: element types, checked decoding into
+// typed bytes, and `.pb` tensor files (the ONNX test data's input_0.pb, output_0.pb).
+//
+//   onnx::tensor t = onnx::read_tensor_file("test_data_set_0/input_0.pb");
+//   t.type;  t.dims;  t.bytes;  t.to_floats();
+//
+// Decoding checks before it allocates: dims must be non-negative and their product within
+// `max_bytes`; the stored data (raw_data or the typed field) must hold exactly that many
+// elements. External data is read relative to the model's directory and may not leave it.
+// Every refusal is a load_error naming the tensor.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <onnx/onnx_pb.h>
+
+#include "sgmatch/detail/config.hpp"
+#include "sgmatch/graph/types.hpp"
+
+SGMATCH_BEGIN_NAMESPACE
+namespace onnx {
+
+/// Raised when a model or a tensor file cannot be loaded: names the node, tensor or field.
+class load_error : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+/// A decoded tensor: element type, shape and the elements in their native layout.
+struct tensor {
+    std::string name;
+    dtype type = dtype::unknown;
+    std::vector<std::int64_t> dims;
+    std::vector<unsigned char> bytes;
+
+    std::size_t element_count() const {
+        std::size_t n = 1;
+        for (auto d : dims) n *= static_cast<std::size_t>(d);
+        return n;
+    }
+    const_tensor_view view() const {
+        return const_tensor_view{type, dims.data(), dims.size(), bytes.empty() ? nullptr : bytes.data()};
+    }
+    std::vector<float> to_floats() const { return bytes.empty() ? std::vector<float>{} : *view().to_floats(); }
+};
+
+/// sgmatch's element type of an ONNX TensorProto data type; unknown for those it has none of
+/// (strings, complex, 16-bit and unsigned 32/64-bit integers).
+inline dtype dtype_of(std::int32_t t) {
+    using T = ::onnx::TensorProto;
+    switch (t) {
+        case T::FLOAT: return dtype::f32;
+        case T::FLOAT16: return dtype::f16;
+        case T::BFLOAT16: return dtype::bf16;
+        case T::DOUBLE: return dtype::f64;
+        case T::INT8: return dtype::i8;
+        case T::UINT8: return dtype::u8;
+        case T::INT32: return dtype::i32;
+        case T::INT64: return dtype::i64;
+        case T::BOOL: return dtype::boolean;
+        default: return dtype::unknown;
+    }
+}
+
+/// The ONNX name of a TensorProto data type, for messages.
+inline std::string onnx_type_name(std::int32_t t) {
+    const auto* d = ::onnx::TensorProto::DataType_descriptor();
+    const auto* v = d->FindValueByNumber(t);
+    return v ? v->name() : "type " + std::to_string(t);
+}
+
+namespace detail {
+
+// Reads `length` bytes at `offset` of a file beside the model; the path may not leave `base`.
+inline std::vector<unsigned char> external_bytes(const ::onnx::TensorProto& t, const std::string& base, std::uint64_t want) {
+    namespace fs = std::filesystem;
+    std::string location;
+    std::uint64_t offset = 0, length = want;
+    for (const auto& kv : t.external_data()) {
+        try {
+            if (kv.key() == "location") location = kv.value();
+            else if (kv.key() == "offset") offset = std::stoull(kv.value());
+            else if (kv.key() == "length") length = std::stoull(kv.value());
+        } catch (const std::exception&) {
+            throw load_error("sgmatch::onnx: tensor '" + t.name() + "': external data " + kv.key() + " '" + kv.value() +
+                             "' is not a number");
+        }
+    }
+    if (location.empty()) throw load_error("sgmatch::onnx: tensor '" + t.name() + "': external data without a location");
+    if (base.empty())
+        throw load_error("sgmatch::onnx: tensor '" + t.name() + "': external data needs the model's directory (load from a path)");
+    const fs::path dir = fs::weakly_canonical(fs::path(base));
+    const fs::path file = fs::weakly_canonical(dir / fs::path(location));
+    const auto rel = file.lexically_relative(dir);
+    if (fs::path(location).is_absolute() || rel.empty() || *rel.begin() == "..")
+        throw load_error("sgmatch::onnx: tensor '" + t.name() + "': external data '" + location +
+                         "' is outside the model's directory (refused)");
+    if (length != want)
+        throw load_error("sgmatch::onnx: tensor '" + t.name() + "': external data length " + std::to_string(length) +
+                         " disagrees with its dims (" + std::to_string(want) + " bytes)");
+    std::ifstream in(file, std::ios::binary);
+    if (!in) throw load_error("sgmatch::onnx: tensor '" + t.name() + "': cannot open external data '" + location + "'");
+    in.seekg(0, std::ios::end);
+    const auto size = static_cast<std::uint64_t>(in.tellg());
+    if (offset > size || size - offset < want)
+        throw load_error("sgmatch::onnx: tensor '" + t.name() + "': external data '" + location + "' is shorter than its dims need");
+    std::vector<unsigned char> out(static_cast<std::size_t>(want));
+    in.seekg(static_cast<std::streamoff>(offset));
+    in.read(reinterpret_cast<char*>(out.data()), static_cast<std::streamsize>(want));
+    if (!in) throw load_error("sgmatch::onnx: tensor '" + t.name() + "': reading external data '" + location + "' failed");
+    return out;
+}
+
+template <class To, class Field>
+void narrow_into(std::vector<unsigned char>& out, const Field& f) {
+    for (std::size_t i = 0; i < static_cast<std::size_t>(f.size()); ++i) {
+        const To v = static_cast<To>(f.Get(static_cast<int>(i)));
+        std::memcpy(out.data() + i * sizeof(To), &v, sizeof(To));
+    }
+}
+
+}  // namespace detail
+
+/// Decodes a TensorProto, checking it first. `base`: the model's directory (external data).
+inline tensor decode(const ::onnx::TensorProto& t, const std::string& base = {},
+                     std::uint64_t max_bytes = std::uint64_t{4} << 30) {
+    tensor out;
+    out.name = t.name();
+    const std::string what = "sgmatch::onnx: tensor '" + t.name() + "'";
+    out.type = dtype_of(t.data_type());
+    if (out.type == dtype::unknown)
+        throw load_error(what + ": element type " + onnx_type_name(t.data_type()) + " is not supported");
+    std::uint64_t count = 1;
+    for (const auto d : t.dims()) {
+        if (d < 0) throw load_error(what + ": negative dim " + std::to_string(d));
+        if (d > 0 && count > max_bytes / static_cast<std::uint64_t>(d))
+            throw load_error(what + ": dims hold more than " + std::to_string(max_bytes) + " bytes (refused)");
+        count *= static_cast<std::uint64_t>(d);
+        out.dims.push_back(d);
+    }
+    const std::uint64_t size = size_of(out.type), want = count * size;
+    if (want > max_bytes) throw load_error(what + ": dims hold more than " + std::to_string(max_bytes) + " bytes (refused)");
+    if (t.data_location() == ::onnx::TensorProto::EXTERNAL) {
+        out.bytes = detail::external_bytes(t, base, want);
+        return out;
+    }
+    auto expect = [&](std::uint64_t got, const char* field) {
+        if (got != count)
+            throw load_error(what + ": " + field + " holds " + std::to_string(got) + " values for dims of " + std::to_string(count));
+    };
+    if (t.has_raw_data()) {
+        if (t.raw_data().size() != want)
+            throw load_error(what + ": raw_data holds " + std::to_string(t.raw_data().size()) + " bytes for dims of " +
+                             std::to_string(want));
+        out.bytes.assign(t.raw_data().begin(), t.raw_data().end());
+        return out;
+    }
+    out.bytes.resize(static_cast<std::size_t>(want));
+    switch (out.type) {
+        case dtype::f32:
+            expect(static_cast<std::uint64_t>(t.float_data_size()), "float_data");
+            if (count) std::memcpy(out.bytes.data(), t.float_data().data(), want);
+            break;
+        case dtype::f64:
+            expect(static_cast<std::uint64_t>(t.double_data_size()), "double_data");
+            if (count) std::memcpy(out.bytes.data(), t.double_data().data(), want);
+            break;
+        case dtype::i64:
+            expect(static_cast<std::uint64_t>(t.int64_data_size()), "int64_data");
+            if (count) std::memcpy(out.bytes.data(), t.int64_data().data(), want);
+            break;
+        case dtype::i32:
+            expect(static_cast<std::uint64_t>(t.int32_data_size()), "int32_data");
+            if (count) std::memcpy(out.bytes.data(), t.int32_data().data(), want);
+            break;
+        case dtype::i8: expect(static_cast<std::uint64_t>(t.int32_data_size()), "int32_data"); detail::narrow_into<std::int8_t>(out.bytes, t.int32_data()); break;
+        case dtype::u8:
+        case dtype::boolean: expect(static_cast<std::uint64_t>(t.int32_data_size()), "int32_data"); detail::narrow_into<std::uint8_t>(out.bytes, t.int32_data()); break;
+        case dtype::f16:
+        case dtype::bf16: expect(static_cast<std::uint64_t>(t.int32_data_size()), "int32_data"); detail::narrow_into<std::uint16_t>(out.bytes, t.int32_data()); break;
+        case dtype::unknown: break;
+    }
+    return out;
+}
+
+/// A TensorProto file (the ONNX test data's `input_0.pb`), decoded.
+inline tensor read_tensor_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw load_error("sgmatch::onnx: cannot open tensor file '" + path + "'");
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    ::onnx::TensorProto t;
+    if (bytes.size() > static_cast<std::size_t>(INT32_MAX) || !t.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+        throw load_error("sgmatch::onnx: '" + path + "' is not a TensorProto");
+    return decode(t, std::filesystem::path(path).parent_path().string());
+}
+
+}  // namespace onnx
+SGMATCH_END_NAMESPACE

@@ -1,0 +1,282 @@
+// The ONNX backend test cases (Debian's libonnx-testdata) as the oracle: every case is loaded by
+// the ONNX front end and run three ways, compared with the outputs ONNX ships:
+//   reference  - the xtensor reference kernels
+//   onednn     - one oneDNN primitive per op where there is one
+//   fused      - after the ready-made fusion backend (apply_backend "onednn"), fused kernels
+// A case the kernels cannot run is skipped with the reason (the op, attribute or element type);
+// an unsupported op is a skip, never a pass. Tolerance as ONNX's own runner (rtol 1e-3, atol
+// 1e-7) for the reference kernels; atol 2e-6 for the oneDNN ones (see compare()).
+//
+//   onnx_conformance <data-dir> [--expect <list>] [--case <substring>] [--verbose]
+//
+// With --expect, every case named in the list must pass and every passing case must be named in
+// it: a regression fails, and so does a case that starts to pass until the list says so.
+// Prints a table per op and the closing line "N passed, M failed, K skipped".
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "sgmatch/exec/executor.hpp"
+#include "sgmatch/onednn/backend.hpp"
+#include "sgmatch/onnx/load.hpp"
+#include "sgmatch/partition/partition.hpp"
+
+namespace fs = std::filesystem;
+using namespace sgmatch;
+using reference::array;
+
+namespace {
+
+struct outcome {
+    enum { pass, fail, skip } result = skip;
+    std::string why;
+    bool fused = false;  // at least one fused node ran
+};
+
+array to_array(const sgmatch::onnx::tensor& t) {
+    array a = xt::zeros<float>(std::vector<std::size_t>(t.dims.begin(), t.dims.end()));
+    const std::vector<float> v = t.to_floats();
+    std::copy(v.begin(), v.end(), a.begin());
+    return a;
+}
+
+// The first line of a message, without the "sgmatch::...: " prefixes, for the skip table.
+std::string reason(std::string m) {
+    if (const auto nl = m.find("\n  "); nl != std::string::npos) m = m.substr(nl + 3);  // the first unsupported thing
+    if (const auto nl = m.find('\n'); nl != std::string::npos) m = m.substr(0, nl);
+    for (const char* p : {"sgmatch::exec::executor: ", "sgmatch::onnx: ", "sgmatch: "})
+        if (m.rfind(p, 0) == 0) m = m.substr(std::string(p).size());
+    return m;
+}
+
+// Compares within rtol 1e-3 and atol: 1e-7 (ONNX's own runner) for the reference kernels, 2e-6
+// for oneDNN's, whose eltwise log is 1.43e-6 off at log(1) = 0 (node/test_log_example), where
+// no relative tolerance helps. Empty when equal, else what differs.
+std::string compare(const array& got, const array& want, double atol) {
+    if (got.shape() != want.shape()) {
+        std::string g, w;
+        for (auto d : got.shape()) g += std::to_string(d) + " ";
+        for (auto d : want.shape()) w += std::to_string(d) + " ";
+        return "shape [" + g + "] expected [" + w + "]";
+    }
+    for (std::size_t i = 0; i < want.size(); ++i) {
+        const double a = got.data()[i], b = want.data()[i];
+        if (std::isnan(b) && std::isnan(a)) continue;
+        if (!(std::abs(a - b) <= atol + 1e-3 * std::abs(b)))
+        {
+            char m[96];
+            std::snprintf(m, sizeof m, "element %zu: %.9g expected %.9g", i, a, b);
+            return m;
+        }
+    }
+    return {};
+}
+
+outcome run_case_checked(const fs::path& dir);
+
+// A case; a load_error from its test data is a failure of the case, not of the run.
+outcome run_case(const fs::path& dir) {
+    try {
+        return run_case_checked(dir);
+    } catch (const std::exception& e) {
+        outcome r;
+        r.result = outcome::fail;
+        r.why = reason(e.what());
+        return r;
+    }
+}
+
+outcome run_case_checked(const fs::path& dir) {
+    outcome r;
+    sgmatch::onnx::model m;
+    try {
+        m = sgmatch::onnx::load((dir / "model.onnx").string());
+    } catch (const sgmatch::onnx::load_error& e) {
+        const std::string w = e.what();
+        if (w.find("thing(s) the kernels cannot run") != std::string::npos || w.find("is not supported") != std::string::npos) {
+            r.why = reason(w);
+            return r;
+        }
+        r.result = outcome::fail;
+        r.why = "load: " + reason(w);
+        return r;
+    }
+    std::vector<fs::path> sets;
+    for (const auto& e : fs::directory_iterator(dir))
+        if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0) sets.push_back(e.path());
+    std::sort(sets.begin(), sets.end());
+    if (sets.empty()) {
+        r.why = "no test data";
+        return r;
+    }
+    // The three executors, built once per case.
+    graph fused = m.graph;
+    std::vector<std::unique_ptr<exec::executor>> runs;
+    try {
+        (void)apply_backend(fused, "onednn");
+        runs.push_back(std::make_unique<exec::executor>(m.graph, exec::mode::reference));
+        runs.push_back(std::make_unique<exec::executor>(m.graph, exec::mode::onednn));
+        runs.push_back(std::make_unique<exec::executor>(fused, exec::mode::onednn));
+    } catch (const exec::exec_error& e) {
+        r.why = reason(e.what());
+        return r;
+    }
+    static const char* names[] = {"reference", "onednn", "fused"};
+    for (const auto& set : sets) {
+        std::map<std::string, array> in;
+        std::vector<array> want;
+        for (std::size_t i = 0;; ++i) {
+            const fs::path p = set / ("input_" + std::to_string(i) + ".pb");
+            if (!fs::exists(p)) break;
+            const sgmatch::onnx::tensor t = sgmatch::onnx::read_tensor_file(p.string());
+            if (t.type != dtype::f32) {
+                r.why = "input of type " + std::string(name_of(t.type));
+                return r;
+            }
+            if (i >= m.inputs.size()) {
+                r.result = outcome::fail;
+                r.why = "more input files than graph inputs";
+                return r;
+            }
+            in.emplace(m.inputs[i], to_array(t));
+        }
+        for (std::size_t i = 0;; ++i) {
+            const fs::path p = set / ("output_" + std::to_string(i) + ".pb");
+            if (!fs::exists(p)) break;
+            const sgmatch::onnx::tensor t = sgmatch::onnx::read_tensor_file(p.string());
+            if (t.type != dtype::f32) {
+                r.why = "output of type " + std::string(name_of(t.type));
+                return r;
+            }
+            want.push_back(to_array(t));
+        }
+        for (std::size_t k = 0; k < runs.size(); ++k) {
+            try {
+                exec::run_stats st;
+                const auto got = (*runs[k])(in, &st);
+                r.fused = r.fused || st.fused_nodes > 0;
+                if (got.size() != want.size()) {
+                    r.result = outcome::fail;
+                    r.why = std::string(names[k]) + ": " + std::to_string(got.size()) + " outputs, expected " + std::to_string(want.size());
+                    return r;
+                }
+                for (std::size_t o = 0; o < want.size(); ++o)
+                    if (auto d = compare(got[o], want[o], k == 0 ? 1e-7 : 2e-6); !d.empty()) {
+                        r.result = outcome::fail;
+                        r.why = std::string(names[k]) + ": output " + std::to_string(o) + " " + d;
+                        return r;
+                    }
+            } catch (const std::exception& e) {
+                r.result = outcome::fail;
+                r.why = std::string(names[k]) + ": " + reason(e.what());
+                return r;
+            }
+        }
+    }
+    r.result = outcome::pass;
+    return r;
+}
+
+// The op a case tests: the directory name without "test_" and the variant (node cases), or the
+// model's first op type for the other suites.
+std::string op_of(const fs::path& dir) {
+    std::string n = dir.filename().string();
+    if (n.rfind("test_", 0) == 0) n = n.substr(5);
+    const auto us = n.find('_');
+    return us == std::string::npos ? n : n.substr(0, us);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 2) {
+        std::fprintf(stderr, "usage: %s <data-dir>... [--expect list] [--case substring] [--verbose]\n", argv[0]);
+        return 2;
+    }
+    std::vector<fs::path> roots;
+    std::string expect_file, only;
+    bool verbose = false;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--expect" && i + 1 < argc) expect_file = argv[++i];
+        else if (a == "--case" && i + 1 < argc) only = argv[++i];
+        else if (a == "--verbose") verbose = true;
+        else roots.emplace_back(a);
+    }
+    onednn::register_backend<graph>();
+    std::vector<std::pair<std::string, fs::path>> cases;  // "suite/name"
+    for (const auto& root : roots) {
+        if (!fs::is_directory(root)) {
+            std::fprintf(stderr, "no such directory: %s (install libonnx-testdata)\n", root.c_str());
+            return 2;
+        }
+        for (const auto& e : fs::directory_iterator(root))
+            if (e.is_directory() && fs::exists(e.path() / "model.onnx")) {
+                const std::string id = root.filename().string() + "/" + e.path().filename().string();
+                if (only.empty() || id.find(only) != std::string::npos) cases.emplace_back(id, e.path());
+            }
+    }
+    std::sort(cases.begin(), cases.end());
+    std::set<std::string> expected;
+    if (!expect_file.empty()) {
+        std::ifstream in(expect_file);
+        if (!in) {
+            std::fprintf(stderr, "cannot read %s\n", expect_file.c_str());
+            return 2;
+        }
+        for (std::string line; std::getline(in, line);)
+            if (!line.empty() && line[0] != '#') expected.insert(line);
+    }
+    struct tally {
+        int pass = 0, fail = 0, skip = 0;
+    };
+    std::map<std::string, tally> per_op;
+    std::map<std::string, int> skip_reasons;
+    int passed = 0, failed = 0, skipped = 0, with_fused = 0, regressions = 0, unlisted = 0;
+    for (const auto& [id, dir] : cases) {
+        const outcome r = run_case(dir);
+        tally& t = per_op[op_of(dir)];
+        if (r.result == outcome::pass) {
+            ++passed, ++t.pass;
+            with_fused += r.fused ? 1 : 0;
+            if (!expect_file.empty() && !expected.count(id)) {
+                ++unlisted;
+                std::printf("PASSES, NOT LISTED %s\n", id.c_str());
+            }
+        } else {
+            if (r.result == outcome::fail) {
+                ++failed, ++t.fail;
+                std::printf("FAIL %s: %s\n", id.c_str(), r.why.c_str());
+            } else {
+                ++skipped, ++t.skip;
+                ++skip_reasons[r.why];
+                if (verbose) std::printf("skip %s: %s\n", id.c_str(), r.why.c_str());
+            }
+            if (expected.count(id)) {
+                ++regressions;
+                std::printf("REGRESSION %s (listed as passing): %s\n", id.c_str(), r.why.c_str());
+            }
+        }
+    }
+    std::printf("\n%-28s %6s %6s %6s\n", "op", "pass", "fail", "skip");
+    for (const auto& [op, t] : per_op)
+        if (t.pass || t.fail) std::printf("%-28s %6d %6d %6d\n", op.c_str(), t.pass, t.fail, t.skip);
+    int skip_only = 0;
+    for (const auto& [op, t] : per_op) skip_only += (t.pass || t.fail) ? 0 : 1;
+    std::printf("(%d more ops: every case skipped)\n", skip_only);
+    if (verbose) {
+        std::printf("\nskip reasons:\n");
+        for (const auto& [why, n] : skip_reasons) std::printf("%5d  %s\n", n, why.c_str());
+    }
+    std::printf("\n%d cases ran with at least one fused node\n", with_fused);
+    if (!expect_file.empty())
+        std::printf("%d listed cases regressed, %d passing cases not listed (%s)\n", regressions, unlisted, expect_file.c_str());
+    std::printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
+    return failed == 0 && regressions == 0 && unlisted == 0 ? 0 : 1;
+}

@@ -1,0 +1,331 @@
+// The ONNX front end: models in, the built-in graph out; every bad input is a load_error naming
+// what is wrong, never a crash; everything the kernels cannot run is reported at once.
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <unistd.h>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "sgmatch/exec/executor.hpp"
+#include "sgmatch/onnx/load.hpp"
+#include "support/numeric.hpp"
+
+using sgmatch::dtype;
+using sgmatch::node_kind;
+namespace sx = sgmatch::onnx;
+
+namespace {
+
+// A small model written with libonnx's own protobuf classes: x [1, 2, 4, 4] -> Conv (w, b) -> Relu.
+struct builder {
+    ::onnx::ModelProto m;
+    ::onnx::GraphProto* g = m.mutable_graph();
+    explicit builder(std::int64_t opset = 13) {
+        m.set_ir_version(7);
+        auto* o = m.add_opset_import();
+        o->set_domain("");
+        o->set_version(opset);
+    }
+    void input(const std::string& name, std::vector<std::int64_t> dims, int type = ::onnx::TensorProto::FLOAT,
+               ::onnx::ValueInfoProto* v = nullptr) {
+        if (v == nullptr) v = g->add_input();
+        v->set_name(name);
+        auto* t = v->mutable_type()->mutable_tensor_type();
+        t->set_elem_type(type);
+        for (auto d : dims) {
+            if (d < 0) t->mutable_shape()->add_dim()->set_dim_param("N");
+            else t->mutable_shape()->add_dim()->set_dim_value(d);
+        }
+    }
+    void output(const std::string& name) { g->add_output()->set_name(name); }
+    ::onnx::TensorProto* init(const std::string& name, std::vector<std::int64_t> dims, std::vector<float> v) {
+        auto* t = g->add_initializer();
+        t->set_name(name);
+        t->set_data_type(::onnx::TensorProto::FLOAT);
+        for (auto d : dims) t->add_dims(d);
+        for (auto x : v) t->add_float_data(x);
+        return t;
+    }
+    ::onnx::NodeProto* node(const std::string& op, std::vector<std::string> in, std::vector<std::string> out,
+                            const std::string& name = {}) {
+        auto* n = g->add_node();
+        n->set_op_type(op);
+        n->set_name(name);
+        for (auto& i : in) n->add_input(i);
+        for (auto& o : out) n->add_output(o);
+        return n;
+    }
+    static void ints(::onnx::NodeProto* n, const std::string& k, std::vector<std::int64_t> v) {
+        auto* a = n->add_attribute();
+        a->set_name(k);
+        a->set_type(::onnx::AttributeProto::INTS);
+        for (auto x : v) a->add_ints(x);
+    }
+    static void integer(::onnx::NodeProto* n, const std::string& k, std::int64_t v) {
+        auto* a = n->add_attribute();
+        a->set_name(k);
+        a->set_type(::onnx::AttributeProto::INT);
+        a->set_i(v);
+    }
+    std::string bytes() const { return m.SerializeAsString(); }
+    sx::model load(const sx::load_options& o = {}) const {
+        const std::string b = bytes();
+        return sx::load_bytes(b.data(), b.size(), o);
+    }
+    std::string error(const sx::load_options& o = {}) const {
+        try {
+            (void)load(o);
+        } catch (const sx::load_error& e) {
+            return e.what();
+        }
+        return "";
+    }
+};
+
+builder conv_relu(std::mt19937& rng) {
+    builder b;
+    b.input("x", {-1, 2, 4, 4});
+    b.init("w", {3, 2, 3, 3}, test::random_values(54, rng, 0.5f));
+    b.init("b", {3}, {0.1f, -0.2f, 0.3f});
+    auto* c = b.node("Conv", {"x", "w", "b"}, {"c"}, "conv");
+    builder::ints(c, "pads", {1, 1, 1, 1});
+    b.node("Relu", {"c"}, {"y"}, "relu");
+    b.output("y");
+    return b;
+}
+
+}  // namespace
+
+TEST_CASE("a model loads into the built-in graph: names, constants with their types, shapes from ONNX's inference") {
+    std::mt19937 rng(1);
+    builder b = conv_relu(rng);
+    // An int64 initializer and a Constant node of int64 values: typed constants.
+    auto* s = b.g->add_initializer();
+    s->set_name("shape");
+    s->set_data_type(::onnx::TensorProto::INT64);
+    s->add_dims(2);
+    s->add_int64_data(1);
+    s->add_int64_data(-1);
+    b.node("Reshape", {"y", "shape"}, {"flat"}, "reshape");
+    b.output("flat");
+    sx::load_options o;
+    o.batch = 2;
+    const sx::model m = b.load(o);
+    CHECK(m.opset == 13);
+    CHECK(m.inputs == std::vector<std::string>{"x"});
+    CHECK(m.outputs == std::vector<std::string>{"y", "flat"});
+    CHECK(m.report.initializers == 3);
+    const sgmatch::graph& g = m.graph;
+    CHECK(g.graph_output_count() == 2);
+    int constants = 0;
+    for (auto n : g.nodes()) {
+        if (g.kind(n) == node_kind::input) {
+            CHECK(g.value_type(n, 0)->dims == std::vector<std::int64_t>{2, 2, 4, 4});  // the symbolic batch bound
+        }
+        if (g.kind(n) != node_kind::constant) continue;
+        ++constants;
+        const auto c = g.constant(n);
+        if (g.name(n) == "shape") {
+            CHECK(c->type == dtype::i64);
+            CHECK(*c->to_ints() == std::vector<std::int64_t>{1, -1});
+        } else {
+            CHECK(c->type == dtype::f32);
+        }
+    }
+    CHECK(constants == 3);
+    // ONNX's shape inference typed the intermediate values.
+    for (auto n : g.nodes())
+        if (g.kind(n) == node_kind::op && g.name(n) == "conv")
+            CHECK(g.value_type(n, 0)->dims == std::vector<std::int64_t>{2, 3, 4, 4});
+    // It runs, and the executor reads the int64 shape.
+    const auto x = test::random_array({2, 2, 4, 4}, rng, 1.0f);
+    const auto out = sgmatch::exec::executor(g)({{"x", x}});
+    CHECK(out.at(1).shape() == std::vector<std::size_t>{1, 96});
+}
+
+TEST_CASE("everything the kernels cannot run is reported at once, with node names") {
+    builder b;
+    b.input("x", {1, 2, 5, 5});
+    auto* p = b.node("MaxPool", {"x"}, {"p"}, "pool");
+    builder::ints(p, "kernel_shape", {2, 2});
+    builder::integer(p, "ceil_mode", 1);
+    b.node("Frobnicate", {"p"}, {"q"}, "frob");
+    auto* u = b.node("Unknown", {"q"}, {"r"}, "custom");
+    u->set_domain("com.example");
+    b.node("Relu", {"r"}, {"y"}, "relu");
+    b.output("y");
+    const std::string e = b.error();
+    CAPTURE(e);
+    CHECK(e.find("3 thing(s) the kernels cannot run") != std::string::npos);
+    CHECK(e.find("node 'pool' (MaxPool): attribute ceil_mode = 1 is not implemented") != std::string::npos);
+    CHECK(e.find("node 'frob' (Frobnicate): op Frobnicate is not supported") != std::string::npos);
+    CHECK(e.find("node 'custom' (Unknown): domain 'com.example' is not supported") != std::string::npos);
+    // Only reported, when asked: the graph is built (to partition it, say).
+    sx::load_options o;
+    o.check_support = false;
+    const sx::model m = b.load(o);
+    CHECK(m.report.unsupported.size() == 3);
+    CHECK(m.graph.node_count() == 5);
+}
+
+TEST_CASE("opset meanings: Softmax before 13 gets an explicit axis or is refused, Clip's absent bounds") {
+    builder b(11);
+    b.input("x", {2, 3});
+    b.node("Softmax", {"x"}, {"s"}, "sm");  // opset 11, axis 1 of a 2-D input: the last axis
+    b.input("lo", {}, ::onnx::TensorProto::FLOAT, nullptr);
+    b.g->mutable_input()->RemoveLast();  // (only the initializer below)
+    auto* hi = b.g->add_initializer();
+    hi->set_name("hi");
+    hi->set_data_type(::onnx::TensorProto::FLOAT);
+    hi->add_float_data(0.4f);
+    b.node("Clip", {"s", "", "hi"}, {"y"}, "clip");  // min absent, max given
+    b.output("y");
+    const sx::model m = b.load();
+    sgmatch::reference::array x = {{1.0f, 2.0f, 3.0f}, {0.0f, 0.0f, 5.0f}};
+    const auto y = sgmatch::exec::executor(m.graph)({{"x", x}}).at(0);
+    CHECK(y(0, 2) == doctest::Approx(0.4f));   // softmax 0.665, clipped
+    CHECK(y(0, 0) == doctest::Approx(0.0900306f));
+    CHECK(y(1, 0) == doctest::Approx(0.00664835f));
+
+    builder c(11);
+    c.input("x", {2, 3, 4});
+    c.node("Softmax", {"x"}, {"y"}, "sm");  // axis 1 of 3-D: softmax over 12 values flattened
+    c.output("y");
+    CHECK(c.error().find("node 'sm' (Softmax): Softmax before opset 13 over axes 1..2 (flattened) is not supported") !=
+          std::string::npos);
+}
+
+TEST_CASE("bad input is a load_error naming what is wrong, never a crash") {
+    std::mt19937 rng(2);
+    const std::string good = conv_relu(rng).bytes();
+    // Truncated or corrupt protobuf: every prefix of the file either loads or is a load_error.
+    int errors = 0;
+    for (std::size_t len = 0; len < good.size(); len += 7) {
+        try {
+            (void)sx::load_bytes(good.data(), len);
+        } catch (const sx::load_error&) {
+            ++errors;
+        }
+    }
+    CHECK(errors > 0);
+    std::string corrupt = good;
+    for (std::size_t i = 10; i < corrupt.size(); i += 13) corrupt[i] = static_cast<char>(corrupt[i] ^ 0x5a);
+    try {
+        (void)sx::load_bytes(corrupt.data(), corrupt.size());
+    } catch (const sx::load_error&) {
+    }
+    CHECK_THROWS_WITH_AS(sx::load_bytes("garbage!", 8), doctest::Contains("not an ONNX model"), sx::load_error);
+
+    {  // a dangling input name
+        builder b;
+        b.input("x", {1, 4});
+        b.node("Relu", {"nowhere"}, {"y"}, "r");
+        b.output("y");
+        CHECK(b.error().find("node 'r' (Relu) input 0 'nowhere' is not produced by any node, graph input or initializer") !=
+              std::string::npos);
+    }
+    {  // a cycle
+        builder b;
+        b.input("x", {1, 4});
+        b.node("Add", {"x", "b"}, {"a"}, "first");
+        b.node("Relu", {"a"}, {"b"}, "second");
+        b.output("b");
+        CHECK(b.error().find("the graph has a cycle through node") != std::string::npos);
+    }
+    {  // a value produced twice; an output listed twice
+        builder b;
+        b.input("x", {1, 4});
+        b.node("Relu", {"x"}, {"y"}, "r1");
+        b.node("Relu", {"x"}, {"y"}, "r2");
+        b.output("y");
+        CHECK(b.error().find("value 'y' is produced twice") != std::string::npos);
+        builder c;
+        c.input("x", {1, 4});
+        c.node("Relu", {"x"}, {"y"}, "r1");
+        c.output("y");
+        c.output("y");
+        CHECK(c.error().find("graph output 'y' is listed twice") != std::string::npos);
+    }
+    {  // an initializer whose data disagrees with its dims; absurd dims refused before allocating
+        builder b;
+        b.input("x", {1, 4});
+        b.init("w", {4, 4}, {1, 2, 3});
+        b.node("MatMul", {"x", "w"}, {"y"}, "mm");
+        b.output("y");
+        CHECK(b.error().find("tensor 'w': float_data holds 3 values for dims of 16") != std::string::npos);
+        builder c;
+        c.input("x", {1, 4});
+        auto* t = c.init("w", {1000000, 1000000, 1000000}, {});
+        t->set_raw_data("abcd");
+        c.node("MatMul", {"x", "w"}, {"y"}, "mm");
+        c.output("y");
+        CHECK(c.error().find("tensor 'w': dims hold more than") != std::string::npos);
+        builder d;
+        d.input("x", {1, 4});
+        d.init("w", {4, -4}, {});
+        d.node("MatMul", {"x", "w"}, {"y"}, "mm");
+        d.output("y");
+        CHECK(d.error().find("tensor 'w': negative dim -4") != std::string::npos);
+    }
+}
+
+TEST_CASE("external data is read beside the model and may not leave its directory") {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / ("sgmatch_onnx_ext_" + std::to_string(::getpid()));
+    fs::create_directories(dir / "model");
+    const std::vector<float> w = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+    {
+        std::ofstream f(dir / "model" / "weights.bin", std::ios::binary);
+        const float pad = 0;
+        f.write(reinterpret_cast<const char*>(&pad), sizeof pad);  // the tensor starts at offset 4
+        f.write(reinterpret_cast<const char*>(w.data()), static_cast<std::streamsize>(w.size() * sizeof(float)));
+    }
+    auto write = [&](const std::string& location) {
+        builder b;
+        b.input("x", {1, 4});
+        auto* t = b.g->add_initializer();
+        t->set_name("w");
+        t->set_data_type(::onnx::TensorProto::FLOAT);
+        t->add_dims(4);
+        t->add_dims(4);
+        t->set_data_location(::onnx::TensorProto::EXTERNAL);
+        auto* kv = t->add_external_data();
+        kv->set_key("location");
+        kv->set_value(location);
+        kv = t->add_external_data();
+        kv->set_key("offset");
+        kv->set_value("4");
+        b.node("MatMul", {"x", "w"}, {"y"}, "mm");
+        b.output("y");
+        std::ofstream f(dir / "model" / "m.onnx", std::ios::binary);
+        f << b.bytes();
+    };
+    write("weights.bin");
+    const sx::model m = sx::load((dir / "model" / "m.onnx").string());
+    bool found = false;
+    for (auto n : m.graph.nodes())
+        if (m.graph.kind(n) == node_kind::constant) {
+            found = true;
+            CHECK(*m.graph.constant(n)->to_floats() == w);
+        }
+    CHECK(found);
+    for (const char* escape : {"../outside.bin", "/etc/passwd", "sub/../../outside.bin"}) {
+        write(escape);
+        CAPTURE(escape);
+        CHECK_THROWS_WITH_AS(sx::load((dir / "model" / "m.onnx").string()), doctest::Contains("is outside the model's directory"),
+                             sx::load_error);
+    }
+    write("missing.bin");
+    CHECK_THROWS_WITH_AS(sx::load((dir / "model" / "m.onnx").string()), doctest::Contains("cannot open external data"),
+                         sx::load_error);
+    fs::remove_all(dir);
+}
+
+TEST_CASE("a conformance model loads: inputs, outputs, opset") {
+    const sx::model m = sx::load(std::string(SGMATCH_ONNX_TESTDATA) + "/node/test_conv_with_strides_padding/model.onnx");
+    CHECK(m.opset == 11);
+    CHECK(m.inputs == std::vector<std::string>{"x", "W"});
+    CHECK(m.outputs == std::vector<std::string>{"y"});
+}
