@@ -6,6 +6,7 @@
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/exec/kernels/elementwise.hpp"
 #include "sgmatch/exec/kernels/nn.hpp"
+#include "sgmatch/exec/kernels/reduce.hpp"
 #include "sgmatch/exec/kernels/tensor.hpp"
 #include "sgmatch/exec/node_kernels.hpp"
 #include "sgmatch/ops/table.hpp"
@@ -19,6 +20,7 @@ inline const kernel_binding* find_kernels(const ops::op_schema* s) {
         std::unordered_map<const ops::op_schema*, const kernel_binding*> m;
         for (const auto& b : kernels::elementwise) m.emplace(b.schema, &b);
         for (const auto& b : kernels::nn) m.emplace(b.schema, &b);
+        for (const auto& b : kernels::reductions) m.emplace(b.schema, &b);
         for (const auto& b : kernels::tensor) m.emplace(b.schema, &b);
         return m;
     }();

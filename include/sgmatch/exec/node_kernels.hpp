@@ -57,6 +57,18 @@ struct node_context {
         if (!input_is_constant(slot)) return std::nullopt;
         return g.constant(g.input(n, slot).node);
     }
+    /// A list parameter: constant input `slot` (newer opsets) or attribute `attr` (older); a
+    /// computed input is refused (its values are unknown until the run).
+    std::optional<std::vector<std::int64_t>> ints_param(std::size_t slot, const char* attr) const {
+        if (slot < input_count()) {
+            const auto v = constant_view(slot);
+            if (!v || v->data == nullptr)
+                refuse(std::string(attr) + " (input " + std::to_string(slot) + ") is computed at run time: not supported");
+            return v->to_ints();
+        }
+        if (a.has(attr)) return a.ints(attr);
+        return std::nullopt;
+    }
     [[noreturn]] void refuse(const std::string& why) const {
         throw exec_error("sgmatch::exec::executor: " + a.where() + ": " + why);
     }

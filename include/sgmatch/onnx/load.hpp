@@ -11,8 +11,8 @@
 //   bound by `options.dims` (by name) or, for a graph input's first dim, `options.batch`, and is
 //   -1 (unknown) otherwise.
 // - Opset-dependent meanings are written out in the terms of sgmatch's op descriptions
-//   (ops/table.hpp): Softmax before opset 13 (an explicit axis, refused where it flattens
-//   several axes), Concat before opset 4 (axis 1), Clip's bounds given as empty inputs.
+//   (ops/table.hpp): Softmax and LogSoftmax before opset 13 (an explicit axis, refused where
+//   they flatten several axes), Concat before opset 4 (axis 1), Clip's bounds given as empty inputs.
 // - Everything the kernels cannot run is found at once: every op without a description, every
 //   attribute value no kernel implements, every element type other than f32 an op computes, with
 //   node names. With options.check_support (the default) they are one load_error; otherwise
@@ -348,6 +348,20 @@ private:
                 return add_opaque(g, n);
             }
         }
+        // PRelu before opset 7: a slope of one value per channel lies along axis 1.
+        if (n.op_type() == "PRelu" && opset_ < 7 && ins.size() == 2) {
+            const auto x_rank = rank_of(n.input(0));
+            const auto slope = g.constant(ins[1].v.node);
+            if (slope && slope->rank == 1 && x_rank && *x_rank > 2 && slope->dims[0] > 1) {
+                std::vector<std::int64_t> dims(1, slope->dims[0]);
+                dims.resize(*x_rank - 1, 1);
+                const auto* b = static_cast<const unsigned char*>(slope->data);
+                std::vector<unsigned char> bytes;
+                if (b) bytes.assign(b, b + static_cast<std::size_t>(slope->element_count()) * size_of(slope->type));
+                ins[1] = input_ref(g.add_constant(n.input(1) + ":per_channel", dims, slope->type, std::move(bytes)));
+                report_->notes.push_back(node_label(n) + ": opset " + std::to_string(opset_) + " PRelu slope laid along axis 1");
+            }
+        }
         std::vector<std::pair<std::string, attribute>> attrs;
         for (const auto& a : n.attribute()) {
             auto v = attribute_of(a);
@@ -416,24 +430,25 @@ private:
                 if (a.first == k && a.second.as_int()) return *a.second.as_int();
             return d;
         };
-        if (n.op_type() == "Softmax" && opset_ < 13) {
+        if ((n.op_type() == "Softmax" || n.op_type() == "LogSoftmax") && opset_ < 13) {
             // Before opset 13: the input flattened to 2-D at `axis` (default 1), softmax over the
             // second dim: the same as softmax over the last axis only when axis is the last one.
             const auto r = n.input_size() ? rank_of(n.input(0)) : std::nullopt;
             std::int64_t ax = get_int("axis", 1);
             if (!r) {
-                unsupported(n, "Softmax before opset 13 on an input of unknown rank");
+                unsupported(n, n.op_type() + " before opset 13 on an input of unknown rank");
                 return;
             }
             if (ax < 0) ax += static_cast<std::int64_t>(*r);
             if (ax != static_cast<std::int64_t>(*r) - 1) {
-                unsupported(n, "Softmax before opset 13 over axes " + std::to_string(ax) + ".." + std::to_string(*r - 1) +
-                                   " (flattened) is not supported");
+                unsupported(n, n.op_type() + " before opset 13 over axes " + std::to_string(ax) + ".." +
+                                   std::to_string(*r - 1) + " (flattened) is not supported");
                 return;
             }
             attrs.erase(std::remove_if(attrs.begin(), attrs.end(), [](auto& a) { return a.first == "axis"; }), attrs.end());
             attrs.emplace_back("axis", attribute(ax));
-            report_->notes.push_back(node_label(n) + ": opset " + std::to_string(opset_) + " Softmax written as axis " + std::to_string(ax));
+            report_->notes.push_back(node_label(n) + ": opset " + std::to_string(opset_) + " " + n.op_type() + " written as axis " +
+                                     std::to_string(ax));
         }
         if (n.op_type() == "Concat" && opset_ < 4 && !has("axis")) attrs.emplace_back("axis", attribute(std::int64_t{1}));
     }

@@ -35,7 +35,19 @@ inline constexpr attr_spec clip_attrs[] = {{"min", attr_type::real, def::value(-
 inline constexpr input_spec clip_inputs[] = {{"input"}, {"min", input_spec::presence::optional},
                                              {"max", input_spec::presence::optional}};
 
+inline constexpr attr_spec selu_attrs[] = {{"alpha", attr_type::real, def::value(1.67326319217681884765625), support::any()},
+                                           {"gamma", attr_type::real, def::value(1.05070102214813232421875), support::any()}};
+inline constexpr attr_spec alpha_1_celu[] = {{"alpha", attr_type::real, def::value(1.0), support::any()}};
+inline constexpr input_spec prelu_inputs[] = {{"X"}, {"slope"}};
+
 inline constexpr op_schema relu = describe<Relu>(x_only, rules::same_as_input0);
+inline constexpr op_schema neg = describe<Neg>(x_only, rules::same_as_input0);
+inline constexpr op_schema reciprocal = describe<Reciprocal>(x_only, rules::same_as_input0);
+inline constexpr op_schema softsign = describe<Softsign>(x_only, rules::same_as_input0);
+inline constexpr op_schema selu = describe<Selu>(x_only, selu_attrs, rules::same_as_input0);
+inline constexpr op_schema celu = describe<Celu>(x_only, alpha_1_celu, rules::same_as_input0);
+inline constexpr op_schema thresholded_relu = describe<ThresholdedRelu>(x_only, alpha_1, rules::same_as_input0);
+inline constexpr op_schema prelu = describe<PRelu>(prelu_inputs, rules::unidirectional);
 inline constexpr op_schema sigmoid = describe<Sigmoid>(x_only, rules::same_as_input0);
 inline constexpr op_schema tanh = describe<Tanh>(x_only, rules::same_as_input0);
 inline constexpr op_schema hard_swish = describe<HardSwish>(x_only, rules::same_as_input0);
@@ -63,6 +75,8 @@ inline constexpr op_schema div = describe<Div>(a_b, legacy_broadcast, rules::bro
 inline constexpr op_schema pow = describe<Pow>(a_b, legacy_broadcast, rules::broadcast_all);
 inline constexpr op_schema max = describe<Max>(variadic, rules::broadcast_all);
 inline constexpr op_schema min = describe<Min>(variadic, rules::broadcast_all);
+inline constexpr op_schema sum = describe<Sum>(variadic, rules::broadcast_all);
+inline constexpr op_schema mean = describe<Mean>(variadic, rules::broadcast_all);
 
 }  // namespace schemas
 }  // namespace ops

@@ -213,6 +213,8 @@ inline constexpr op_schema lrn = describe<LRN>(pool_inputs, lrn_attrs, rules::sa
 inline constexpr op_schema gemm = describe<Gemm>(gemm_inputs, gemm_attrs, rules::gemm);
 inline constexpr op_schema matmul = describe<MatMul>(a_b_inputs, rules::matmul);
 inline constexpr op_schema softmax = describe<Softmax>(pool_inputs, softmax_attrs, rules::softmax);
+inline constexpr op_schema log_softmax = describe<LogSoftmax>(pool_inputs, softmax_attrs, rules::softmax);
+inline constexpr op_schema global_max_pool = describe<GlobalMaxPool>(pool_inputs, rules::global_pool);
 
 }  // namespace schemas
 }  // namespace ops

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,25 @@ inline std::vector<dims> broadcast_all(const shape_inputs& in, const op_attrs& a
     dims out = in.shapes.at(0);
     for (std::size_t i = 1; i < in.shapes.size(); ++i) out = broadcast(a, out, in.shapes[i]);
     return {out};
+}
+
+/// Input 1 broadcasts to input 0, which keeps its shape (PRelu's slope).
+inline std::vector<dims> unidirectional(const shape_inputs& in, const op_attrs& a) {
+    const dims& x = in.shapes.at(0);
+    if (broadcast(a, x, in.shapes.at(1)) != x)
+        fail(a, "input 1 " + to_string(in.shapes[1]) + " does not broadcast to input 0 " + to_string(x));
+    return {x};
+}
+
+/// A list parameter given as a constant input (newer opsets) or an attribute (older ones); an
+/// input computed at run time cannot be known here.
+inline std::optional<dims> param(const shape_inputs& in, const op_attrs& a, std::size_t slot, const char* attr) {
+    if (in.shapes.size() > slot) {
+        if (!in.values.at(slot)) fail(a, std::string(attr) + " (input " + std::to_string(slot) + ") is computed: unknown before the op runs");
+        return *in.values[slot];
+    }
+    if (a.has(attr)) return a.ints(attr);
+    return std::nullopt;
 }
 
 /// The spatial extent of a sliding window: floor((in + pads - ((k - 1) d + 1)) / s) + 1.

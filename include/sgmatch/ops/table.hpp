@@ -4,7 +4,7 @@
 //   if (const ops::op_schema* s = ops::find_schema(g.op_name(n))) ...
 //
 // Adding an op: its tag in pattern/vocabulary.hpp, its description in the family's header
-// (elementwise.hpp, nn.hpp, tensor.hpp), one line in `all_schemas` below, and its kernels
+// (elementwise.hpp, nn.hpp, reduce.hpp, tensor.hpp), one line in `all_schemas` below, and its kernels
 // (exec/kernels/, onednn/).
 #pragma once
 
@@ -18,6 +18,7 @@
 #include "sgmatch/ops/attrs.hpp"
 #include "sgmatch/ops/elementwise.hpp"
 #include "sgmatch/ops/nn.hpp"
+#include "sgmatch/ops/reduce.hpp"
 #include "sgmatch/ops/schema.hpp"
 #include "sgmatch/ops/tensor.hpp"
 
@@ -31,7 +32,11 @@ inline const std::vector<const op_schema*>& all_schemas() {
         &relu, &sigmoid, &tanh, &hard_swish, &mish, &softplus, &exp, &log, &sqrt, &square, &abs, &round, &erf, &identity,
         &leaky_relu, &elu, &swish, &hard_sigmoid, &gelu, &clip, &add, &sub, &mul, &div, &pow, &max, &min,
         &conv, &conv_transpose, &max_pool, &average_pool, &global_average_pool, &batch_norm, &layer_norm, &lrn, &gemm,
-        &matmul, &softmax, &concat, &reshape, &flatten, &transpose, &pad, &constant};
+        &matmul, &softmax, &concat, &reshape, &flatten, &transpose, &pad, &constant,
+        &neg, &reciprocal, &softsign, &selu, &celu, &thresholded_relu, &prelu, &sum, &mean,
+        &reduce_mean, &reduce_sum, &reduce_max, &reduce_min, &reduce_prod, &reduce_sum_square, &reduce_l1, &reduce_l2,
+        &reduce_log_sum, &reduce_log_sum_exp, &log_softmax, &global_max_pool,
+        &unsqueeze, &squeeze, &slice, &gather, &expand, &dropout, &cast};
     return all;
 }
 

@@ -137,6 +137,111 @@ inline std::vector<dims> constant(const shape_inputs&, const op_attrs& a) {
     fail(a, "no value_float, value_int, value_floats, value_ints or value attribute");
 }
 
+/// Unsqueeze: ones inserted at `axes` (positions in the output).
+inline std::vector<dims> unsqueeze(const shape_inputs& in, const op_attrs& a) {
+    const dims& x = in.shapes.at(0);
+    const auto axes = param(in, a, 1, "axes");
+    if (!axes || axes->empty()) fail(a, "no axes");
+    const std::size_t r = x.size() + axes->size();
+    std::vector<bool> one(r, false);
+    for (auto v : *axes) {
+        const std::size_t i = axis(a, v, r, "axes");
+        if (one[i]) fail(a, "axis " + std::to_string(v) + " is listed twice");
+        one[i] = true;
+    }
+    dims out;
+    std::size_t k = 0;
+    for (std::size_t i = 0; i < r; ++i) out.push_back(one[i] ? 1 : x[k++]);
+    return {out};
+}
+
+/// Squeeze: the listed axes (each of size 1) removed, or every axis of size 1.
+inline std::vector<dims> squeeze(const shape_inputs& in, const op_attrs& a) {
+    const dims& x = in.shapes.at(0);
+    const auto axes = param(in, a, 1, "axes");
+    std::vector<bool> drop(x.size(), false);
+    if (!axes || axes->empty()) {
+        for (std::size_t i = 0; i < x.size(); ++i) drop[i] = x[i] == 1;
+    } else {
+        for (auto v : *axes) {
+            const std::size_t i = axis(a, v, x.size(), "axes");
+            if (x[i] != 1) fail(a, "axis " + std::to_string(v) + " of " + to_string(x) + " is not 1");
+            drop[i] = true;
+        }
+    }
+    dims out;
+    for (std::size_t i = 0; i < x.size(); ++i)
+        if (!drop[i]) out.push_back(x[i]);
+    return {out};
+}
+
+/// Slice's starts, ends, axes and steps: inputs 1 to 4 (opset >= 10) or attributes (older).
+struct slice_params {
+    dims starts, ends, axes, steps;
+};
+inline slice_params slice_params_of(const shape_inputs& in, const op_attrs& a) {
+    slice_params p;
+    p.starts = param(in, a, 1, "starts").value_or(dims{});
+    p.ends = param(in, a, 2, "ends").value_or(dims{});
+    p.axes = param(in, a, 3, "axes").value_or(dims{});
+    p.steps = in.shapes.size() > 4 ? *param(in, a, 4, "steps") : dims{};
+    const std::size_t n = p.starts.size();
+    if (p.ends.size() != n || (!p.axes.empty() && p.axes.size() != n) || (!p.steps.empty() && p.steps.size() != n))
+        fail(a, "starts, ends, axes and steps differ in length");
+    if (p.axes.empty())
+        for (std::size_t i = 0; i < n; ++i) p.axes.push_back(static_cast<std::int64_t>(i));
+    if (p.steps.empty()) p.steps.assign(n, 1);
+    std::vector<bool> seen(in.shapes.at(0).size(), false);
+    for (auto& v : p.axes) {
+        const std::size_t i = axis(a, v, in.shapes[0].size(), "axes");
+        if (seen[i]) fail(a, "axis " + std::to_string(v) + " is listed twice");
+        seen[i] = true;
+        v = static_cast<std::int64_t>(i);
+    }
+    for (auto s : p.steps)
+        if (s == 0) fail(a, "a step of 0");
+    return p;
+}
+
+/// The length of one sliced axis (ONNX's clamping).
+inline std::int64_t slice_length(std::int64_t dim, std::int64_t start, std::int64_t end, std::int64_t step) {
+    auto clamp = [](std::int64_t v, std::int64_t lo, std::int64_t hi) { return v < lo ? lo : v > hi ? hi : v; };
+    std::int64_t s = start < 0 ? (start < -dim ? -1 : start + dim) : start;
+    const std::int64_t e = end < 0 ? (end < -dim ? (step > 0 ? 0 : -1) : end + dim) : end;
+    if (step > 0) {
+        s = clamp(s, 0, dim);
+        const std::int64_t ec = clamp(e, 0, dim);
+        return ec > s ? (ec - s + step - 1) / step : 0;
+    }
+    s = clamp(s, 0, dim - 1);
+    const std::int64_t ec = clamp(e, -1, dim - 1);
+    return s > ec ? (s - ec - step - 1) / (-step) : 0;
+}
+
+inline std::vector<dims> slice(const shape_inputs& in, const op_attrs& a) {
+    dims x = in.shapes.at(0);
+    const slice_params p = slice_params_of(in, a);
+    for (std::size_t k = 0; k < p.starts.size(); ++k) {
+        const auto i = static_cast<std::size_t>(p.axes[k]);
+        x[i] = slice_length(x[i], p.starts[k], p.ends[k], p.steps[k]);
+    }
+    return {x};
+}
+
+inline std::vector<dims> gather(const shape_inputs& in, const op_attrs& a) {
+    const dims& x = in.shapes.at(0);
+    const std::size_t ax = axis(a, a.i("axis"), x.size());
+    dims out(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(ax));
+    out.insert(out.end(), in.shapes.at(1).begin(), in.shapes[1].end());
+    out.insert(out.end(), x.begin() + static_cast<std::ptrdiff_t>(ax) + 1, x.end());
+    return {out};
+}
+
+inline std::vector<dims> expand(const shape_inputs& in, const op_attrs& a) {
+    const auto shape = param(in, a, 1, "shape");
+    return {broadcast(a, in.shapes.at(0), *shape)};
+}
+
 }  // namespace rules
 
 namespace schemas {
@@ -172,7 +277,37 @@ inline constexpr attr_spec constant_attrs[] = {
     {"sparse_value", attr_type::reals, def::absent(), support::none("sparse tensors")},
 };
 
+inline constexpr input_spec axes_inputs[] = {{"data"}, {"axes", input_spec::presence::optional}};
+inline constexpr attr_spec axes_attrs[] = {{"axes", attr_type::integers, def::absent(), support::any()}};
+inline constexpr input_spec slice_inputs[] = {{"data"},
+                                              {"starts", input_spec::presence::optional},
+                                              {"ends", input_spec::presence::optional},
+                                              {"axes", input_spec::presence::optional},
+                                              {"steps", input_spec::presence::optional}};
+inline constexpr attr_spec slice_attrs[] = {{"starts", attr_type::integers, def::absent(), support::any()},
+                                            {"ends", attr_type::integers, def::absent(), support::any()},
+                                            {"axes", attr_type::integers, def::absent(), support::any()}};
+inline constexpr input_spec gather_inputs[] = {{"data"}, {"indices"}};
+inline constexpr attr_spec gather_attrs[] = {{"axis", attr_type::integer, def::value(0), support::any()}};
+inline constexpr input_spec expand_inputs[] = {{"input"}, {"shape"}};
+inline constexpr input_spec dropout_inputs[] = {{"data"},
+                                                {"ratio", input_spec::presence::optional},
+                                                {"training_mode", input_spec::presence::optional}};
+inline constexpr attr_spec dropout_attrs[] = {{"ratio", attr_type::real, def::value(0.5), support::any()},
+                                              {"seed", attr_type::integer, def::absent(), support::any()},
+                                              {"is_test", attr_type::integer, def::value(1), support::only(1, "training")}};
+/// Cast: only to float (1) here: the kernels are fp32.
+inline constexpr attr_spec cast_attrs[] = {{"to", attr_type::integer, def::required(), support::only(1, "the kernels compute float")},
+                                           {"saturate", attr_type::integer, def::value(1), support::any()}};
+
 inline constexpr op_schema concat = describe<Concat>(concat_inputs, concat_attrs, rules::concat);
+inline constexpr op_schema unsqueeze = describe<Unsqueeze>(axes_inputs, axes_attrs, rules::unsqueeze);
+inline constexpr op_schema squeeze = describe<Squeeze>(axes_inputs, axes_attrs, rules::squeeze);
+inline constexpr op_schema slice = describe<Slice>(slice_inputs, slice_attrs, rules::slice);
+inline constexpr op_schema gather = describe<Gather>(gather_inputs, gather_attrs, rules::gather);
+inline constexpr op_schema expand = describe<Expand>(expand_inputs, rules::expand);
+inline constexpr op_schema dropout = describe<Dropout>(dropout_inputs, dropout_attrs, rules::same_as_input0);
+inline constexpr op_schema cast = describe<Cast>(data_only, cast_attrs, rules::same_as_input0);
 inline constexpr op_schema reshape = describe<Reshape>(reshape_inputs, reshape_attrs, rules::reshape);
 inline constexpr op_schema flatten = describe<Flatten>(data_only, flatten_attrs, rules::flatten);
 inline constexpr op_schema transpose = describe<Transpose>(data_only, transpose_attrs, rules::transpose);

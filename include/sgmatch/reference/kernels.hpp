@@ -42,12 +42,13 @@ public:
 /// Unary element-wise functions. alpha/beta as in the op they come from (see unary()).
 enum class unary_kind {
     identity, relu, leaky_relu, clip, sigmoid, tanh, elu, gelu_erf, gelu_tanh, swish, hardswish,
-    hardsigmoid, mish, softplus, exp, log, sqrt, square, abs, round, erf, linear
+    hardsigmoid, mish, softplus, exp, log, sqrt, square, abs, round, erf, linear,
+    neg, reciprocal, softsign, selu, celu, thresholded_relu
 };
 
 /// f(x) for one value: leaky_relu slope alpha; clip to [alpha, beta]; elu alpha; swish
 /// x * sigmoid(alpha x); hardsigmoid max(0, min(1, alpha x + beta)); linear alpha x + beta;
-/// round half to even (ONNX Round).
+/// round half to even (ONNX Round); selu gamma (beta) and alpha; celu and thresholded_relu alpha.
 inline float unary_value(unary_kind k, float x, float alpha = 0.0f, float beta = 0.0f) {
     auto sig = [](float v) { return 1.0f / (1.0f + std::exp(-v)); };
     auto softplus = [](float v) { return v > 20.0f ? v : std::log1p(std::exp(v)); };
@@ -75,6 +76,12 @@ inline float unary_value(unary_kind k, float x, float alpha = 0.0f, float beta =
         case unary_kind::round: return std::nearbyint(x);
         case unary_kind::erf: return std::erf(x);
         case unary_kind::linear: return alpha * x + beta;
+        case unary_kind::neg: return -x;
+        case unary_kind::reciprocal: return 1.0f / x;
+        case unary_kind::softsign: return x / (1.0f + std::fabs(x));
+        case unary_kind::selu: return beta * (x > 0 ? x : alpha * (std::exp(x) - 1.0f));  // beta: gamma
+        case unary_kind::celu: return std::max(0.0f, x) + std::min(0.0f, alpha * (std::exp(x / alpha) - 1.0f));
+        case unary_kind::thresholded_relu: return x > alpha ? x : 0.0f;
     }
     return x;
 }

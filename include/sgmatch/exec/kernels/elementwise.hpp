@@ -12,6 +12,7 @@
 #include "sgmatch/onednn/op_kernels.hpp"
 #include "sgmatch/ops/elementwise.hpp"
 #include "sgmatch/reference/kernels.hpp"
+#include "sgmatch/reference/tensor_ops.hpp"
 
 SGMATCH_BEGIN_NAMESPACE
 namespace exec {
@@ -28,16 +29,31 @@ reference_fn plain_unary(const node_context&) {
     return unary(K);
 }
 
-/// Clip's bounds: the attributes, or constant scalar inputs 1 and 2 (opset >= 11).
-inline std::pair<float, float> clip_bounds(const node_context& c) {
-    float lo = static_cast<float>(c.a.f("min")), hi = static_cast<float>(c.a.f("max"));
-    for (std::size_t slot = 1; slot < c.input_count() && slot < 3; ++slot) {
-        const auto v = c.constant_view(slot);
-        const auto s = v ? v->scalar() : std::nullopt;
-        if (!s) c.refuse("the bound on input " + std::to_string(slot) + " is not a one-value constant");
-        (slot == 1 ? lo : hi) = static_cast<float>(*s);
-    }
-    return {lo, hi};
+/// Clip: the bounds from the attributes (opset < 11) or inputs 1 and 2, each a one-value tensor,
+/// constant or computed.
+inline reference_fn clip(const node_context& c) {
+    const float lo = static_cast<float>(c.a.f("min")), hi = static_cast<float>(c.a.f("max"));
+    return [lo, hi, a = c.a](const std::vector<const array*>& x) {
+        float b[2] = {lo, hi};
+        for (std::size_t slot = 1; slot < x.size() && slot < 3; ++slot) {
+            if (x[slot]->size() != 1)
+                throw exec_error("sgmatch::exec::executor: " + a.where() + ": the bound on input " + std::to_string(slot) +
+                                 " has " + std::to_string(x[slot]->size()) + " values, not 1");
+            b[slot - 1] = x[slot]->data()[0];
+        }
+        return reference::unary(*x.at(0), uk::clip, b[0], b[1]);
+    };
+}
+
+/// Sum, Mean, Max and Min of one or more inputs, with numpy broadcasting.
+template <bk K, bool Mean = false>
+reference_fn fold(const node_context&) {
+    return [](const std::vector<const array*>& x) {
+        array y = *x.at(0);
+        for (std::size_t i = 1; i < x.size(); ++i) y = reference::binary(y, *x[i], K);
+        if (Mean) y = y / static_cast<float>(x.size());
+        return y;
+    };
 }
 
 /// A oneDNN eltwise primitive with the post-ops the op lowers to (lowering<Tag>), or null when
@@ -52,16 +68,15 @@ std::shared_ptr<const onednn::op_kernel> onednn_eltwise(const node_context& c, b
 }
 
 template <bk K>
-reference_fn binary(const node_context& c) {
-    if (c.input_count() != 2) c.refuse(std::to_string(c.input_count()) + " inputs: the kernels take 2");
+reference_fn binary(const node_context&) {
     return [](const std::vector<const array*>& x) { return reference::binary(*x.at(0), *x.at(1), K); };
 }
 
 /// A oneDNN binary primitive (the second operand broadcasts), or null when the first operand
-/// is a constant.
+/// is a constant or there are not two operands.
 template <class Tag>
 std::shared_ptr<const onednn::op_kernel> onednn_binary(const node_context& c, bool) {
-    if (c.input_is_constant(0)) return nullptr;
+    if (c.input_count() != 2 || c.input_is_constant(0)) return nullptr;
     return std::make_shared<onednn::binary_kernel>(onednn::lowering<Tag>::alg);
 }
 
@@ -103,18 +118,29 @@ inline const kernel_binding elementwise[] = {
      onednn_eltwise<ops::HardSigmoid>},
     {&ops::schemas::gelu, [](const node_context& c) { return unary(c.a.s("approximate") == "tanh" ? uk::gelu_tanh : uk::gelu_erf); },
      onednn_eltwise<ops::Gelu>},
-    {&ops::schemas::clip,
-     [](const node_context& c) {
-         const auto [lo, hi] = clip_bounds(c);
-         return unary(uk::clip, lo, hi);
+    {&ops::schemas::clip, clip, onednn_eltwise<ops::Clip>},
+    {&ops::schemas::neg, plain_unary<uk::neg>, nullptr},
+    {&ops::schemas::reciprocal, plain_unary<uk::reciprocal>, nullptr},
+    {&ops::schemas::softsign, plain_unary<uk::softsign>, nullptr},
+    {&ops::schemas::selu,
+     [](const node_context& c) { return unary(uk::selu, static_cast<float>(c.a.f("alpha")), static_cast<float>(c.a.f("gamma"))); },
+     nullptr},
+    {&ops::schemas::celu, [](const node_context& c) { return unary(uk::celu, static_cast<float>(c.a.f("alpha"))); }, nullptr},
+    {&ops::schemas::thresholded_relu,
+     [](const node_context& c) { return unary(uk::thresholded_relu, static_cast<float>(c.a.f("alpha"))); }, nullptr},
+    {&ops::schemas::prelu,
+     [](const node_context&) -> reference_fn {
+         return [](const std::vector<const array*>& x) { return reference::prelu(*x.at(0), *x.at(1)); };
      },
-     onednn_eltwise<ops::Clip>},
+     nullptr},
+    {&ops::schemas::sum, fold<bk::add>, nullptr},
+    {&ops::schemas::mean, fold<bk::add, true>, nullptr},
     {&ops::schemas::add, binary<bk::add>, onednn_binary<ops::Add>},
     {&ops::schemas::sub, binary<bk::sub>, onednn_binary<ops::Sub>},
     {&ops::schemas::mul, binary<bk::mul>, onednn_binary<ops::Mul>},
     {&ops::schemas::div, binary<bk::div>, onednn_binary<ops::Div>},
-    {&ops::schemas::max, binary<bk::max>, onednn_binary<ops::Max>},
-    {&ops::schemas::min, binary<bk::min>, onednn_binary<ops::Min>},
+    {&ops::schemas::max, fold<bk::max>, onednn_binary<ops::Max>},
+    {&ops::schemas::min, fold<bk::min>, onednn_binary<ops::Min>},
     {&ops::schemas::pow, binary<bk::pow>, onednn_pow},
 };
 

@@ -13,6 +13,7 @@
 #include "sgmatch/onednn/op_kernels.hpp"
 #include "sgmatch/ops/nn.hpp"
 #include "sgmatch/reference/kernels.hpp"
+#include "sgmatch/reference/tensor_ops.hpp"
 
 SGMATCH_BEGIN_NAMESPACE
 namespace exec {
@@ -169,7 +170,16 @@ inline std::shared_ptr<const onednn::op_kernel> onednn_softmax(const node_contex
     return std::make_shared<onednn::softmax_kernel>(c.a.i("axis"));
 }
 
+inline reference_fn log_softmax(const node_context& c) {
+    return [axis = c.a.i("axis")](const std::vector<const array*>& x) { return reference::log_softmax(*x.at(0), axis); };
+}
+inline reference_fn global_max_pool(const node_context&) {
+    return [](const std::vector<const array*>& x) { return reference::global_max_pool(*x.at(0)); };
+}
+
 inline const kernel_binding nn[] = {
+    {&ops::schemas::log_softmax, log_softmax, nullptr},
+    {&ops::schemas::global_max_pool, global_max_pool, nullptr},
     {&ops::schemas::conv, conv, onednn_conv<ops::Conv>},
     {&ops::schemas::conv_transpose, conv_transpose, onednn_conv<ops::ConvTranspose>},
     {&ops::schemas::max_pool, pool<reference::pool_kind::max>, onednn_pool<reference::pool_kind::max>},

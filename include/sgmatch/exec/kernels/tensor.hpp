@@ -1,5 +1,7 @@
 // sgmatch/exec/kernels/tensor.hpp - kernels of the ops that move data: Concat, Reshape,
-// Flatten, Transpose, Pad and Constant.
+// Flatten, Transpose, Pad, Constant, Unsqueeze, Squeeze, Slice, Gather, Expand, Dropout, Cast.
+// Parameters that decide the output's shape (axes, starts, indices, a shape) are read once, when
+// the executor is built, from attributes or constant inputs; a computed one is refused.
 #pragma once
 
 #include <algorithm>
@@ -13,6 +15,7 @@
 #include "sgmatch/onednn/op_kernels.hpp"
 #include "sgmatch/ops/tensor.hpp"
 #include "sgmatch/reference/kernels.hpp"
+#include "sgmatch/reference/tensor_ops.hpp"
 
 SGMATCH_BEGIN_NAMESPACE
 namespace exec {
@@ -102,7 +105,85 @@ inline reference_fn constant(const node_context& c) {
     return [y](const std::vector<const array*>&) { return y; };
 }
 
+// A shape rule run on the input's shape at run time, with the parameters read at build time.
+inline ops::dims rule_shape(ops::shape_rule rule, const ops::op_attrs& a, const array& x,
+                            const std::vector<std::optional<std::vector<std::int64_t>>>& params) {
+    ops::shape_inputs in{{shape_of(x)}, {std::nullopt}};
+    for (const auto& p : params) {
+        in.shapes.push_back(p ? ops::dims{static_cast<std::int64_t>(p->size())} : ops::dims{});
+        in.values.push_back(p);
+    }
+    return rule(in, a).at(0);
+}
+
+inline array reshaped(const array& x, const ops::dims& to) {
+    array y = x;
+    y.reshape(std::vector<std::size_t>(to.begin(), to.end()));
+    return y;
+}
+
+/// Unsqueeze and Squeeze: the axes from the attribute or a constant input; a reshape.
+template <ops::shape_rule Rule>
+reference_fn reaxis(const node_context& c) {
+    std::vector<std::optional<std::vector<std::int64_t>>> params;
+    if (c.input_count() > 1) params.push_back(c.ints_param(1, "axes"));
+    return [a = c.a, params](const std::vector<const array*>& x) {
+        return reshaped(*x.at(0), rule_shape(Rule, a, *x[0], params));
+    };
+}
+
+inline reference_fn slice(const node_context& c) {
+    std::vector<std::optional<std::vector<std::int64_t>>> params;
+    for (std::size_t slot = 1; slot < c.input_count(); ++slot)
+        params.push_back(c.ints_param(slot, slot == 1 ? "starts" : slot == 2 ? "ends" : slot == 3 ? "axes" : "steps"));
+    return [a = c.a, params](const std::vector<const array*>& x) {
+        ops::shape_inputs in{{shape_of(*x.at(0))}, {std::nullopt}};
+        for (const auto& p : params) {
+            in.shapes.push_back(ops::dims{static_cast<std::int64_t>(p->size())});
+            in.values.push_back(p);
+        }
+        const ops::rules::slice_params p = ops::rules::slice_params_of(in, a);
+        return reference::slice(*x[0], p.starts, p.ends, p.axes, p.steps);
+    };
+}
+
+inline reference_fn gather(const node_context& c) {
+    const auto v = c.constant_view(1);
+    if (!v || v->data == nullptr) c.refuse("the indices (input 1) are computed at run time: not supported");
+    const std::vector<std::int64_t> idx = *v->to_ints();
+    const ops::dims shape(v->dims, v->dims + v->rank);
+    return [idx, shape, axis = c.a.i("axis")](const std::vector<const array*>& x) {
+        return reference::gather(*x.at(0), idx, shape, axis);
+    };
+}
+
+inline reference_fn expand(const node_context& c) {
+    const auto shape = *c.ints_param(1, "shape");
+    return [shape](const std::vector<const array*>& x) { return reference::expand(*x.at(0), shape); };
+}
+
+/// Dropout in inference: the input; a training_mode input must be a constant false.
+inline reference_fn dropout(const node_context& c) {
+    if (c.input_count() > 2) {
+        const auto t = c.constant_view(2);
+        const auto v = t ? t->scalar() : std::nullopt;
+        if (!v || *v != 0) c.refuse("training_mode (input 2) is not a constant false: inference only");
+    }
+    return [](const std::vector<const array*>& x) { return *x.at(0); };
+}
+
+inline reference_fn cast(const node_context&) {
+    return [](const std::vector<const array*>& x) { return *x.at(0); };  // float to float
+}
+
 inline const kernel_binding tensor[] = {
+    {&ops::schemas::unsqueeze, reaxis<ops::rules::unsqueeze>, nullptr},
+    {&ops::schemas::squeeze, reaxis<ops::rules::squeeze>, nullptr},
+    {&ops::schemas::slice, slice, nullptr},
+    {&ops::schemas::gather, gather, nullptr},
+    {&ops::schemas::expand, expand, nullptr},
+    {&ops::schemas::dropout, dropout, nullptr},
+    {&ops::schemas::cast, cast, nullptr},
     {&ops::schemas::concat, concat, onednn_concat},
     {&ops::schemas::flatten, flatten, onednn_flatten},
     {&ops::schemas::reshape, reshape, onednn_reshape},

@@ -1,0 +1,68 @@
+// sgmatch/ops/reduce.hpp - descriptions of the reductions (ReduceMean, ReduceSum, ...): the axes
+// as an attribute (before opset 13, or 18 for all but ReduceSum) or as a constant input.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "sgmatch/detail/config.hpp"
+#include "sgmatch/ops/schema.hpp"
+#include "sgmatch/ops/shape_rules.hpp"
+#include "sgmatch/pattern/vocabulary.hpp"
+
+SGMATCH_BEGIN_NAMESPACE
+namespace ops {
+namespace rules {
+
+/// The reduced axes, normalized; empty means every axis (or none, with noop_with_empty_axes).
+inline std::vector<bool> reduced_axes(const shape_inputs& in, const op_attrs& a) {
+    const std::size_t r = in.shapes.at(0).size();
+    const auto axes = param(in, a, 1, "axes");
+    const bool all = !axes || axes->empty();
+    std::vector<bool> red(r, all && a.i("noop_with_empty_axes") == 0);
+    if (!all)
+        for (auto x : *axes) {
+            const std::size_t i = axis(a, x, r, "axes");
+            if (red[i]) fail(a, "axis " + std::to_string(x) + " is listed twice");
+            red[i] = true;
+        }
+    return red;
+}
+
+inline std::vector<dims> reduce(const shape_inputs& in, const op_attrs& a) {
+    const dims& x = in.shapes.at(0);
+    const std::vector<bool> red = reduced_axes(in, a);
+    dims out;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        if (!red[i]) out.push_back(x[i]);
+        else if (a.i("keepdims") != 0) out.push_back(1);
+    }
+    return {out};
+}
+
+}  // namespace rules
+
+namespace schemas {
+
+inline constexpr input_spec reduce_inputs[] = {{"data"}, {"axes", input_spec::presence::optional}};
+inline constexpr attr_spec reduce_attrs[] = {
+    {"axes", attr_type::integers, def::absent(), support::any()},
+    {"keepdims", attr_type::integer, def::value(1), support::range(0, 1)},
+    {"noop_with_empty_axes", attr_type::integer, def::value(0), support::range(0, 1)},
+};
+
+inline constexpr op_schema reduce_mean = describe<ReduceMean>(reduce_inputs, reduce_attrs, rules::reduce);
+inline constexpr op_schema reduce_sum = describe<ReduceSum>(reduce_inputs, reduce_attrs, rules::reduce);
+inline constexpr op_schema reduce_max = describe<ReduceMax>(reduce_inputs, reduce_attrs, rules::reduce);
+inline constexpr op_schema reduce_min = describe<ReduceMin>(reduce_inputs, reduce_attrs, rules::reduce);
+inline constexpr op_schema reduce_prod = describe<ReduceProd>(reduce_inputs, reduce_attrs, rules::reduce);
+inline constexpr op_schema reduce_sum_square = describe<ReduceSumSquare>(reduce_inputs, reduce_attrs, rules::reduce);
+inline constexpr op_schema reduce_l1 = describe<ReduceL1>(reduce_inputs, reduce_attrs, rules::reduce);
+inline constexpr op_schema reduce_l2 = describe<ReduceL2>(reduce_inputs, reduce_attrs, rules::reduce);
+inline constexpr op_schema reduce_log_sum = describe<ReduceLogSum>(reduce_inputs, reduce_attrs, rules::reduce);
+inline constexpr op_schema reduce_log_sum_exp = describe<ReduceLogSumExp>(reduce_inputs, reduce_attrs, rules::reduce);
+
+}  // namespace schemas
+}  // namespace ops
+SGMATCH_END_NAMESPACE
