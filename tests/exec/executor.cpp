@@ -27,13 +27,17 @@ TEST_CASE("an attribute no kernel implements is refused when the executor is bui
     for (auto m : {exec::mode::reference, exec::mode::onednn, exec::mode::onednn_plain}) {
         graph g;
         auto x = g.add_input("x", tensor_type{dtype::f32, {1, 2, 5, 5}});
-        // ceil_mode 1 would give a 3x3 output; the kernels compute 2x2.
-        auto p = g.add_op("MaxPool", "pool1", {x},
-                          {{"kernel_shape", attribute::ints{2, 2}}, {"strides", attribute::ints{2, 2}}, {"ceil_mode", 1}});
+        auto p = g.add_op("MaxPool", "pool1", {x}, {{"kernel_shape", attribute::ints{2, 2}}, {"storage_order", 1}});
         g.mark_output(g.add_op("Relu", "r", {p}));
         const std::string e = build_error(g, m);
-        CHECK(e.find("node 'pool1' (MaxPool): attribute ceil_mode = 1 is not implemented") != std::string::npos);
+        CHECK(e.find("node 'pool1' (MaxPool): attribute storage_order = 1 is not implemented") != std::string::npos);
     }
+    graph avg;
+    auto ax = avg.add_input("x");
+    avg.mark_output(avg.add_op("AveragePool", "avg", {ax},
+                               {{"kernel_shape", attribute::ints{2, 2}}, {"ceil_mode", 1}, {"count_include_pad", 1}}));
+    CHECK(build_error(avg).find("node 'avg' (AveragePool): ceil_mode 1 with count_include_pad 1 is not implemented") !=
+          std::string::npos);
     graph g;
     auto x = g.add_input("x");
     g.mark_output(g.add_op("Relu", "r", {x}, {{"alpha", 0.5}}));  // ignored before: now refused
@@ -107,4 +111,38 @@ TEST_CASE("defaults come from the descriptions: an absent attribute computes wha
             CHECK(out[2].data()[i] == doctest::Approx(v > 0 ? v : std::exp(v) - 1.0f).epsilon(1e-4));
         }
     }
+}
+
+TEST_CASE("pooling with ceil_mode: the last, partial window counts, against brute force") {
+    std::mt19937 rng(6);
+    for (const bool max : {true, false})
+        for (auto m : {exec::mode::reference, exec::mode::onednn}) {
+            CAPTURE(max);
+            graph g;
+            auto x = g.add_input("x", tensor_type{dtype::f32, {1, 2, 7, 6}});
+            g.mark_output(g.add_op(max ? "MaxPool" : "AveragePool", "p", {x},
+                                   {{"kernel_shape", attribute::ints{3, 2}}, {"strides", attribute::ints{2, 2}},
+                                    {"pads", attribute::ints{1, 0, 0, 0}}, {"ceil_mode", 1}}));
+            const array in = test::random_array({1, 2, 7, 6}, rng, 1.0f);
+            const array y = exec::executor(g, m)({{"x", in}}).at(0);
+            // ceil((7 + 1 - 3) / 2) + 1 = 4 rows (floor would give 3), ceil((6 - 2) / 2) + 1 = 3 columns.
+            REQUIRE(y.shape() == std::vector<std::size_t>{1, 2, 4, 3});
+            for (std::size_t c = 0; c < 2; ++c)
+                for (std::int64_t oh = 0; oh < 4; ++oh)
+                    for (std::int64_t ow = 0; ow < 3; ++ow) {
+                        float best = -1e30f, sum = 0;
+                        int n = 0;
+                        for (std::int64_t kh = 0; kh < 3; ++kh)
+                            for (std::int64_t kw = 0; kw < 2; ++kw) {
+                                const std::int64_t h = oh * 2 - 1 + kh, w = ow * 2 + kw;
+                                if (h < 0 || h >= 7 || w >= 6) continue;
+                                const float v = in(0, c, static_cast<std::size_t>(h), static_cast<std::size_t>(w));
+                                best = std::max(best, v);
+                                sum += v;
+                                ++n;
+                            }
+                        CHECK(y(0, c, static_cast<std::size_t>(oh), static_cast<std::size_t>(ow)) ==
+                              doctest::Approx(max ? best : sum / static_cast<float>(n)));
+                    }
+        }
 }

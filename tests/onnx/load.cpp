@@ -150,7 +150,7 @@ TEST_CASE("everything the kernels cannot run is reported at once, with node name
     b.input("x", {1, 2, 5, 5});
     auto* p = b.node("MaxPool", {"x"}, {"p"}, "pool");
     builder::ints(p, "kernel_shape", {2, 2});
-    builder::integer(p, "ceil_mode", 1);
+    builder::integer(p, "storage_order", 1);
     b.node("Frobnicate", {"p"}, {"q"}, "frob");
     auto* u = b.node("Unknown", {"q"}, {"r"}, "custom");
     u->set_domain("com.example");
@@ -159,7 +159,7 @@ TEST_CASE("everything the kernels cannot run is reported at once, with node name
     const std::string e = b.error();
     CAPTURE(e);
     CHECK(e.find("3 thing(s) the kernels cannot run") != std::string::npos);
-    CHECK(e.find("node 'pool' (MaxPool): attribute ceil_mode = 1 is not implemented") != std::string::npos);
+    CHECK(e.find("node 'pool' (MaxPool): attribute storage_order = 1 is not implemented") != std::string::npos);
     CHECK(e.find("node 'frob' (Frobnicate): op Frobnicate is not supported") != std::string::npos);
     CHECK(e.find("node 'custom' (Unknown): domain 'com.example' is not supported") != std::string::npos);
     // Only reported, when asked: the graph is built (to partition it, say).

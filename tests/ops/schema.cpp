@@ -107,12 +107,12 @@ TEST_CASE("every attribute the kernels do not implement is refused, all at once,
         }
         return "";
     };
-    // MaxPool: ceil_mode 1 (a model once ran 4% wrong when it was ignored), an Indices layout,
-    // no kernel_shape, an unknown attribute, a wrong type: five problems in one message.
-    const one_node pool("MaxPool", 1, {{"ceil_mode", 1}, {"storage_order", 1}, {"padding", 2}, {"strides", "2"}});
+    // MaxPool: dilations, an Indices layout, no kernel_shape, an unknown attribute, a wrong type:
+    // five problems in one message.
+    const one_node pool("MaxPool", 1, {{"dilations", attribute::ints{2, 2}}, {"storage_order", 1}, {"padding", 2}, {"strides", "2"}});
     const std::string m = refused(pool);
     CHECK(m.find("node 'node7' (MaxPool)") != std::string::npos);
-    CHECK(m.find("attribute ceil_mode = 1 is not implemented (implemented: 0)") != std::string::npos);
+    CHECK(m.find("attribute dilations = [2, 2] is not implemented (implemented: 1)") != std::string::npos);
     CHECK(m.find("attribute storage_order = 1 is not implemented") != std::string::npos);
     CHECK(m.find("attribute padding is not one of MaxPool's attributes") != std::string::npos);
     CHECK(m.find("attribute strides is not a list of integers") != std::string::npos);
@@ -145,7 +145,7 @@ TEST_CASE("an adapter that cannot list attributes: the described ones are read a
         std::string_view op_name() const override { return "MaxPool"; }
         std::optional<attribute> attr(std::string_view k) const override {
             if (k == "kernel_shape") return attribute(attribute::ints{2, 2});
-            if (k == "ceil_mode") return attribute(1);
+            if (k == "storage_order") return attribute(1);
             if (k == "unknown_thing") return attribute(7);
             return std::nullopt;
         }
@@ -155,6 +155,6 @@ TEST_CASE("an adapter that cannot list attributes: the described ones are read a
         std::optional<tensor_type> input_type(std::size_t) const override { return std::nullopt; }
     };
     CHECK_THROWS_WITH_AS(ops::op_attrs(ops::schemas::max_pool, keyed{}),
-                         "sgmatch: node 'p' (MaxPool): attribute ceil_mode = 1 is not implemented (implemented: 0): the output size is rounded down",
+                         "sgmatch: node 'p' (MaxPool): attribute storage_order = 1 is not implemented (implemented: 0): the Indices output is not computed",
                          ops::op_error);
 }

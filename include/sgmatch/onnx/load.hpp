@@ -12,7 +12,8 @@
 //   -1 (unknown) otherwise.
 // - Opset-dependent meanings are written out in the terms of sgmatch's op descriptions
 //   (ops/table.hpp): Softmax and LogSoftmax before opset 13 (an explicit axis, refused where
-//   they flatten several axes), Concat before opset 4 (axis 1), Clip's bounds given as empty inputs.
+//   they flatten several axes), Concat before opset 4 (axis 1), Pad's opset-1 "paddings", PRelu's
+//   per-channel slope before opset 7, Clip's bounds given as empty inputs.
 // - Everything the kernels cannot run is found at once: every op without a description, every
 //   attribute value no kernel implements, every element type other than f32 an op computes, with
 //   node names. With options.check_support (the default) they are one load_error; otherwise
@@ -451,6 +452,9 @@ private:
                                      std::to_string(ax));
         }
         if (n.op_type() == "Concat" && opset_ < 4 && !has("axis")) attrs.emplace_back("axis", attribute(std::int64_t{1}));
+        if (n.op_type() == "Pad" && opset_ < 2)  // opset 1 spelled pads "paddings"
+            for (auto& a : attrs)
+                if (a.first == "paddings") a.first = "pads";
     }
 
     ::onnx::ModelProto& m_;

@@ -24,40 +24,46 @@ inline constexpr attr_spec legacy_broadcast[] = {
     {"consumed_inputs", attr_type::integers, def::absent(), support::any()},  // opset < 6, no meaning in inference
 };
 
-inline constexpr attr_spec alpha_001[] = {{"alpha", attr_type::real, def::value(0.01), support::any()}};
-inline constexpr attr_spec alpha_1[] = {{"alpha", attr_type::real, def::value(1.0), support::any()}};
+/// Opset < 6: which inputs the op may overwrite, a memory hint with no meaning for the result.
+#define SGMATCH_DETAIL_CONSUMED {"consumed_inputs", attr_type::integers, def::absent(), support::any()}
+inline constexpr attr_spec consumed[] = {SGMATCH_DETAIL_CONSUMED};
+inline constexpr attr_spec alpha_001[] = {{"alpha", attr_type::real, def::value(0.01), support::any()}, SGMATCH_DETAIL_CONSUMED};
+inline constexpr attr_spec alpha_1[] = {{"alpha", attr_type::real, def::value(1.0), support::any()}, SGMATCH_DETAIL_CONSUMED};
 inline constexpr attr_spec hard_sigmoid_attrs[] = {{"alpha", attr_type::real, def::value(0.2), support::any()},
-                                             {"beta", attr_type::real, def::value(0.5), support::any()}};
+                                                   {"beta", attr_type::real, def::value(0.5), support::any()},
+                                                   SGMATCH_DETAIL_CONSUMED};
 inline constexpr attr_spec gelu_attrs[] = {{"approximate", attr_type::string, def::text("none"), support::one_of("none|tanh")}};
 /// Clip's bounds: attributes before opset 11, optional inputs 1 and 2 from then on.
 inline constexpr attr_spec clip_attrs[] = {{"min", attr_type::real, def::value(-3.4028234663852886e38), support::any()},
-                                     {"max", attr_type::real, def::value(3.4028234663852886e38), support::any()}};
+                                           {"max", attr_type::real, def::value(3.4028234663852886e38), support::any()},
+                                           SGMATCH_DETAIL_CONSUMED};
 inline constexpr input_spec clip_inputs[] = {{"input"}, {"min", input_spec::presence::optional},
                                              {"max", input_spec::presence::optional}};
 
 inline constexpr attr_spec selu_attrs[] = {{"alpha", attr_type::real, def::value(1.67326319217681884765625), support::any()},
-                                           {"gamma", attr_type::real, def::value(1.05070102214813232421875), support::any()}};
+                                           {"gamma", attr_type::real, def::value(1.05070102214813232421875), support::any()},
+                                           SGMATCH_DETAIL_CONSUMED};
 inline constexpr attr_spec alpha_1_celu[] = {{"alpha", attr_type::real, def::value(1.0), support::any()}};
 inline constexpr input_spec prelu_inputs[] = {{"X"}, {"slope"}};
 
-inline constexpr op_schema relu = describe<Relu>(x_only, rules::same_as_input0);
-inline constexpr op_schema neg = describe<Neg>(x_only, rules::same_as_input0);
-inline constexpr op_schema reciprocal = describe<Reciprocal>(x_only, rules::same_as_input0);
+inline constexpr op_schema relu = describe<Relu>(x_only, consumed, rules::same_as_input0);
+inline constexpr op_schema neg = describe<Neg>(x_only, consumed, rules::same_as_input0);
+inline constexpr op_schema reciprocal = describe<Reciprocal>(x_only, consumed, rules::same_as_input0);
 inline constexpr op_schema softsign = describe<Softsign>(x_only, rules::same_as_input0);
 inline constexpr op_schema selu = describe<Selu>(x_only, selu_attrs, rules::same_as_input0);
 inline constexpr op_schema celu = describe<Celu>(x_only, alpha_1_celu, rules::same_as_input0);
 inline constexpr op_schema thresholded_relu = describe<ThresholdedRelu>(x_only, alpha_1, rules::same_as_input0);
-inline constexpr op_schema prelu = describe<PRelu>(prelu_inputs, rules::unidirectional);
-inline constexpr op_schema sigmoid = describe<Sigmoid>(x_only, rules::same_as_input0);
-inline constexpr op_schema tanh = describe<Tanh>(x_only, rules::same_as_input0);
+inline constexpr op_schema prelu = describe<PRelu>(prelu_inputs, consumed, rules::unidirectional);
+inline constexpr op_schema sigmoid = describe<Sigmoid>(x_only, consumed, rules::same_as_input0);
+inline constexpr op_schema tanh = describe<Tanh>(x_only, consumed, rules::same_as_input0);
 inline constexpr op_schema hard_swish = describe<HardSwish>(x_only, rules::same_as_input0);
 inline constexpr op_schema mish = describe<Mish>(x_only, rules::same_as_input0);
 inline constexpr op_schema softplus = describe<Softplus>(x_only, rules::same_as_input0);
-inline constexpr op_schema exp = describe<Exp>(x_only, rules::same_as_input0);
-inline constexpr op_schema log = describe<Log>(x_only, rules::same_as_input0);
-inline constexpr op_schema sqrt = describe<Sqrt>(x_only, rules::same_as_input0);
+inline constexpr op_schema exp = describe<Exp>(x_only, consumed, rules::same_as_input0);
+inline constexpr op_schema log = describe<Log>(x_only, consumed, rules::same_as_input0);
+inline constexpr op_schema sqrt = describe<Sqrt>(x_only, consumed, rules::same_as_input0);
 inline constexpr op_schema square = describe<Square>(x_only, rules::same_as_input0);
-inline constexpr op_schema abs = describe<Abs>(x_only, rules::same_as_input0);
+inline constexpr op_schema abs = describe<Abs>(x_only, consumed, rules::same_as_input0);
 inline constexpr op_schema round = describe<Round>(x_only, rules::same_as_input0);
 inline constexpr op_schema erf = describe<Erf>(x_only, rules::same_as_input0);
 inline constexpr op_schema identity = describe<Identity>(x_only, rules::same_as_input0);
@@ -73,11 +79,13 @@ inline constexpr op_schema sub = describe<Sub>(a_b, legacy_broadcast, rules::bro
 inline constexpr op_schema mul = describe<Mul>(a_b, legacy_broadcast, rules::broadcast_all);
 inline constexpr op_schema div = describe<Div>(a_b, legacy_broadcast, rules::broadcast_all);
 inline constexpr op_schema pow = describe<Pow>(a_b, legacy_broadcast, rules::broadcast_all);
-inline constexpr op_schema max = describe<Max>(variadic, rules::broadcast_all);
-inline constexpr op_schema min = describe<Min>(variadic, rules::broadcast_all);
-inline constexpr op_schema sum = describe<Sum>(variadic, rules::broadcast_all);
-inline constexpr op_schema mean = describe<Mean>(variadic, rules::broadcast_all);
+inline constexpr op_schema max = describe<Max>(variadic, consumed, rules::broadcast_all);
+inline constexpr op_schema min = describe<Min>(variadic, consumed, rules::broadcast_all);
+inline constexpr op_schema sum = describe<Sum>(variadic, consumed, rules::broadcast_all);
+inline constexpr op_schema mean = describe<Mean>(variadic, consumed, rules::broadcast_all);
 
 }  // namespace schemas
 }  // namespace ops
 SGMATCH_END_NAMESPACE
+
+#undef SGMATCH_DETAIL_CONSUMED

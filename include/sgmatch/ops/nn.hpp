@@ -154,7 +154,7 @@ inline constexpr attr_spec conv_transpose_attrs[] = {
 inline constexpr input_spec pool_inputs[] = {{"X"}};
 inline constexpr attr_spec max_pool_attrs[] = {
     {"auto_pad", attr_type::string, def::text("NOTSET"), support::one_of("NOTSET")},
-    {"ceil_mode", attr_type::integer, def::value(0), support::only(0, "the output size is rounded down")},
+    {"ceil_mode", attr_type::integer, def::value(0), support::range(0, 1)},
     {"dilations", attr_type::integers, def::per_axis(1), support::range(1, 1)},
     {"kernel_shape", attr_type::integers, def::required(), support::at_least(1)},
     {"pads", attr_type::integers, def::per_axis2(0), support::at_least(0)},
@@ -163,7 +163,7 @@ inline constexpr attr_spec max_pool_attrs[] = {
 };
 inline constexpr attr_spec avg_pool_attrs[] = {
     {"auto_pad", attr_type::string, def::text("NOTSET"), support::one_of("NOTSET")},
-    {"ceil_mode", attr_type::integer, def::value(0), support::only(0, "the output size is rounded down")},
+    {"ceil_mode", attr_type::integer, def::value(0), support::range(0, 1)},  // not with count_include_pad 1
     {"count_include_pad", attr_type::integer, def::value(0), support::range(0, 1)},
     {"kernel_shape", attr_type::integers, def::required(), support::at_least(1)},
     {"pads", attr_type::integers, def::per_axis2(0), support::at_least(0)},

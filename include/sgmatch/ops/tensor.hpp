@@ -263,6 +263,7 @@ inline constexpr attr_spec pad_attrs[] = {
     {"mode", attr_type::string, def::text("constant"), support::one_of("constant|reflect|edge")},
     {"pads", attr_type::integers, def::absent(), support::any()},  // opset < 11
     {"value", attr_type::real, def::value(0.0), support::any()},   // opset < 11
+    {"paddings", attr_type::integers, def::absent(), support::none("opset 1's name for pads (the ONNX front end renames it)")},
 };
 inline constexpr input_spec no_inputs[1] = {};
 inline constexpr attr_spec constant_attrs[] = {
@@ -295,7 +296,8 @@ inline constexpr input_spec dropout_inputs[] = {{"data"},
                                                 {"training_mode", input_spec::presence::optional}};
 inline constexpr attr_spec dropout_attrs[] = {{"ratio", attr_type::real, def::value(0.5), support::any()},
                                               {"seed", attr_type::integer, def::absent(), support::any()},
-                                              {"is_test", attr_type::integer, def::value(1), support::only(1, "training")}};
+                                              {"is_test", attr_type::integer, def::value(1), support::only(1, "training")},
+                                              {"consumed_inputs", attr_type::integers, def::absent(), support::any()}};
 /// Cast: only to float (1) here: the kernels are fp32.
 inline constexpr attr_spec cast_attrs[] = {{"to", attr_type::integer, def::required(), support::only(1, "the kernels compute float")},
                                            {"saturate", attr_type::integer, def::value(1), support::any()}};

@@ -61,23 +61,49 @@ std::shared_ptr<const onednn::op_kernel> onednn_conv(const node_context& c, bool
     return std::make_shared<conv_op>(std::move(l.spec));
 }
 
+/// Pooling's pads for an input's spatial dims: with ceil_mode, the end pads grow until the
+/// rounded-down window count is the rounded-up one (the added padding is never read: -inf for
+/// max, excluded from the average), so kernels that round down compute ceil_mode's output.
+inline void pool_pads(const ops::op_attrs& a, const ops::dims& in_spatial, reference::dims& b, reference::dims& e) {
+    const std::size_t sp = in_spatial.size();
+    const ops::rules::window w = ops::rules::window_of(a, sp);
+    split_pads(w.pads, b, e);
+    if (a.i("ceil_mode") == 0) return;
+    for (std::size_t i = 0; i < sp; ++i) {
+        const std::int64_t o = ops::rules::window_out(a, in_spatial[i], w.kernel[i], w.strides[i], 1, b[i], e[i], true);
+        e[i] = std::max(e[i], (o - 1) * w.strides[i] + w.kernel[i] - in_spatial[i] - b[i]);
+    }
+}
+
 template <reference::pool_kind K>
 reference_fn pool(const node_context& c) {
+    if (K == reference::pool_kind::average && c.a.i("ceil_mode") != 0 && c.a.i("count_include_pad") != 0)
+        c.refuse("ceil_mode 1 with count_include_pad 1 is not implemented");
     return [a = c.a](const std::vector<const array*>& x) {
         const array& X = in(x, 0, a);
         reference::dims b, e;
-        split_pads(a.ints("pads", spatial(X)), b, e);
+        pool_pads(a, ops::dims(X.shape().begin() + 2, X.shape().end()), b, e);
         return reference::pool(X, K, a.ints("kernel_shape"), a.ints("strides", spatial(X)), b, e,
                                K == reference::pool_kind::average && a.i("count_include_pad") != 0);
     };
 }
+/// A oneDNN pooling primitive; with ceil_mode only for an input of declared spatial dims.
 template <reference::pool_kind K>
 std::shared_ptr<const onednn::op_kernel> onednn_pool(const node_context& c, bool plain) {
     const auto ks = c.a.ints("kernel_shape");
-    const auto pads = c.a.ints("pads", ks.size());
-    if (pads.size() != 2 * ks.size()) return nullptr;
     reference::dims b, e;
-    split_pads(pads, b, e);
+    if (c.a.i("ceil_mode") != 0) {
+        const auto t = c.g.value_type(c.g.input(c.n, 0).node, c.g.input(c.n, 0).port);
+        if (!t || t->dims.size() != ks.size() + 2) return nullptr;
+        const ops::dims in_spatial(t->dims.begin() + 2, t->dims.end());
+        for (auto d : in_spatial)
+            if (d < 0) return nullptr;
+        pool_pads(c.a, in_spatial, b, e);
+    } else {
+        const auto pads = c.a.ints("pads", ks.size());
+        if (pads.size() != 2 * ks.size()) return nullptr;
+        split_pads(pads, b, e);
+    }
     constexpr bool max = K == reference::pool_kind::max;
     return std::make_shared<onednn::pool_kernel>(max, ks, c.a.ints("strides", ks.size()), b, e,
                                                  !max && c.a.i("count_include_pad") != 0, plain);
