@@ -98,7 +98,7 @@ builder conv_relu(std::mt19937& rng) {
 
 }  // namespace
 
-TEST_CASE("a model loads into the built-in graph: names, constants with their types, shapes from ONNX's inference") {
+TEST_CASE("a model loads into the built-in graph: names, constants with their types, shapes by the op descriptions") {
     std::mt19937 rng(1);
     builder b = conv_relu(rng);
     // An int64 initializer and a Constant node of int64 values: typed constants.
@@ -135,7 +135,7 @@ TEST_CASE("a model loads into the built-in graph: names, constants with their ty
         }
     }
     CHECK(constants == 3);
-    // ONNX's shape inference typed the intermediate values.
+    // The descriptions' shape rules typed the intermediate values.
     for (auto n : g.nodes())
         if (g.kind(n) == node_kind::op && g.name(n) == "conv")
             CHECK(g.value_type(n, 0)->dims == std::vector<std::int64_t>{2, 3, 4, 4});
@@ -143,6 +143,38 @@ TEST_CASE("a model loads into the built-in graph: names, constants with their ty
     const auto x = test::random_array({2, 2, 4, 4}, rng, 1.0f);
     const auto out = sgmatch::exec::executor(g)({{"x", x}});
     CHECK(out.at(1).shape() == std::vector<std::size_t>{1, 96});
+}
+
+TEST_CASE("shapes: computed by the descriptions' rules, checked against what the model declares, or by libonnx on request") {
+    std::mt19937 rng(3);
+    {  // a declared output shape that disagrees with the rule
+        builder b = conv_relu(rng);
+        b.input("c", {1, 3, 2, 2}, ::onnx::TensorProto::FLOAT, b.g->add_value_info());
+        CHECK(b.error().find("node 'conv' (Conv): output 'c' has shape [-1, 3, 4, 4]") == std::string::npos);
+        sx::load_options o;
+        o.batch = 1;
+        CHECK(b.error(o).find("node 'conv' (Conv): output 'c' has shape [1, 3, 4, 4]; the model declares [1, 3, 2, 2]") !=
+              std::string::npos);
+    }
+    {  // inputs that do not fit the op: found at load, by name
+        builder b;
+        b.input("x", {1, 5, 4, 4});
+        b.init("w", {3, 2, 3, 3}, test::random_values(54, rng, 0.5f));
+        b.node("Conv", {"x", "w"}, {"y"}, "conv");
+        b.output("y");
+        CHECK(b.error().find("node 'conv' (Conv): input [1, 5, 4, 4] has 5 channels; weights [3, 2, 3, 3] in 1 group(s) take 2") !=
+              std::string::npos);
+    }
+    {  // libonnx's shape inference, for a trusted file: the same shapes
+        builder b = conv_relu(rng);
+        sx::load_options o;
+        o.batch = 2;
+        o.onnx_shape_inference = true;
+        const sx::model m = b.load(o);
+        for (auto n : m.graph.nodes())
+            if (m.graph.kind(n) == node_kind::op) CHECK(m.graph.value_type(n, 0)->dims == std::vector<std::int64_t>{2, 3, 4, 4});
+        CHECK(m.report.notes.empty());
+    }
 }
 
 TEST_CASE("everything the kernels cannot run is reported at once, with node names") {

@@ -221,13 +221,21 @@ struct const_tensor_view {
         }
         return 0;
     }
-    /// The values as int64 (integers and bools; reals truncated), or nullopt without data.
+    /// The values as int64 (integers and bools; reals truncated), or nullopt without data or for
+    /// a real that no int64 holds (NaN, infinite, beyond +-2^63).
     std::optional<std::vector<std::int64_t>> to_ints() const {
         if (data == nullptr || type == dtype::unknown) return std::nullopt;
         const auto n = static_cast<std::size_t>(element_count());
         std::vector<std::int64_t> v(n);
-        for (std::size_t i = 0; i < n; ++i)
-            v[i] = type == dtype::i64 ? static_cast<const std::int64_t*>(data)[i] : static_cast<std::int64_t>(at(i));
+        for (std::size_t i = 0; i < n; ++i) {
+            if (type == dtype::i64) {
+                v[i] = static_cast<const std::int64_t*>(data)[i];
+                continue;
+            }
+            const double d = at(i);
+            if (!(d > -9.2233720368547758e18 && d < 9.2233720368547758e18)) return std::nullopt;
+            v[i] = static_cast<std::int64_t>(d);
+        }
         return v;
     }
 };

@@ -7,9 +7,12 @@
 // - Initializers and Constant nodes become constants with their data and element type (f32,
 //   f16, bf16, f64, int8, uint8, int32, int64, bool). An initializer that is also listed as a
 //   graph input (IR < 4) is a constant.
-// - Every value gets the shape and type ONNX's own shape inference gives it; a symbolic dim is
-//   bound by `options.dims` (by name) or, for a graph input's first dim, `options.batch`, and is
-//   -1 (unknown) otherwise.
+// - Every value an op computes gets its shape from the op description's shape rule (the same
+//   rule the executor's shapes agree with), from the graph inputs' declared shapes; a shape the
+//   model declares must agree. A symbolic dim is bound by `options.dims` (by name) or, for a graph
+//   input's first dim, `options.batch`, and is -1 (unknown) otherwise. libonnx's own shape
+//   inference can run first (`onnx_shape_inference`): it trusts the file (it crashes on some
+//   malformed models, found by fuzzing) and runs only when ONNX's checker accepts every node.
 // - Opset-dependent meanings are written out in the terms of sgmatch's op descriptions
 //   (ops/table.hpp): Softmax and LogSoftmax before opset 13 (an explicit axis, refused where
 //   they flatten several axes), Concat before opset 4 (axis 1), Pad's opset-1 "paddings", PRelu's
@@ -48,6 +51,7 @@
 // <sys/mman.h> (the built-in graph's storage) defines MAP_TYPE, a name ONNX's parser uses.
 #pragma push_macro("MAP_TYPE")
 #undef MAP_TYPE
+#include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
 #pragma pop_macro("MAP_TYPE")
 
@@ -63,7 +67,7 @@ namespace onnx {
 struct load_options {
     std::map<std::string, std::int64_t> dims;  // symbolic dim name -> its value
     std::optional<std::int64_t> batch;         // a graph input's unknown first dim
-    bool infer_shapes = true;                  // run ONNX's shape inference first
+    bool onnx_shape_inference = false;         // run libonnx's shape inference first (trusted files only)
     bool check_support = true;                 // everything unsupported is one load_error
     std::uint64_t max_tensor_bytes = std::uint64_t{4} << 30;  // larger tensors are refused
 };
@@ -130,11 +134,35 @@ public:
         opset_ = out.opset;
         out.report.ir_version = m_.ir_version();
         out.report.producer = m_.producer_name() + (m_.producer_version().empty() ? "" : " " + m_.producer_version());
-        if (o_.infer_shapes) {
+        if (o_.onnx_shape_inference) {
+            // ONNX's shape inference trusts each node's inputs and attributes to fit its schema (it
+            // crashes on a Conv without inputs): it runs only when ONNX's checker accepts every
+            // node that has a schema (nodes of other domains and unknown ops are left to it).
             try {
+                ::onnx::checker::CheckerContext ctx;
+                ctx.set_ir_version(static_cast<int>(m_.ir_version()));
+                std::unordered_map<std::string, int> imports;
+                for (const auto& op : m_.opset_import())
+                    imports[default_domain(op.domain()) ? "" : op.domain()] = static_cast<int>(op.version());
+                ctx.set_opset_imports(imports);
+                // ... and every graph input that is not an initializer has a tensor type with a shape
+                // (its Conv shape inference reads input types unchecked).
+                std::unordered_map<std::string, bool> initializer;
+                for (const auto& t : m_.graph().initializer()) initializer[t.name()] = true;
+                for (const auto& in : m_.graph().input())
+                    if (!initializer.count(in.name()) &&
+                        (!in.type().has_tensor_type() || in.type().tensor_type().elem_type() == 0 ||
+                         !in.type().tensor_type().has_shape()))
+                        throw std::runtime_error("graph input '" + in.name() + "' has no tensor type with a shape");
+                const ::onnx::checker::LexicalScopeContext scope;
+                for (const auto& n : m_.graph().node())
+                    if (default_domain(n.domain()) &&
+                        ::onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(out.opset), "") != nullptr)
+                        ::onnx::checker::check_node(n, ctx, scope);
                 ::onnx::shape_inference::InferShapes(m_);
             } catch (const std::exception& e) {
-                out.report.notes.push_back(std::string("ONNX shape inference failed, shapes are the declared ones: ") + e.what());
+                out.report.notes.push_back(std::string("ONNX's shape inference did not run or failed, shapes are the "
+                                                       "declared ones: ") + e.what());
             }
         }
         const ::onnx::GraphProto& gp = m_.graph();
@@ -232,19 +260,29 @@ private:
             throw load_error(std::string("sgmatch::onnx: value '") + name + "' (" + what + ") is produced twice");
     }
 
-    static std::string node_label(const ::onnx::NodeProto& n) {
-        return "node '" + (n.name().empty() ? (n.output_size() ? n.output(0) : std::string("?")) : n.name()) + "' (" + n.op_type() + ")";
+    // The first output that is given (optional outputs before it may be empty), or "".
+    static std::string first_output(const ::onnx::NodeProto& n) {
+        for (const auto& o : n.output())
+            if (!o.empty()) return o;
+        return {};
     }
+    // A node's name in the graph and in messages: its own, else its first output's.
+    static std::string name_of(const ::onnx::NodeProto& n) { return n.name().empty() ? first_output(n) : n.name(); }
+    static std::string node_label(const ::onnx::NodeProto& n) { return "node '" + name_of(n) + "' (" + n.op_type() + ")"; }
 
     // Kahn's order over value names; every input must be produced somewhere.
     std::vector<int> topological_order(const ::onnx::GraphProto& gp) {
         std::unordered_map<std::string, int> producer;
-        for (int i = 0; i < gp.node_size(); ++i)
+        for (int i = 0; i < gp.node_size(); ++i) {
+            if (first_output(gp.node(i)).empty())
+                throw load_error("sgmatch::onnx: node " + std::to_string(i) + " '" + gp.node(i).name() + "' (" +
+                                 gp.node(i).op_type() + ") has no output");
             for (const auto& o : gp.node(i).output()) {
                 if (o.empty()) continue;
                 if (values_.count(o) || !producer.emplace(o, i).second)
                     throw load_error("sgmatch::onnx: value '" + o + "' is produced twice (" + node_label(gp.node(i)) + ")");
             }
+        }
         std::vector<int> pending(static_cast<std::size_t>(gp.node_size()), 0);
         std::vector<std::vector<int>> next(static_cast<std::size_t>(gp.node_size()));
         for (int i = 0; i < gp.node_size(); ++i) {
@@ -278,7 +316,7 @@ private:
 
     // A Constant node: a constant named by its output.
     bool add_constant_node(graph& g, const ::onnx::NodeProto& n) {
-        const std::string& name = n.output(0);
+        const std::string name = first_output(n);
         for (const auto& a : n.attribute()) {
             tensor v;
             if (a.name() == "value" && a.has_t()) {
@@ -342,7 +380,7 @@ private:
             if (!n.input(k).empty()) {
                 ins.push_back(values_.at(n.input(k)));
             } else if (n.op_type() == "Clip" && (k == 1 || k == 2)) {
-                ins.push_back(filler(g, (n.name().empty() ? n.output(0) : n.name()) + (k == 1 ? ":min" : ":max"),
+                ins.push_back(filler(g, name_of(n) + (k == 1 ? ":min" : ":max"),
                                      k == 1 ? -FLT_MAX : FLT_MAX));
             } else {
                 unsupported(n, "input " + std::to_string(k) + " is absent while a later one is given");
@@ -373,17 +411,54 @@ private:
             attrs.emplace_back(a.name(), std::move(*v));
         }
         write_opset_meaning(n, attrs);
-        const std::string name = n.name().empty() ? n.output(0) : n.name();
-        const node_id id = g.add_op(n.op_type(), name, ins, {}, static_cast<std::uint32_t>(std::max(1, n.output_size())));
+        const node_id id = g.add_op(n.op_type(), name_of(n), ins, {}, static_cast<std::uint32_t>(std::max(1, n.output_size())));
         for (auto& [k, v] : attrs) g.set_attr(id, k, std::move(v));
         finish(g, n, id);
-        // The op's description: attributes and input count, every problem at once.
+        // The op's description: attributes and input count, every problem at once; then its
+        // output shapes from its shape rule.
         try {
-            (void)ops::op_attrs(*schema, ops::node_of<graph>(g, id));
+            const ops::op_attrs a(*schema, ops::node_of<graph>(g, id));
+            propagate(g, n, id, a);
         } catch (const ops::op_error& e) {
             const std::string m = e.what();
             const auto colon = m.find("): ");
             report_->unsupported.push_back(node_label(n) + m.substr(colon == std::string::npos ? 0 : colon + 1));
+        }
+    }
+
+    // The node's output shapes by its description's shape rule, when every input's shape is
+    // known (constant inputs of up to 64 values lend their values: a Reshape's shape). A shape
+    // the model declares must agree; the rule's refusal (inputs that do not fit) is reported.
+    void propagate(graph& g, const ::onnx::NodeProto& n, node_id id, const ops::op_attrs& a) {
+        if (a.schema().infer == nullptr) return;
+        ops::shape_inputs in;
+        for (std::size_t i = 0; i < g.input_count(id); ++i) {
+            const auto v = g.input(id, i);
+            const auto t = g.value_type(v.node, v.port);
+            const auto c = g.constant(v.node);
+            const bool scalar = c && c->rank == 0;
+            if (!t || (t->dims.empty() && !scalar)) return;  // unknown rank
+            for (auto d : t->dims)
+                if (d < 0) return;
+            in.shapes.push_back(t->dims);
+            in.values.push_back(c && c->data && c->element_count() <= 64 ? c->to_ints() : std::nullopt);
+        }
+        const std::vector<ops::dims> outs = ops::infer_shapes(a, in);
+        for (std::size_t p = 0; p < outs.size() && p < static_cast<std::size_t>(n.output_size()); ++p) {
+            const auto port = static_cast<std::uint32_t>(p);
+            const auto declared = g.value_type(id, port);
+            if (declared && !declared->dims.empty()) {
+                bool same = declared->dims.size() == outs[p].size();
+                for (std::size_t k = 0; same && k < outs[p].size(); ++k) same = declared->dims[k] < 0 || declared->dims[k] == outs[p][k];
+                if (!same) {
+                    unsupported(n, "output '" + n.output(static_cast<int>(p)) + "' has shape " + ops::to_string(outs[p]) +
+                                       "; the model declares " + ops::to_string(declared->dims));
+                    continue;
+                }
+            }
+            const dtype t = declared && declared->type != dtype::unknown ? declared->type : dtype::f32;
+            g.set_type({id, port}, tensor_type{t, outs[p]});
+            rank_[n.output(static_cast<int>(p))] = outs[p].size();
         }
     }
 
@@ -407,8 +482,7 @@ private:
         std::vector<input_ref> ins;
         for (const auto& i : n.input())
             if (!i.empty()) ins.push_back(values_.at(i));
-        const node_id id = g.add_op(n.op_type(), n.name().empty() ? n.output(0) : n.name(), ins, {},
-                                    static_cast<std::uint32_t>(std::max(1, n.output_size())));
+        const node_id id = g.add_op(n.op_type(), name_of(n), ins, {}, static_cast<std::uint32_t>(std::max(1, n.output_size())));
         for (const auto& a : n.attribute())
             if (auto v = attribute_of(a)) g.set_attr(id, a.name(), std::move(*v));
         for (int p = 0; p < n.output_size(); ++p) {
