@@ -1,6 +1,8 @@
 """Conan 2 recipe for sgmatch (header-only).
 
-    conan create . --build=missing                       # all parts
+    conan create . --profile:host=conan/profiles/debian12 --profile:build=conan/profiles/debian12
+                                                         # every dependency from Debian 12, offline
+    conan create . --build=missing                       # dependencies from a Conan remote
     conan create . -o "sgmatch/*:with_onednn=False"      # core (+ reference) only
     conan create . -o "sgmatch/*:with_onnx=True"         # with the ONNX front end
 
@@ -11,10 +13,12 @@ oneDNN that Conan's generated files would not carry. See README, "Install and us
 import os
 
 from conan import ConanFile
+from conan.tools.build import check_min_cppstd
 from conan.tools.cmake import CMake, CMakeDeps, CMakeToolchain, cmake_layout
-from conan.tools.files import copy
+from conan.tools.files import copy, rmdir
 
-required_conan_version = ">=2.0"
+# 2.0.15: [platform_requires] in profiles (conan/profiles/debian12, system-onednn).
+required_conan_version = ">=2.0.15"
 
 
 class SgmatchConan(ConanFile):
@@ -33,6 +37,14 @@ class SgmatchConan(ConanFile):
 
     def layout(self):
         cmake_layout(self)
+
+    def configure(self):
+        # Boost is needed for Hana only: header-only.
+        self.options["boost/*"].header_only = True
+
+    def validate(self):
+        # Refuses a profile whose compiler.cppstd is below 17 (ConanInvalidConfiguration).
+        check_min_cppstd(self, 17)
 
     def requirements(self):
         self.requires("boost/[>=1.71 <2]", transitive_headers=True)
@@ -71,6 +83,7 @@ class SgmatchConan(ConanFile):
         copy(self, "LICENSE", self.source_folder, os.path.join(self.package_folder, "licenses"))
         cmake = CMake(self)
         cmake.install()
+        rmdir(self, os.path.join(self.package_folder, "share", "doc"))  # the LICENSE, once, in licenses/
 
     def package_info(self):
         self.cpp_info.bindirs = []

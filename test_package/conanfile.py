@@ -17,7 +17,10 @@ class SgmatchTestConan(ConanFile):
 
     def build(self):
         cmake = CMake(self)
-        cmake.configure(variables={"SGMATCH_TEST_ONEDNN": bool(self.dependencies["sgmatch"].options.with_onednn)})
+        o = self.dependencies["sgmatch"].options
+        cmake.configure(variables={"SGMATCH_TEST_ONEDNN": bool(o.with_onednn),
+                                   "SGMATCH_TEST_REFERENCE": bool(o.with_reference),
+                                   "SGMATCH_TEST_ONNX": bool(o.with_onnx)})
         cmake.build()
 
     def test(self):
