@@ -7,8 +7,11 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
 
 #include "sgmatch/reference/kernels.hpp"
+#include "sgmatch/reference/npy.hpp"
 
 using namespace sgmatch;
 using reference::array;
@@ -100,4 +103,41 @@ TEST_CASE("LRN and Pad on values worked out by hand") {
     CHECK(crop(0, 0) == 2.0f);
     CHECK_THROWS_AS(reference::pad(row, {0, 3, 0, 0}, reference::pad_mode::reflect), reference::kernel_error);
     CHECK_THROWS_AS(reference::pad(row, {0, 1}), reference::kernel_error);
+}
+
+TEST_CASE(".npy files: written and read back; NumPy's own bytes read; bad files are errors") {
+    const std::string dir = std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp");
+    const array a = {{1.5f, -2.0f, 3.25f}, {0.0f, 4.0f, -1.0f}};
+    reference::write_npy(dir + "/sgmatch_npy_test.npy", a);
+    const array b = reference::read_npy(dir + "/sgmatch_npy_test.npy");
+    CHECK(b.shape() == a.shape());
+    CHECK(b == a);
+    // The bytes numpy.save writes for np.array([[1, 2], [3, 4]], dtype=np.int64), by hand.
+    std::string h = "{'descr': '<i8', 'fortran_order': False, 'shape': (2, 2), }";
+    while ((10 + h.size() + 1) % 64 != 0) h += ' ';
+    h += '\n';
+    {
+        std::ofstream f(dir + "/sgmatch_npy_i8.npy", std::ios::binary);
+        f.write("\x93NUMPY\x01\x00", 8);
+        f.put(static_cast<char>(h.size()));
+        f.put(0);
+        f << h;
+        for (std::int64_t v : {1, 2, 3, 4}) f.write(reinterpret_cast<const char*>(&v), 8);
+    }
+    const array c = reference::read_npy(dir + "/sgmatch_npy_i8.npy");
+    CHECK(c == array{{1.0f, 2.0f}, {3.0f, 4.0f}});
+    {
+        std::ofstream f(dir + "/sgmatch_npy_bad.npy", std::ios::binary);
+        f << "not numpy";
+    }
+    CHECK_THROWS_WITH_AS(reference::read_npy(dir + "/sgmatch_npy_bad.npy"), doctest::Contains("not a .npy file"), reference::npy_error);
+    {  // truncated: the header says 2x2, four bytes of data follow
+        std::ofstream f(dir + "/sgmatch_npy_short.npy", std::ios::binary);
+        f.write("\x93NUMPY\x01\x00", 8);
+        f.put(static_cast<char>(h.size()));
+        f.put(0);
+        f << h << "abcd";
+    }
+    CHECK_THROWS_WITH_AS(reference::read_npy(dir + "/sgmatch_npy_short.npy"), doctest::Contains("fewer values than its shape"),
+                         reference::npy_error);
 }

@@ -1,0 +1,238 @@
+// sgmatch-run: load an ONNX model, partition it, run it fused and unfused, check it.
+//
+//   sgmatch-run model.onnx [--backend onednn|onednn.regions|none] [--batch N] [--threads T]
+//               [--input name=file.npy|file.pb ...] [--expect file.npy|file.pb] [--dot out.dot]
+//               [--rounds K] [--explain] [--json]
+//
+// Prints the load report, the partition per property (candidates, fused, declined with
+// reasons), nodes before and after, load and first-run time, fused and unfused times
+// (interleaved medians of K rounds), and the largest difference from --expect (exit 1 when it
+// exceeds 1e-4 absolute + 1e-3 relative). --json prints the same as one JSON object.
+// Inputs not given are filled with deterministic values in [-1, 1] of their declared shape.
+// Known limitations: float inputs and outputs; the first graph output is the one compared;
+// no --save (writing ONNX back is not built yet) and no --profile (per-node times).
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <sgmatch/exec/executor.hpp>
+#include <sgmatch/exec/subgraph.hpp>
+#include <sgmatch/onednn/backend.hpp>
+#include <sgmatch/onnx/load.hpp>
+#include <sgmatch/partition/dot.hpp>
+#include <sgmatch/reference/npy.hpp>
+
+using sgmatch::reference::array;
+namespace sx = sgmatch::onnx;
+
+namespace {
+
+[[noreturn]] void die(const std::string& m) {
+    std::fprintf(stderr, "sgmatch-run: %s\n", m.c_str());
+    std::exit(2);
+}
+
+array read_tensor(const std::string& path) {
+    if (path.size() > 4 && path.substr(path.size() - 4) == ".npy") return sgmatch::reference::read_npy(path);
+    const sx::tensor t = sx::read_tensor_file(path);
+    array a = xt::zeros<float>(std::vector<std::size_t>(t.dims.begin(), t.dims.end()));
+    const auto v = t.to_floats();
+    std::copy(v.begin(), v.end(), a.begin());
+    return a;
+}
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0 : v[v.size() / 2];
+}
+
+std::string json_string(const std::string& s) {
+    std::string o = "\"";
+    for (char c : s) {
+        if (c == '"' || c == '\\') o += '\\';
+        if (c == '\n') {
+            o += "\\n";
+            continue;
+        }
+        o += c;
+    }
+    return o + "\"";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::string model_path, backend = "onednn", expect_path, dot_path;
+    std::map<std::string, std::string> input_files;
+    std::optional<std::int64_t> batch;
+    int threads = 0, rounds = 5;
+    bool json = false, explain = false;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        auto value = [&]() -> std::string {
+            if (i + 1 >= argc) die(a + " needs a value");
+            return argv[++i];
+        };
+        if (a == "--backend") backend = value();
+        else if (a == "--batch") batch = std::stoll(value());
+        else if (a == "--threads") threads = std::stoi(value());
+        else if (a == "--rounds") rounds = std::max(1, std::stoi(value()));
+        else if (a == "--expect") expect_path = value();
+        else if (a == "--dot") dot_path = value();
+        else if (a == "--json") json = true;
+        else if (a == "--explain") explain = true;
+        else if (a == "--input") {
+            const std::string v = value();
+            const auto eq = v.find('=');
+            if (eq == std::string::npos) die("--input takes name=file");
+            input_files[v.substr(0, eq)] = v.substr(eq + 1);
+        } else if (a == "--save" || a == "--profile") {
+            die(a + " is not built yet");
+        } else if (!a.empty() && a[0] == '-') {
+            die("unknown option " + a);
+        } else {
+            model_path = a;
+        }
+    }
+    if (model_path.empty()) die("usage: sgmatch-run model.onnx [--backend onednn|onednn.regions|none] [--batch N] ...");
+    if (backend != "onednn" && backend != "onednn.regions" && backend != "none") die("unknown backend " + backend);
+    // This program is the framework here: it decides the threads (OpenMP reads the variable when
+    // oneDNN first runs in parallel, after this line).
+    if (threads > 0) setenv("OMP_NUM_THREADS", std::to_string(threads).c_str(), 1);
+
+    try {
+        auto t0 = std::chrono::steady_clock::now();
+        sx::load_options opt;
+        opt.batch = batch;
+        sx::model m = sx::load(model_path, opt);
+        const double load_ms = ms_since(t0);
+
+        // Inputs: given, or deterministic values of the declared shape.
+        std::map<std::string, array> inputs;
+        std::mt19937 rng(1);
+        for (const auto& name : m.inputs) {
+            if (const auto f = input_files.find(name); f != input_files.end()) {
+                inputs[name] = read_tensor(f->second);
+                continue;
+            }
+            std::vector<std::size_t> shape;
+            for (auto n : m.graph.nodes())
+                if (m.graph.kind(n) == sgmatch::node_kind::input && m.graph.name(n) == name)
+                    if (const auto t = m.graph.value_type(n, 0))
+                        for (auto d : t->dims) {
+                            if (d < 0) die("input '" + name + "' has an unknown dim: give --batch or --input");
+                            shape.push_back(static_cast<std::size_t>(d));
+                        }
+            array a = xt::zeros<float>(shape);
+            std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+            for (auto& v : a) v = u(rng);
+            inputs[name] = std::move(a);
+        }
+
+        const std::size_t nodes_before = m.graph.node_count();
+        sgmatch::graph fused = m.graph;
+        std::vector<sgmatch::property_report> reports;
+        sgmatch::onednn::register_backend<sgmatch::graph>();
+        sgmatch::exec::register_region_backend();
+        t0 = std::chrono::steady_clock::now();
+        if (backend != "none") reports = sgmatch::apply_backend(fused, backend);
+        const double partition_ms = ms_since(t0);
+        if (!dot_path.empty()) {
+            std::ofstream d(dot_path);
+            sgmatch::write_dot(d, fused);
+        }
+
+        t0 = std::chrono::steady_clock::now();
+        const sgmatch::exec::executor fused_run(fused, sgmatch::exec::mode::onednn);
+        sgmatch::exec::run_stats st;
+        const array first = fused_run(inputs, &st).at(0);
+        const double first_ms = ms_since(t0) + partition_ms;
+        const sgmatch::exec::executor unfused_run(m.graph, sgmatch::exec::mode::onednn);
+        (void)unfused_run(inputs);  // primitives created before timing
+
+        std::vector<double> fused_t, unfused_t;
+        for (int r = 0; r < rounds; ++r) {  // interleaved
+            t0 = std::chrono::steady_clock::now();
+            (void)fused_run(inputs);
+            fused_t.push_back(ms_since(t0));
+            t0 = std::chrono::steady_clock::now();
+            (void)unfused_run(inputs);
+            unfused_t.push_back(ms_since(t0));
+        }
+
+        double max_abs = -1;
+        bool ok = true;
+        if (!expect_path.empty()) {
+            const array want = read_tensor(expect_path);
+            if (want.shape() != first.shape()) {
+                ok = false;
+                max_abs = INFINITY;
+            } else {
+                max_abs = 0;
+                for (std::size_t i = 0; i < want.size(); ++i) {
+                    const double d = std::abs(double(first.data()[i]) - want.data()[i]);
+                    max_abs = std::max(max_abs, d);
+                    ok = ok && d <= 1e-4 + 1e-3 * std::abs(want.data()[i]);
+                }
+            }
+        }
+        const double fused_ms = median(fused_t), unfused_ms = median(unfused_t);
+
+        if (json) {
+            std::ostringstream o;
+            o << "{\"model\": " << json_string(model_path) << ", \"opset\": " << m.opset << ", \"backend\": " << json_string(backend)
+              << ", \"load_ms\": " << load_ms << ", \"first_run_ms\": " << first_ms << ", \"fused_ms\": " << fused_ms
+              << ", \"unfused_ms\": " << unfused_ms << ", \"rounds\": " << rounds << ", \"nodes_before\": " << nodes_before
+              << ", \"nodes_after\": " << fused.node_count() << ", \"fused_nodes\": " << st.fused_nodes
+              << ", \"reference_nodes\": " << st.reference_nodes << ", \"onednn_nodes\": " << st.onednn_nodes
+              << ", \"max_abs_diff\": ";
+            if (max_abs < 0 || !std::isfinite(max_abs)) o << "null";
+            else o << max_abs;
+            o << ", \"properties\": [";
+            for (std::size_t i = 0; i < reports.size(); ++i) {
+                const auto& r = reports[i];
+                o << (i ? ", " : "") << "{\"name\": " << json_string(r.property) << ", \"candidates\": " << r.candidates
+                  << ", \"fused\": " << r.accepted << ", \"declined\": {";
+                std::size_t k = 0;
+                for (const auto& [why, n] : r.check_reasons) o << (k++ ? ", " : "") << json_string(why) << ": " << n;
+                o << "}}";
+            }
+            o << "], \"notes\": [";
+            for (std::size_t i = 0; i < m.report.notes.size(); ++i) o << (i ? ", " : "") << json_string(m.report.notes[i]);
+            o << "], \"ok\": " << (ok ? "true" : "false") << "}";
+            std::printf("%s\n", o.str().c_str());
+        } else {
+            std::printf("%s: opset %lld, %s, %zu nodes, %zu initializers, loaded in %.1f ms\n", model_path.c_str(),
+                        static_cast<long long>(m.opset), m.report.producer.c_str(), m.report.nodes, m.report.initializers,
+                        load_ms);
+            for (const auto& n : m.report.notes) std::printf("  note: %s\n", n.c_str());
+            std::printf("partition (%s): %zu nodes -> %zu\n", backend.c_str(), nodes_before, fused.node_count());
+            for (const auto& r : reports) {
+                std::printf("  %-28s %zu candidates, %zu fused\n", r.property.c_str(), r.candidates, r.accepted);
+                if (explain)
+                    for (const auto& [why, n] : r.check_reasons) std::printf("      declined %zux: %s\n", n, why.c_str());
+            }
+            std::printf("ran: %zu fused nodes, %zu single oneDNN primitives, %zu reference kernels\n", st.fused_nodes,
+                        st.onednn_nodes, st.reference_nodes);
+            std::printf("first run (partition + build + run) %.2f ms; median of %d: fused %.3f ms, unfused %.3f ms (%.2fx)\n",
+                        first_ms, rounds, fused_ms, unfused_ms, fused_ms > 0 ? unfused_ms / fused_ms : 0.0);
+            if (max_abs >= 0) std::printf("max |diff| vs %s: %.3g (%s)\n", expect_path.c_str(), max_abs, ok ? "ok" : "MISMATCH");
+        }
+        return ok ? 0 : 1;
+    } catch (const std::exception& e) {
+        die(e.what());
+    }
+}
