@@ -29,7 +29,8 @@ TEST_CASE("every attribute of libonnx's schemas for the vocabulary's ops is desc
         for (int version = 1; version <= 17; ++version) {
             const ::onnx::OpSchema* o = ::onnx::OpSchemaRegistry::Schema(onnx_name, version, "");
             if (o == nullptr) continue;
-            for (const auto& [name, attr] : o->attributes()) {
+            for (const auto& entry : o->attributes()) {
+                const std::string& name = entry.first;
                 CAPTURE(onnx_name);
                 CAPTURE(version);
                 CAPTURE(name);
