@@ -105,7 +105,7 @@ TEST_CASE("LRN and Pad on values worked out by hand") {
     CHECK_THROWS_AS(reference::pad(row, {0, 1}), reference::kernel_error);
 }
 
-TEST_CASE(".npy files: written and read back; NumPy's own bytes read; bad files are errors") {
+TEST_CASE(".npy files: written and read back, NumPy's own bytes read, bad files are errors") {
     const std::string dir = std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp");
     const array a = {{1.5f, -2.0f, 3.25f}, {0.0f, 4.0f, -1.0f}};
     reference::write_npy(dir + "/sgmatch_npy_test.npy", a);
