@@ -15,42 +15,55 @@ SGMATCH_BEGIN_NAMESPACE
 namespace ops {
 namespace rules {
 
-inline std::vector<dims> conv(const shape_inputs& in, const op_attrs& a) {
+/// What Conv and ConvTranspose share: input and weights of one rank (3 to 5), the window
+/// (kernel_shape from the weights, and agreeing with them when given), the group count, and a
+/// bias of one value per output channel.
+struct conv_shapes {
+    const dims& x;
+    const dims& w;
+    std::size_t sp;
+    window k;
+    std::int64_t group;
+};
+inline conv_shapes conv_shapes_of(const shape_inputs& in, const op_attrs& a, bool transposed) {
     const dims& x = in.shapes.at(0);
     const dims& w = in.shapes.at(1);
     need_rank(a, x, 3);
     if (w.size() != x.size()) fail(a, "weights " + to_string(w) + " and input " + to_string(x) + " differ in rank");
     const std::size_t sp = x.size() - 2;
-    const window k = window_of(a, sp, &w);
-    const std::int64_t group = a.i("group");
-    if (x[1] != w[1] * group)
+    conv_shapes c{x, w, sp, window_of(a, sp, &w), a.i("group")};
+    for (std::size_t i = 0; i < sp; ++i)
+        if (c.k.kernel[i] != w[i + 2]) fail(a, "kernel_shape " + to_string(c.k.kernel) + " disagrees with weights " + to_string(w));
+    const std::int64_t out = transposed ? w[1] * c.group : w[0];  // weights [O, C/g, k...] or [C, O/g, k...]
+    if (in.shapes.size() > 2 && in.shapes[2] != dims{out})
+        fail(a, "bias " + to_string(in.shapes[2]) + " is not [" + std::to_string(out) + "]");
+    return c;
+}
+
+inline std::vector<dims> conv(const shape_inputs& in, const op_attrs& a) {
+    const conv_shapes c = conv_shapes_of(in, a, false);
+    const dims &x = c.x, &w = c.w;
+    if (x[1] != w[1] * c.group)
         fail(a, "input " + to_string(x) + " has " + std::to_string(x[1]) + " channels; weights " + to_string(w) + " in " +
-                    std::to_string(group) + " group(s) take " + std::to_string(w[1] * group));
-    if (w[0] % group != 0) fail(a, std::to_string(w[0]) + " output channels are not divisible by " + std::to_string(group) + " groups");
-    if (in.shapes.size() > 2 && in.shapes[2] != dims{w[0]})
-        fail(a, "bias " + to_string(in.shapes[2]) + " is not [" + std::to_string(w[0]) + "]");
-    for (std::size_t i = 0; i < sp; ++i)
-        if (k.kernel[i] != w[i + 2]) fail(a, "kernel_shape " + to_string(k.kernel) + " disagrees with weights " + to_string(w));
+                    std::to_string(c.group) + " group(s) take " + std::to_string(w[1] * c.group));
+    if (w[0] % c.group != 0)
+        fail(a, std::to_string(w[0]) + " output channels are not divisible by " + std::to_string(c.group) + " groups");
     dims out{x[0], w[0]};
-    for (std::size_t i = 0; i < sp; ++i)
-        out.push_back(window_out(a, x[i + 2], k.kernel[i], k.strides[i], k.dilations[i], k.pads[i], k.pads[i + sp], false));
+    for (std::size_t i = 0; i < c.sp; ++i)
+        out.push_back(window_out(a, x[i + 2], c.k.kernel[i], c.k.strides[i], c.k.dilations[i], c.k.pads[i], c.k.pads[i + c.sp], false));
     return {out};
 }
 
 inline std::vector<dims> conv_transpose(const shape_inputs& in, const op_attrs& a) {
-    const dims& x = in.shapes.at(0);
-    const dims& w = in.shapes.at(1);
-    need_rank(a, x, 3);
-    if (w.size() != x.size()) fail(a, "weights " + to_string(w) + " and input " + to_string(x) + " differ in rank");
-    const std::size_t sp = x.size() - 2;
-    const window k = window_of(a, sp, &w);
-    const std::int64_t group = a.i("group");
+    const conv_shapes c = conv_shapes_of(in, a, true);
+    const dims &x = c.x, &w = c.w;
     if (x[1] != w[0]) fail(a, "input " + to_string(x) + " does not have the weights' " + std::to_string(w[0]) + " channels");
-    const dims op = a.ints("output_padding", sp);
-    if (op.size() != sp) fail(a, "output_padding has " + std::to_string(op.size()) + " values");
-    dims out{x[0], w[1] * group};
-    for (std::size_t i = 0; i < sp; ++i) {
-        const std::int64_t o = k.strides[i] * (x[i + 2] - 1) + op[i] + (k.kernel[i] - 1) * k.dilations[i] + 1 - k.pads[i] - k.pads[i + sp];
+    const dims op = a.ints("output_padding", c.sp);
+    if (op.size() != c.sp) fail(a, "output_padding has " + std::to_string(op.size()) + " values");
+    dims out{x[0], w[1] * c.group};
+    for (std::size_t i = 0; i < c.sp; ++i) {
+        const std::int64_t o = c.k.strides[i] * (x[i + 2] - 1) + op[i] + (c.k.kernel[i] - 1) * c.k.dilations[i] + 1 - c.k.pads[i] -
+                               c.k.pads[i + c.sp];
         if (o < 1) fail(a, "the output would be empty");
         out.push_back(o);
     }
