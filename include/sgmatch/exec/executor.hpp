@@ -269,7 +269,9 @@ private:
             // (a Transpose of a weight) runs on the reference kernel.
             if (s.op && !s.op->reads_constants() && g_.input_count(n) > 0 && c.input_is_constant(0)) s.op = nullptr;
         } catch (const ops::op_error& e) {
-            throw exec_error(std::string("sgmatch::exec::executor: ") + (e.what() + std::string_view("sgmatch: ").size()));
+            std::string_view m = e.what();
+            if (m.substr(0, 9) == "sgmatch: ") m.remove_prefix(9);
+            throw exec_error("sgmatch::exec::executor: " + std::string(m));
         }
     }
 

@@ -389,11 +389,11 @@ private:
         }
         // PRelu before opset 7: a slope of one value per channel lies along axis 1.
         if (n.op_type() == "PRelu" && opset_ < 7 && ins.size() == 2) {
-            const auto x_rank = rank_of(n.input(0));
+            const std::size_t x_rank = rank_of(n.input(0)).value_or(0);
             const auto slope = g.constant(ins[1].v.node);
-            if (slope && slope->rank == 1 && x_rank && *x_rank > 2 && slope->dims[0] > 1) {
+            if (slope && slope->rank == 1 && x_rank > 2 && slope->dims[0] > 1) {
                 std::vector<std::int64_t> dims(1, slope->dims[0]);
-                dims.resize(*x_rank - 1, 1);
+                dims.resize(x_rank - 1, 1);
                 const auto* b = static_cast<const unsigned char*>(slope->data);
                 std::vector<unsigned char> bytes;
                 if (b) bytes.assign(b, b + static_cast<std::size_t>(slope->element_count()) * size_of(slope->type));
@@ -508,16 +508,17 @@ private:
         if ((n.op_type() == "Softmax" || n.op_type() == "LogSoftmax") && opset_ < 13) {
             // Before opset 13: the input flattened to 2-D at `axis` (default 1), softmax over the
             // second dim: the same as softmax over the last axis only when axis is the last one.
-            const auto r = n.input_size() ? rank_of(n.input(0)) : std::nullopt;
-            std::int64_t ax = get_int("axis", 1);
-            if (!r) {
+            const auto known = n.input_size() ? rank_of(n.input(0)) : std::nullopt;
+            if (!known) {
                 unsupported(n, n.op_type() + " before opset 13 on an input of unknown rank");
                 return;
             }
-            if (ax < 0) ax += static_cast<std::int64_t>(*r);
-            if (ax != static_cast<std::int64_t>(*r) - 1) {
-                unsupported(n, n.op_type() + " before opset 13 over axes " + std::to_string(ax) + ".." +
-                                   std::to_string(*r - 1) + " (flattened) is not supported");
+            const auto rank = static_cast<std::int64_t>(known.value_or(0));  // (value_or: g++ -O1 sees no check above)
+            std::int64_t ax = get_int("axis", 1);
+            if (ax < 0) ax += rank;
+            if (ax != rank - 1) {
+                unsupported(n, n.op_type() + " before opset 13 over axes " + std::to_string(ax) + ".." + std::to_string(rank - 1) +
+                                   " (flattened) is not supported");
                 return;
             }
             attrs.erase(std::remove_if(attrs.begin(), attrs.end(), [](auto& a) { return a.first == "axis"; }), attrs.end());
