@@ -119,11 +119,7 @@ public:
         for (std::size_t i = 0; i < schema.attr_count; ++i)
             if (schema.attrs[i].def.how == attr_default::from::required && find(schema.attrs[i].name) == nullptr)
                 problems.push_back("attribute " + std::string(schema.attrs[i].name) + " is required");
-        if (!problems.empty()) {
-            std::string m = "sgmatch: node '" + node_ + "' (" + std::string(node.op_name()) + "): ";
-            for (std::size_t i = 0; i < problems.size(); ++i) m += (i ? "; " : "") + problems[i];
-            throw op_error(m);
-        }
+        if (!problems.empty()) raise(node_, node.op_name(), problems);
     }
 
     /// Attributes given directly (a shape rule's own tests, a front end before the node exists).
@@ -135,11 +131,7 @@ public:
             if (spec == nullptr) problems.push_back("attribute " + k + " is not one of " + std::string(schema.name()) + "'s attributes");
             else take(*spec, a, problems);
         }
-        if (!problems.empty()) {
-            std::string m = "sgmatch: node '" + node_ + "' (" + std::string(schema.name()) + "): ";
-            for (std::size_t i = 0; i < problems.size(); ++i) m += (i ? "; " : "") + problems[i];
-            throw op_error(m);
-        }
+        if (!problems.empty()) raise(node_, schema.name(), problems);
     }
 
     const op_schema& schema() const { return *s_; }
@@ -185,6 +177,11 @@ public:
     std::string where() const { return "node '" + node_ + "' (" + std::string(s_->name()) + ")"; }
 
 private:
+    [[noreturn]] static void raise(const std::string& node, std::string_view op, const std::vector<std::string>& problems) {
+        std::string m = "sgmatch: node '" + node + "' (" + std::string(op) + "): ";
+        for (std::size_t i = 0; i < problems.size(); ++i) m += (i ? "; " : "") + problems[i];
+        throw op_error(m);
+    }
     const attr_spec& spec(std::string_view key) const {
         const attr_spec* sp = s_->attr(key);
         if (sp == nullptr) throw op_error("sgmatch: " + std::string(s_->name()) + " has no attribute " + std::string(key));

@@ -105,15 +105,19 @@ inline reference_fn constant(const node_context& c) {
     return [y](const std::vector<const array*>&) { return y; };
 }
 
-// A shape rule run on the input's shape at run time, with the parameters read at build time.
-inline ops::dims rule_shape(ops::shape_rule rule, const ops::op_attrs& a, const array& x,
-                            const std::vector<std::optional<std::vector<std::int64_t>>>& params) {
+using params_t = std::vector<std::optional<std::vector<std::int64_t>>>;
+
+// What a shape rule sees at run time: the input's shape and the parameters read at build time.
+inline ops::shape_inputs shape_inputs_of(const array& x, const params_t& params) {
     ops::shape_inputs in{{shape_of(x)}, {std::nullopt}};
     for (const auto& p : params) {
         in.shapes.push_back(p ? ops::dims{static_cast<std::int64_t>(p->size())} : ops::dims{});
         in.values.push_back(p);
     }
-    return rule(in, a).at(0);
+    return in;
+}
+inline ops::dims rule_shape(ops::shape_rule rule, const ops::op_attrs& a, const array& x, const params_t& params) {
+    return rule(shape_inputs_of(x, params), a).at(0);
 }
 
 inline array reshaped(const array& x, const ops::dims& to) {
@@ -125,7 +129,7 @@ inline array reshaped(const array& x, const ops::dims& to) {
 /// Unsqueeze and Squeeze: the axes from the attribute or a constant input; a reshape.
 template <ops::shape_rule Rule>
 reference_fn reaxis(const node_context& c) {
-    std::vector<std::optional<std::vector<std::int64_t>>> params;
+    params_t params;
     if (c.input_count() > 1) params.push_back(c.ints_param(1, "axes"));
     return [a = c.a, params](const std::vector<const array*>& x) {
         return reshaped(*x.at(0), rule_shape(Rule, a, *x[0], params));
@@ -133,16 +137,11 @@ reference_fn reaxis(const node_context& c) {
 }
 
 inline reference_fn slice(const node_context& c) {
-    std::vector<std::optional<std::vector<std::int64_t>>> params;
+    params_t params;
     for (std::size_t slot = 1; slot < c.input_count(); ++slot)
         params.push_back(c.ints_param(slot, slot == 1 ? "starts" : slot == 2 ? "ends" : slot == 3 ? "axes" : "steps"));
     return [a = c.a, params](const std::vector<const array*>& x) {
-        ops::shape_inputs in{{shape_of(*x.at(0))}, {std::nullopt}};
-        for (const auto& p : params) {
-            in.shapes.push_back(ops::dims{static_cast<std::int64_t>(p->size())});
-            in.values.push_back(p);
-        }
-        const ops::rules::slice_params p = ops::rules::slice_params_of(in, a);
+        const ops::rules::slice_params p = ops::rules::slice_params_of(shape_inputs_of(*x.at(0), params), a);
         return reference::slice(*x[0], p.starts, p.ends, p.axes, p.steps);
     };
 }
