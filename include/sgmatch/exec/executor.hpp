@@ -42,6 +42,8 @@
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/exec/fallback.hpp"
 #include "sgmatch/exec/kernels.hpp"
+#include "sgmatch/exec/kernels/typed.hpp"
+#include "sgmatch/exec/value.hpp"
 #include "sgmatch/exec/node_kernels.hpp"
 #include "sgmatch/graph/graph.hpp"
 #include "sgmatch/match/scan.hpp"
@@ -68,6 +70,7 @@ struct run_stats {
     std::size_t fused_nodes = 0;      // fused nodes, run on their oneDNN kernels
     std::size_t onednn_nodes = 0;     // single ops run on oneDNN primitives
     std::size_t reference_nodes = 0;  // run on reference kernels
+    std::size_t typed_nodes = 0;      // run on typed kernels (kernels/typed.hpp: non-f32 values, several outputs)
     std::size_t reorders_to_plain = 0;  // kernel outputs converted for a reference kernel or an output
     std::size_t in_place_sums = 0;      // residuals accumulated into in place (no copy)
     std::size_t region_nodes = 0;       // region nodes (subgraph.hpp); what ran inside is counted above
@@ -79,6 +82,7 @@ struct run_stats {
         fused_nodes += o.fused_nodes;
         onednn_nodes += o.onednn_nodes;
         reference_nodes += o.reference_nodes;
+        typed_nodes += o.typed_nodes;
         reorders_to_plain += o.reorders_to_plain;
         in_place_sums += o.in_place_sums;
         region_nodes += o.region_nodes;
@@ -136,7 +140,8 @@ public:
         }
     }
 
-    /// Run with the given graph inputs (by name); returns the graph outputs in order.
+    /// Run with the given graph inputs (by name, f32); returns the graph outputs in order (a
+    /// graph whose outputs are of other types runs through run()).
     std::vector<array> operator()(const std::map<std::string, array>& inputs, run_stats* stats = nullptr) const {
         run_stats local;
         run_stats& st = stats ? *stats : local;
@@ -145,6 +150,22 @@ public:
         run_steps(values, st);
         std::vector<array> out;
         for (std::size_t i = 0; i < g_.graph_output_count(); ++i) out.push_back(plain_of(values, g_.graph_output(i), st));
+        return out;
+    }
+
+    /// Run with typed values (any element type; views of the caller's buffers are read in
+    /// place); returns the graph outputs in order, each with its element type.
+    std::vector<value> run(const std::map<std::string, value>& inputs, run_stats* stats = nullptr) const {
+        run_stats local;
+        run_stats& st = stats ? *stats : local;
+        store values(g_.index_bound());
+        bind_inputs(values, inputs, [](slot& s, const value& v) { s.typed = v; });
+        run_steps(values, st);
+        std::vector<value> out;
+        for (std::size_t i = 0; i < g_.graph_output_count(); ++i) {
+            value v = value_of(values, g_.graph_output(i), st);
+            out.push_back(v.owned() ? v : v.clone());  // never a view of the graph's constants or of an input
+        }
         return out;
     }
 
@@ -162,6 +183,7 @@ public:
             const auto v = g_.graph_output(i);
             slot& s = values[v.node.value].at(v.port);
             if (s.t.empty() && g_.kind(v.node) == node_kind::constant) s.t = constant_view(v.node);
+            if (s.t.empty() && s.typed && !s.plain) (void)plain_of(values, v, st);  // f32 only, else a clear error
             if (s.t.empty() && s.plain) {  // a reference kernel's result: a tensor of its own
                 const array& a = *s.plain;
                 s.t = onednn::tensor::from_values(std::vector<float>(a.begin(), a.end()),
@@ -176,7 +198,11 @@ private:
     struct slot {
         std::optional<array> plain;
         onednn::tensor t;
+        std::optional<value> typed;       // a typed kernel's output, or a typed graph input
         bool owned = false;  // t was made by this run (not a view of an input or a constant)
+
+        // A value that only a typed kernel can read (not f32).
+        bool foreign() const { return typed && typed->type() != dtype::f32; }
     };
     using store = std::vector<std::vector<slot>>;
 
@@ -219,6 +245,8 @@ private:
                 }
                 ++st.region_nodes;
                 st += inner;
+            } else if (s.typed && (s.typed_only || reads_foreign(s, values))) {
+                run_typed(s, values, st);
             } else if (s.op) {
                 run_op(s, values, st);
             } else if (s.fused) {
@@ -227,7 +255,7 @@ private:
                 values[n.value][0].plain = run_reference(s, values, st);
                 ++st.reference_nodes;
             }
-            for (std::uint32_t p = 0; p < values[n.value].size(); ++p) check_shape(n, p, values[n.value][p]);
+            for (std::uint32_t p = 0; p < values[n.value].size(); ++p) check_value(n, p, values[n.value][p]);
             for (std::size_t i = 0; i < g_.input_count(n); ++i) {
                 const auto v = g_.input(n, i);
                 if (--uses[v.node.value][v.port] == 0 && !g_.is_graph_output(v.node, v.port) &&
@@ -245,6 +273,9 @@ private:
         const subgraph_node* region = nullptr;                    // a region node: its own executor
         std::shared_ptr<const executor> unfused = nullptr;        // a fused node's ops, one kernel each
         std::shared_ptr<detail::fallback_log> fallback = nullptr;       // shapes the kernel (op or fused) rejected
+        typed_fn typed = nullptr;                                 // the op's typed kernel (kernels/typed.hpp)
+        bool typed_only = false;                                  // no fp32 kernel for this node
+        std::size_t data_input = 0;                               // the input whose type picks the kernel
     };
 
     // An op node's kernels, from its description's binding; every attribute checked here.
@@ -252,7 +283,8 @@ private:
         const node_id n = s.n;
         const ops::op_schema* schema = ops::find_schema(g_.op_name(n));
         const kernel_binding* k = schema ? find_kernels(schema) : nullptr;
-        if (k == nullptr)
+        const typed_binding* tk = schema ? find_typed_kernel(schema) : nullptr;
+        if (k == nullptr && tk == nullptr)
             throw exec_error("sgmatch::exec::executor: no kernel for op '" + std::string(g_.op_name(n)) + "' (node '" +
                              std::string(g_.name(n)) + "')");
         try {
@@ -260,14 +292,27 @@ private:
             const node_context c{g_, n, a};
             if (g_.output_count(n) > schema->outputs)
                 c.refuse(std::to_string(g_.output_count(n)) + " outputs; the kernels compute " + std::to_string(schema->outputs));
-            for (std::uint32_t p = 0; p < g_.output_count(n); ++p)
-                if (const auto t = g_.value_type(n, p); t && t->type != dtype::unknown && t->type != dtype::f32)
-                    c.refuse("output " + std::to_string(p) + " is declared with a type other than f32 (the kernels are fp32)");
-            s.ref = k->reference(c);
-            if (m != mode::reference && k->onednn != nullptr) s.op = k->onednn(c, m == mode::onednn_plain);
-            // A kernel that holds its constants reads only computed inputs: a constant data input
-            // (a Transpose of a weight) runs on the reference kernel.
-            if (s.op && !s.op->reads_constants() && g_.input_count(n) > 0 && c.input_is_constant(0)) s.op = nullptr;
+            s.data_input = schema->types.input;
+            if (tk == nullptr)
+                for (std::uint32_t p = 0; p < g_.output_count(n); ++p)
+                    if (const auto t = g_.value_type(n, p); t && t->type != dtype::unknown && t->type != dtype::f32)
+                        c.refuse("output " + std::to_string(p) + " is declared " + std::string(name_of(t->type)) +
+                                 " (the kernels of " + std::string(schema->name()) + " compute float)");
+            if (k != nullptr && g_.output_count(n) <= 1) {
+                try {
+                    s.ref = k->reference(c);
+                    if (m != mode::reference && k->onednn != nullptr) s.op = k->onednn(c, m == mode::onednn_plain);
+                } catch (const exec_error&) {
+                    if (tk == nullptr) throw;  // a parameter only known at run time: the typed kernel reads it then
+                    s.ref = nullptr;
+                    s.op = nullptr;
+                }
+                // A kernel that holds its constants reads only computed inputs: a constant data input
+                // (a Transpose of a weight) runs on the reference kernel.
+                if (s.op && !s.op->reads_constants() && g_.input_count(n) > 0 && c.input_is_constant(0)) s.op = nullptr;
+            }
+            if (tk != nullptr) s.typed = tk->make(c);
+            s.typed_only = s.ref == nullptr;
         } catch (const ops::op_error& e) {
             std::string_view m = e.what();
             if (m.substr(0, 9) == "sgmatch: ") m.remove_prefix(9);
@@ -275,13 +320,20 @@ private:
         }
     }
 
-    // The shape of a computed value against the one the graph declares (dims of -1 and an
-    // undeclared rank are not checked).
-    void check_shape(node_id n, std::uint32_t port, const slot& s) const {
+    // The shape and element type of a computed value against the ones the graph declares (dims
+    // of -1, an undeclared rank and an unknown type are not checked).
+    void check_value(node_id n, std::uint32_t port, const slot& s) const {
         const auto t = g_.value_type(n, port);
-        if (!t || t->dims.empty()) return;
+        if (!t) return;
+        const dtype type = s.typed ? s.typed->type() : dtype::f32;
+        if (t->type != dtype::unknown && (s.typed || s.plain || !s.t.empty()) && t->type != type)
+            throw exec_error("sgmatch::exec::executor: node '" + std::string(g_.name(n)) + "' (" + std::string(g_.op_name(n)) +
+                             ") computed " + std::string(name_of(type)) + " values on output " + std::to_string(port) +
+                             "; the graph declares " + std::string(name_of(t->type)));
+        if (t->dims.empty()) return;
         onednn::dims got;
-        if (s.plain) got.assign(s.plain->shape().begin(), s.plain->shape().end());
+        if (s.typed) got.assign(s.typed->dims().begin(), s.typed->dims().end());
+        else if (s.plain) got.assign(s.plain->shape().begin(), s.plain->shape().end());
         else if (!s.t.empty()) got = s.t.shape();
         else return;
         bool same = got.size() == t->dims.size();
@@ -304,7 +356,7 @@ private:
                 if (g_.kind(g_.input(n, i).node) != node_kind::constant || s.op->reads_constants())
                     ins.push_back(tensor_of(vs, n, i));
             if (!s.fallback->any() || !s.fallback->rejected(detail::shapes_of({}, ins))) {
-                out.t = s.op->run(ins);
+                out.t = onednn::guarded([&] { return s.op->run(ins); });
                 out.owned = true;
                 ++st.onednn_nodes;
                 return;
@@ -341,11 +393,11 @@ private:
                         in_place = r.t;
                 }
                 if (!in_place.empty()) {
-                    fc.kernel->run_into(src, extra, in_place);
+                    onednn::guarded([&] { fc.kernel->run_into(src, extra, in_place); });
                     out.t = in_place;
                     ++st.in_place_sums;
                 } else {
-                    out.t = fc.kernel->run(src, extra);
+                    out.t = onednn::guarded([&] { return fc.kernel->run(src, extra); });
                 }
                 out.owned = true;
                 ++st.fused_nodes;
@@ -402,6 +454,17 @@ private:
 
     const array& plain_of(store& vs, value_ref<node_id> v, run_stats& st) const {
         slot& s = vs[v.node.value].at(v.port);
+        if (!s.plain && s.typed) {  // a typed value read by an fp32 kernel or as an f32 output
+            if (s.foreign())
+                throw exec_error("sgmatch::exec::executor: the value of '" + std::string(g_.name(v.node)) + "' (output " +
+                                 std::to_string(v.port) + ") is " + std::string(name_of(s.typed->type())) +
+                                 ": an fp32 kernel cannot read it (and array outputs are f32: run() returns typed values)");
+            const value d = s.typed->dense_value();
+            array a = xt::zeros<float>(std::vector<std::size_t>(d.dims().begin(), d.dims().end()));
+            if (d.size()) std::copy_n(d.as<float>(), static_cast<std::size_t>(d.size()), a.begin());
+            s.plain = std::move(a);
+            return *s.plain;
+        }
         if (!s.plain && s.t.empty() && g_.kind(v.node) == node_kind::constant) {
             s.t = constant_view(v.node);
             s.plain = reference::to_array(s.t);
@@ -420,6 +483,10 @@ private:
         const auto v = g_.input(n, input_slot);
         slot& s = vs[v.node.value].at(v.port);
         if (!s.t.empty()) return s.t;
+        if (s.typed && !s.plain) {
+            run_stats ignored;
+            (void)plain_of(vs, v, ignored);  // f32 only, else a clear error
+        }
         if (!s.plain && g_.kind(v.node) == node_kind::constant) return s.t = constant_view(v.node);
         if (!s.plain)
             throw exec_error("sgmatch::exec::executor: input " + std::to_string(input_slot) + " of '" +
@@ -427,9 +494,80 @@ private:
         return reference::to_tensor(*s.plain);  // a view: the array lives in the store for the run
     }
 
+    // Whether a node reads a value only a typed kernel can: its data input is not f32, or an
+    // input computed at run time is not (an int64 shape, a bool mask).
+    bool reads_foreign(const step& s, const store& vs) const {
+        for (std::size_t i = 0; i < g_.input_count(s.n); ++i) {
+            const auto v = g_.input(s.n, i);
+            if (g_.kind(v.node) == node_kind::constant) {
+                if (i != s.data_input) continue;
+                const auto c = g_.constant(v.node);
+                if (c && c->type != dtype::f32) return true;
+            } else if (vs[v.node.value].size() > v.port && vs[v.node.value][v.port].foreign()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    // A value as a typed kernel reads it: a typed value as is, an f32 array or tensor as a view
+    // (reordered to plain first), a constant as a view of the graph's storage.
+    value value_of(store& vs, value_ref<node_id> v, run_stats& st) const {
+        slot& s = vs[v.node.value].at(v.port);
+        if (s.typed) return *s.typed;
+        if (!s.plain && s.t.empty() && g_.kind(v.node) == node_kind::constant) {
+            const auto k = g_.constant(v.node);
+            if (!k || k->data == nullptr)
+                throw exec_error("sgmatch::exec::executor: constant '" + std::string(g_.name(v.node)) + "' has no data");
+            return value::view(k->data, k->type, shape(k->dims, k->dims + k->rank));
+        }
+        const array& a = plain_of(vs, v, st);
+        return value::view(a.data(), dtype::f32, shape(a.shape().begin(), a.shape().end()));
+    }
+
+    void run_typed(const step& s, store& vs, run_stats& st) const {
+        const node_id n = s.n;
+        values in;
+        for (std::size_t i = 0; i < g_.input_count(n); ++i) in.push_back(value_of(vs, g_.input(n, i), st));
+        values out;
+        try {
+            out = s.typed(in);
+        } catch (const value_error& e) {
+            throw exec_error("sgmatch::exec::executor: node '" + std::string(g_.name(n)) + "' (" + std::string(g_.op_name(n)) +
+                             "): " + e.what());
+        }
+        for (std::size_t p = 0; p < vs[n.value].size(); ++p) {
+            if (p >= out.size())
+                throw exec_error("sgmatch::exec::executor: node '" + std::string(g_.name(n)) + "' (" + std::string(g_.op_name(n)) +
+                                 ") has " + std::to_string(vs[n.value].size()) + " outputs; its kernel computed " + std::to_string(out.size()));
+            // A view (of an input array or a constant) outlives what it views only as a copy.
+            vs[n.value][p].typed = out[p].owned() ? std::move(out[p]) : out[p].clone();
+        }
+        ++st.typed_nodes;
+    }
+
     array run_reference(const step& s, store& vs, run_stats& st) const {
         std::vector<const array*> in;
-        for (std::size_t i = 0; i < g_.input_count(s.n); ++i) in.push_back(&plain_of(vs, g_.input(s.n, i), st));
+        std::vector<array> params;  // integer parameters computed at run time (Pad's pads), as numbers
+        params.reserve(g_.input_count(s.n));
+        for (std::size_t i = 0; i < g_.input_count(s.n); ++i) {
+            const auto v = g_.input(s.n, i);
+            const slot& x = vs[v.node.value].at(v.port);
+            if (i != s.data_input && x.foreign() && (x.typed->type() == dtype::i64 || x.typed->type() == dtype::i32)) {
+                const std::vector<std::int64_t> ints = x.typed->to_ints();
+                array a = xt::zeros<float>(std::vector<std::size_t>(x.typed->dims().begin(), x.typed->dims().end()));
+                for (std::size_t k = 0; k < ints.size(); ++k) {
+                    if (ints[k] > (1 << 24) || ints[k] < -(1 << 24))
+                        throw exec_error("sgmatch::exec::executor: node '" + std::string(g_.name(s.n)) + "': input " +
+                                         std::to_string(i) + " holds " + std::to_string(ints[k]) + ", beyond what its fp32 kernel reads exactly");
+                    a.data()[k] = static_cast<float>(ints[k]);
+                }
+                params.push_back(std::move(a));
+                in.push_back(&params.back());
+            } else {
+                in.push_back(&plain_of(vs, v, st));
+            }
+        }
         return s.ref(in);
     }
 

@@ -34,6 +34,16 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+/// Runs f; a dnnl::error it raises (a shape or layout oneDNN refuses) becomes a kernel_error.
+template <class F>
+decltype(auto) guarded(F&& f) {
+    try {
+        return f();
+    } catch (const dnnl::error& e) {
+        throw kernel_error(std::string("sgmatch::onednn: oneDNN refused: ") + e.what());
+    }
+}
+
 /// The CPU engine all sgmatch kernels use.
 inline const dnnl::engine& cpu_engine() {
     static const dnnl::engine e(dnnl::engine::kind::cpu, 0);

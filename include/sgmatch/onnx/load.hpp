@@ -403,6 +403,18 @@ private:
         }
         std::vector<std::pair<std::string, attribute>> attrs;
         for (const auto& a : n.attribute()) {
+            if (n.op_type() == "ConstantOfShape" && a.name() == "value" && a.has_t()) {
+                // One number and its element type (the description's two attributes).
+                const tensor t = decode(a.t(), base_, o_.max_tensor_bytes);
+                const auto v = t.to_floats();
+                if (v.size() != 1) {
+                    unsupported(n, "value has " + std::to_string(v.size()) + " elements, not 1");
+                    continue;
+                }
+                attrs.emplace_back("value", attribute(attribute::reals{t.view().at(0)}));
+                attrs.emplace_back("dtype", attribute(static_cast<std::int64_t>(a.t().data_type())));
+                continue;
+            }
             auto v = attribute_of(a);
             if (!v) {
                 unsupported(n, "attribute " + a.name() + " (" + kind_name(a) + ") is not supported");
@@ -418,11 +430,56 @@ private:
         // output shapes from its shape rule.
         try {
             const ops::op_attrs a(*schema, ops::node_of<graph>(g, id));
+            check_types(g, n, id, a);
             propagate(g, n, id, a);
         } catch (const ops::op_error& e) {
             const std::string m = e.what();
             const auto colon = m.find("): ");
             report_->unsupported.push_back(node_label(n) + m.substr(colon == std::string::npos ? 0 : colon + 1));
+        }
+    }
+
+    // The element type of every input and output against what the op's kernels take and make:
+    // the data input's type must be one the kernels take (op_schema::dtypes); the outputs get the
+    // type the op's type rule gives, and a declared one must agree.
+    void check_types(graph& g, const ::onnx::NodeProto& n, node_id id, const ops::op_attrs& a) {
+        std::vector<dtype> in;
+        for (std::size_t i = 0; i < g.input_count(id); ++i) {
+            const auto v = g.input(id, i);
+            const auto c = g.constant(v.node);
+            const auto t = g.value_type(v.node, v.port);
+            in.push_back(c ? c->type : t ? t->type : dtype::unknown);
+        }
+        const ops::op_schema& s = a.schema();
+        const std::size_t data = s.types.input;
+        if (data < in.size() && in[data] != dtype::unknown && !ops::types::has(s.dtypes, in[data]))
+            unsupported(n, "input " + std::to_string(data) + " is " + std::string(sgmatch::name_of(in[data])) + ": the kernels of " +
+                               std::string(s.name()) + " do not take it");
+        const dtype out = ops::output_type(a, in);
+        if (s.types.how == ops::type_rule::from::attribute && !s.types.attr.empty() &&
+            (out == dtype::unknown || out == dtype::f16 || out == dtype::bf16))
+            unsupported(n, std::string(s.types.attr) + " = " + std::to_string(a.i(s.types.attr)) + ": the kernels do not make " +
+                               (out == dtype::unknown ? onnx_type_name(static_cast<std::int32_t>(a.i(s.types.attr))) : std::string(sgmatch::name_of(out))));
+        for (int p = 0; p < n.output_size(); ++p) {
+            const std::string& o = n.output(p);
+            if (o.empty()) continue;
+            const auto e = elem_.find(o);
+            const dtype port_type = ops::output_type(a, in, static_cast<std::size_t>(p));
+            if (e != elem_.end()) {
+                const dtype declared = dtype_of(e->second);
+                if (declared == dtype::unknown)
+                    unsupported(n, "output " + std::to_string(p) + " '" + o + "' is " + onnx_type_name(e->second) + ", which sgmatch has not");
+                else if (port_type != dtype::unknown && declared != port_type)
+                    unsupported(n, "output " + std::to_string(p) + " '" + o + "' is declared " + onnx_type_name(e->second) + "; the op computes " +
+                                       std::string(sgmatch::name_of(port_type)));
+            }
+            if (port_type != dtype::unknown) {
+                auto t = g.value_type(id, static_cast<std::uint32_t>(p)).value_or(tensor_type{});
+                if (t.type == dtype::unknown) {
+                    t.type = port_type;
+                    g.set_type({id, static_cast<std::uint32_t>(p)}, t);
+                }
+            }
         }
     }
 
@@ -443,7 +500,16 @@ private:
             in.shapes.push_back(t->dims);
             in.values.push_back(c && c->data && c->element_count() <= 64 ? c->to_ints() : std::nullopt);
         }
-        const std::vector<ops::dims> outs = ops::infer_shapes(a, in);
+        std::vector<ops::dims> outs;
+        try {
+            outs = ops::infer_shapes(a, in);
+        } catch (const ops::unknown_value& e) {
+            // A parameter computed at run time: fine where the kernels read it then (the output
+            // shapes stay unknown until the op runs), refused otherwise.
+            const ops::op_schema& s = a.schema();
+            if (s.input_spec_count == 0 || !s.inputs[std::min(e.slot(), s.input_spec_count - 1)].run_time) throw;
+            return;
+        }
         for (std::size_t p = 0; p < outs.size() && p < static_cast<std::size_t>(n.output_size()); ++p) {
             const auto port = static_cast<std::uint32_t>(p);
             const auto declared = g.value_type(id, port);
@@ -456,13 +522,12 @@ private:
                     continue;
                 }
             }
-            const dtype t = declared && declared->type != dtype::unknown ? declared->type : dtype::f32;
-            g.set_type({id, port}, tensor_type{t, outs[p]});
+            g.set_type({id, port}, tensor_type{declared ? declared->type : dtype::unknown, outs[p]});
             rank_[n.output(static_cast<int>(p))] = outs[p].size();
         }
     }
 
-    // Outputs: named values with their types; an op computing another type than f32 is reported.
+    // Outputs: named values with their declared types (checked against the op in check_types).
     void finish(graph& g, const ::onnx::NodeProto& n, node_id id) {
         for (int p = 0; p < n.output_size(); ++p) {
             const std::string& o = n.output(p);
@@ -470,10 +535,6 @@ private:
             define(o, input_ref(value_ref<node_id>{id, static_cast<std::uint32_t>(p)}), "node output");
             auto t = type_of(o);
             if (t.known()) g.set_type({id, static_cast<std::uint32_t>(p)}, t);
-            const auto e = elem_.find(o);
-            if (e != elem_.end() && e->second != ::onnx::TensorProto::FLOAT)
-                unsupported(n, "output " + std::to_string(p) + " '" + o + "' is " + onnx_type_name(e->second) +
-                                   " (the kernels compute float)");
         }
     }
 

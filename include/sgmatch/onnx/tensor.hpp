@@ -24,6 +24,7 @@
 #include <onnx/onnx_pb.h>
 
 #include "sgmatch/detail/config.hpp"
+#include "sgmatch/exec/value.hpp"
 #include "sgmatch/graph/types.hpp"
 
 SGMATCH_BEGIN_NAMESPACE
@@ -51,6 +52,12 @@ struct tensor {
         return const_tensor_view{type, dims.data(), dims.size(), bytes.empty() ? nullptr : bytes.data()};
     }
     std::vector<float> to_floats() const { return bytes.empty() ? std::vector<float>{} : *view().to_floats(); }
+    /// The tensor as a run-time value (a copy of its elements).
+    exec::value to_value() const {
+        exec::value v = exec::value::zeros(type, dims);
+        if (!bytes.empty()) std::memcpy(v.mutable_data(), bytes.data(), std::min(bytes.size(), v.bytes()));
+        return v;
+    }
 };
 
 /// sgmatch's element type of an ONNX TensorProto data type; unknown for those it has none of

@@ -39,6 +39,7 @@ public:
     /// f(key, value) for every attribute; false when the adapter cannot list them.
     virtual bool list_attrs(void (*f)(void*, std::string_view, const attribute&), void* ctx) const = 0;
     virtual std::size_t input_count() const = 0;
+    virtual std::size_t output_count() const { return 1; }
     /// Input `slot`'s constant, when its producer is a constant node.
     virtual std::optional<const_tensor_view> constant_input(std::size_t slot) const = 0;
     /// The shape and type of input `slot`, when the adapter knows them.
@@ -73,6 +74,7 @@ public:
         }
     }
     std::size_t input_count() const override { return traits::input_count(g_, n_); }
+    std::size_t output_count() const override { return traits::output_count(g_, n_); }
     std::optional<const_tensor_view> constant_input(std::size_t slot) const override {
         if (slot >= input_count()) return std::nullopt;
         return adapter<G>::constant(g_, traits::input(g_, n_, slot).node);
@@ -92,7 +94,8 @@ private:
 class op_attrs {
 public:
     /// Reads and checks every attribute of `node` against `schema` (see the header comment).
-    op_attrs(const op_schema& schema, const node_source& node) : s_(&schema), node_(node.name()) {
+    op_attrs(const op_schema& schema, const node_source& node)
+        : s_(&schema), node_(node.name()), outputs_(node.output_count()) {
         std::vector<std::string> problems;
         const std::size_t n_in = node.input_count();
         if (!schema.open && (n_in < schema.min_inputs() || n_in > schema.max_inputs()))
@@ -136,6 +139,9 @@ public:
 
     const op_schema& schema() const { return *s_; }
     const std::string& node_name() const { return node_; }
+    /// The outputs the node has (Split's number of pieces).
+    std::size_t outputs() const { return outputs_; }
+    void set_outputs(std::size_t n) { outputs_ = n; }
 
     /// Whether the node carries the attribute (a default does not count).
     bool has(std::string_view key) const { return find(key) != nullptr; }
@@ -283,6 +289,7 @@ private:
 
     const op_schema* s_;
     std::string node_;
+    std::size_t outputs_ = 1;
     std::vector<std::pair<const attr_spec*, attribute>> given_;
 };
 

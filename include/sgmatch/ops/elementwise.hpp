@@ -47,7 +47,7 @@ inline constexpr attr_spec alpha_1_celu[] = {{"alpha", attr_type::real, def::val
 inline constexpr input_spec prelu_inputs[] = {{"X"}, {"slope"}};
 
 inline constexpr op_schema relu = describe<Relu>(x_only, consumed, rules::same_as_input0);
-inline constexpr op_schema neg = describe<Neg>(x_only, consumed, rules::same_as_input0);
+inline constexpr op_schema neg = typed(describe<Neg>(x_only, consumed, rules::same_as_input0), types::signed_numeric);
 inline constexpr op_schema reciprocal = describe<Reciprocal>(x_only, consumed, rules::same_as_input0);
 inline constexpr op_schema softsign = describe<Softsign>(x_only, rules::same_as_input0);
 inline constexpr op_schema selu = describe<Selu>(x_only, selu_attrs, rules::same_as_input0);
@@ -63,10 +63,10 @@ inline constexpr op_schema exp = describe<Exp>(x_only, consumed, rules::same_as_
 inline constexpr op_schema log = describe<Log>(x_only, consumed, rules::same_as_input0);
 inline constexpr op_schema sqrt = describe<Sqrt>(x_only, consumed, rules::same_as_input0);
 inline constexpr op_schema square = describe<Square>(x_only, rules::same_as_input0);
-inline constexpr op_schema abs = describe<Abs>(x_only, consumed, rules::same_as_input0);
+inline constexpr op_schema abs = typed(describe<Abs>(x_only, consumed, rules::same_as_input0), types::numeric);
 inline constexpr op_schema round = describe<Round>(x_only, rules::same_as_input0);
 inline constexpr op_schema erf = describe<Erf>(x_only, rules::same_as_input0);
-inline constexpr op_schema identity = describe<Identity>(x_only, rules::same_as_input0);
+inline constexpr op_schema identity = typed(describe<Identity>(x_only, rules::same_as_input0), types::all);
 inline constexpr op_schema leaky_relu = describe<LeakyRelu>(x_only, alpha_001, rules::same_as_input0);
 inline constexpr op_schema elu = describe<Elu>(x_only, alpha_1, rules::same_as_input0);
 inline constexpr op_schema swish = describe<Swish>(x_only, alpha_1, rules::same_as_input0);
@@ -74,15 +74,26 @@ inline constexpr op_schema hard_sigmoid = describe<HardSigmoid>(x_only, hard_sig
 inline constexpr op_schema gelu = describe<Gelu>(x_only, gelu_attrs, rules::same_as_input0);
 inline constexpr op_schema clip = describe<Clip>(clip_inputs, clip_attrs, rules::same_as_input0);
 
-inline constexpr op_schema add = describe<Add>(a_b, legacy_broadcast, rules::broadcast_all);
-inline constexpr op_schema sub = describe<Sub>(a_b, legacy_broadcast, rules::broadcast_all);
-inline constexpr op_schema mul = describe<Mul>(a_b, legacy_broadcast, rules::broadcast_all);
-inline constexpr op_schema div = describe<Div>(a_b, legacy_broadcast, rules::broadcast_all);
-inline constexpr op_schema pow = describe<Pow>(a_b, legacy_broadcast, rules::broadcast_all);
+inline constexpr op_schema add = typed(describe<Add>(a_b, legacy_broadcast, rules::broadcast_all), types::numeric);
+inline constexpr op_schema sub = typed(describe<Sub>(a_b, legacy_broadcast, rules::broadcast_all), types::numeric);
+inline constexpr op_schema mul = typed(describe<Mul>(a_b, legacy_broadcast, rules::broadcast_all), types::numeric);
+inline constexpr op_schema div = typed(describe<Div>(a_b, legacy_broadcast, rules::broadcast_all), types::numeric);
+inline constexpr op_schema pow = typed(describe<Pow>(a_b, legacy_broadcast, rules::broadcast_all), types::numeric);
 inline constexpr op_schema max = describe<Max>(variadic, consumed, rules::broadcast_all);
 inline constexpr op_schema min = describe<Min>(variadic, consumed, rules::broadcast_all);
 inline constexpr op_schema sum = describe<Sum>(variadic, consumed, rules::broadcast_all);
 inline constexpr op_schema mean = describe<Mean>(variadic, consumed, rules::broadcast_all);
+// Comparisons and logic: bool results, numpy broadcasting.
+inline constexpr type_rule to_bool{type_rule::from::fixed, 0, dtype::boolean, {}};
+inline constexpr op_schema equal = typed(describe<Equal>(a_b, legacy_broadcast, rules::broadcast_all, to_bool), types::computing);
+inline constexpr op_schema less = typed(describe<Less>(a_b, legacy_broadcast, rules::broadcast_all, to_bool), types::numeric);
+inline constexpr op_schema greater = typed(describe<Greater>(a_b, legacy_broadcast, rules::broadcast_all, to_bool), types::numeric);
+inline constexpr op_schema less_or_equal = typed(describe<LessOrEqual>(a_b, rules::broadcast_all, to_bool), types::numeric);
+inline constexpr op_schema greater_or_equal = typed(describe<GreaterOrEqual>(a_b, rules::broadcast_all, to_bool), types::numeric);
+inline constexpr op_schema logical_and = typed(describe<And>(a_b, legacy_broadcast, rules::broadcast_all, to_bool), types::boolean);
+inline constexpr op_schema logical_or = typed(describe<Or>(a_b, legacy_broadcast, rules::broadcast_all, to_bool), types::boolean);
+inline constexpr op_schema logical_xor = typed(describe<Xor>(a_b, legacy_broadcast, rules::broadcast_all, to_bool), types::boolean);
+inline constexpr op_schema logical_not = typed(describe<Not>(x_only, rules::same_as_input0, to_bool), types::boolean);
 
 }  // namespace schemas
 }  // namespace ops

@@ -41,6 +41,17 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+/// Raised by a shape rule that needs the value of an input computed at run time (a Reshape's
+/// shape from a Shape subgraph): the shape is unknown until the op runs.
+class unknown_value : public op_error {
+public:
+    unknown_value(const std::string& what, std::size_t slot) : op_error(what), slot_(slot) {}
+    std::size_t slot() const { return slot_; }
+
+private:
+    std::size_t slot_;
+};
+
 /// The type of an attribute's value (attribute::type, plus tensors that the built-in graph
 /// keeps as a flat list with a shape).
 enum class attr_type : std::uint8_t { integer, real, string, integers, reals };
@@ -99,6 +110,10 @@ struct input_spec {
     enum class presence : std::uint8_t { required, optional, variadic };
     std::string_view name;
     presence p = presence::required;
+    /// A parameter (a shape, starts, pads) the kernels also read when it is computed at run time;
+    /// the output's shape is then unknown until the op runs. Without it, a computed parameter
+    /// is refused.
+    bool run_time = false;
 };
 
 /// What a shape rule sees: every input's shape, and the values of the inputs that are small
@@ -113,12 +128,44 @@ class op_attrs;
 /// Output shapes from input shapes; throws op_error when the inputs cannot go together.
 using shape_rule = std::vector<dims> (*)(const shape_inputs&, const op_attrs&);
 
-/// The element type of the outputs.
+/// The element type of the outputs. `input` is also the data input whose type the kernels
+/// must take (op_schema::dtypes).
 struct type_rule {
     enum class from : std::uint8_t { input, fixed, attribute } how = from::input;
     std::size_t input = 0;           // from::input: the type of this input
     dtype fixed = dtype::unknown;    // from::fixed
+    std::string_view attr{};         // from::attribute: an ONNX element type code (Cast's `to`)
+    dtype rest = dtype::unknown;     // outputs 1, 2, ... when their type is another (Dropout's mask)
 };
+
+/// Sets of element types, one bit per dtype.
+namespace types {
+constexpr std::uint16_t bit(dtype t) { return static_cast<std::uint16_t>(1u << static_cast<unsigned>(t)); }
+constexpr std::uint16_t f32 = bit(dtype::f32);
+constexpr std::uint16_t integers = bit(dtype::i64) | bit(dtype::i32) | bit(dtype::i8) | bit(dtype::u8);
+constexpr std::uint16_t numeric = f32 | bit(dtype::f64) | integers;
+constexpr std::uint16_t signed_numeric = f32 | bit(dtype::f64) | bit(dtype::i64) | bit(dtype::i32) | bit(dtype::i8);
+constexpr std::uint16_t boolean = bit(dtype::boolean);
+constexpr std::uint16_t computing = numeric | boolean;                       // what typed kernels compute on
+constexpr std::uint16_t all = computing | bit(dtype::f16) | bit(dtype::bf16);  // what moves as bytes
+constexpr bool has(std::uint16_t set, dtype t) { return (set & bit(t)) != 0; }
+}  // namespace types
+
+/// An ONNX TensorProto element type code (Cast's `to`) as a dtype; unknown for the others.
+constexpr dtype dtype_of_onnx(std::int64_t code) {
+    switch (code) {
+        case 1: return dtype::f32;
+        case 2: return dtype::u8;
+        case 3: return dtype::i8;
+        case 6: return dtype::i32;
+        case 7: return dtype::i64;
+        case 9: return dtype::boolean;
+        case 10: return dtype::f16;
+        case 11: return dtype::f64;
+        case 16: return dtype::bf16;
+        default: return dtype::unknown;
+    }
+}
 
 /// One op's description.
 struct op_schema {
@@ -132,6 +179,7 @@ struct op_schema {
     shape_rule infer;               // null: the shape is not known before the op runs
     type_rule types;
     bool open = false;  // attributes not described: none refused for being unknown (ops::undescribed)
+    std::uint16_t dtypes = types::f32;  // the element types the kernels take on the data input (types.input)
 
     std::string_view name() const { return names[0]; }
     const attr_spec* attr(std::string_view key) const {
@@ -162,6 +210,12 @@ constexpr op_schema describe(const input_spec (&in)[I], const attr_spec (&at)[A]
 template <class Tag, std::size_t I>
 constexpr op_schema describe(const input_spec (&in)[I], shape_rule rule, type_rule types = {}, std::size_t outputs = 1) {
     return op_schema{Tag::names, std::size(Tag::names), in, I, nullptr, 0, outputs, rule, types};
+}
+
+/// The same description, with kernels for the element types in `set` (ops::types).
+constexpr op_schema typed(op_schema s, std::uint16_t set) {
+    s.dtypes = set;
+    return s;
 }
 
 /// The description of an op that has none: any inputs, no attributes read with defaults, none

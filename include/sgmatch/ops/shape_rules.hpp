@@ -59,7 +59,9 @@ inline std::vector<dims> unidirectional(const shape_inputs& in, const op_attrs& 
 /// input computed at run time cannot be known here.
 inline std::optional<dims> param(const shape_inputs& in, const op_attrs& a, std::size_t slot, const char* attr) {
     if (in.shapes.size() > slot) {
-        if (!in.values.at(slot)) fail(a, std::string(attr) + " (input " + std::to_string(slot) + ") is computed: unknown before the op runs");
+        if (!in.values.at(slot))
+            throw unknown_value("sgmatch: " + a.where() + ": " + attr + " (input " + std::to_string(slot) +
+                                ") is computed: unknown before the op runs", slot);
         return *in.values[slot];
     }
     if (a.has(attr)) return a.ints(attr);

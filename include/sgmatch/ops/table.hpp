@@ -36,7 +36,9 @@ inline const std::vector<const op_schema*>& all_schemas() {
         &neg, &reciprocal, &softsign, &selu, &celu, &thresholded_relu, &prelu, &sum, &mean,
         &reduce_mean, &reduce_sum, &reduce_max, &reduce_min, &reduce_prod, &reduce_sum_square, &reduce_l1, &reduce_l2,
         &reduce_log_sum, &reduce_log_sum_exp, &log_softmax, &global_max_pool,
-        &unsqueeze, &squeeze, &slice, &gather, &expand, &dropout, &cast};
+        &unsqueeze, &squeeze, &slice, &gather, &expand, &dropout, &cast,
+        &split, &shape, &size, &constant_of_shape, &where, &equal, &less, &greater, &less_or_equal, &greater_or_equal,
+        &logical_and, &logical_or, &logical_xor, &logical_not};
     return all;
 }
 
@@ -74,6 +76,22 @@ inline const std::vector<std::string_view>& all_attribute_names() {
         return v;
     }();
     return names;
+}
+
+/// The element type of a node's outputs from its inputs' types (unknown where an input's type
+/// is, or for an element type code sgmatch has no type for).
+inline dtype output_type(const op_attrs& a, const std::vector<dtype>& inputs, std::size_t port = 0) {
+    const type_rule& r = a.schema().types;
+    if (port > 0 && r.rest != dtype::unknown) return r.rest;
+    switch (r.how) {
+        case type_rule::from::fixed: return r.fixed;
+        case type_rule::from::input: return r.input < inputs.size() ? inputs[r.input] : dtype::unknown;
+        case type_rule::from::attribute:
+            if (r.attr.empty()) return dtype::unknown;
+            if (!a.has(r.attr) && a.schema().attr(r.attr) == nullptr) return dtype::unknown;
+            return dtype_of_onnx(a.i(r.attr));
+    }
+    return dtype::unknown;
 }
 
 /// The output shapes of a node of description `s` from its inputs' shapes (and the values of

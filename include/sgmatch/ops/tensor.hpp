@@ -3,7 +3,10 @@
 #pragma once
 
 #include <cstddef>
+#include <algorithm>
 #include <cstdint>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "sgmatch/detail/config.hpp"
@@ -59,7 +62,7 @@ inline dims reshape_to(const op_attrs& a, const dims& in, const dims& shape) {
 
 inline std::vector<dims> reshape(const shape_inputs& in, const op_attrs& a) {
     if (in.shapes.size() > 1) {
-        if (!in.values.at(1)) fail(a, "the shape is computed: unknown before the op runs");
+        if (!in.values.at(1)) throw unknown_value("sgmatch: " + a.where() + ": the shape (input 1) is computed: unknown before the op runs", 1);
         return {reshape_to(a, in.shapes[0], *in.values[1])};
     }
     return {reshape_to(a, in.shapes.at(0), a.ints("shape"))};
@@ -103,7 +106,7 @@ inline std::vector<dims> pad(const shape_inputs& in, const op_attrs& a) {
     dims x = in.shapes.at(0);
     dims pads;
     if (in.shapes.size() > 1) {
-        if (!in.values.at(1)) fail(a, "the pads are computed: unknown before the op runs");
+        if (!in.values.at(1)) throw unknown_value("sgmatch: " + a.where() + ": the pads (input 1) are computed: unknown before the op runs", 1);
         pads = *in.values[1];
     } else {
         pads = a.ints("pads");
@@ -242,13 +245,69 @@ inline std::vector<dims> expand(const shape_inputs& in, const op_attrs& a) {
     return {broadcast(a, in.shapes.at(0), *shape)};
 }
 
+inline std::vector<dims> dropout(const shape_inputs& in, const op_attrs&) { return {in.shapes.at(0), in.shapes.at(0)}; }
+
+/// Shape: the input's dims from `start` to `end` (negative: from the back; clamped).
+inline std::pair<std::size_t, std::size_t> shape_range(const op_attrs& a, std::size_t rank) {
+    const auto r = static_cast<std::int64_t>(rank);
+    auto at = [r](std::int64_t v) { return v < 0 ? std::max<std::int64_t>(v + r, 0) : std::min(v, r); };
+    const std::int64_t b = at(a.i("start")), e = a.has("end") ? at(a.i("end")) : r;
+    return {static_cast<std::size_t>(b), static_cast<std::size_t>(std::max(b, e))};
+}
+inline std::vector<dims> shape(const shape_inputs& in, const op_attrs& a) {
+    const auto [b, e] = shape_range(a, in.shapes.at(0).size());
+    return {dims{static_cast<std::int64_t>(e - b)}};
+}
+inline std::vector<dims> size(const shape_inputs&, const op_attrs&) { return {dims{}}; }
+
+inline std::vector<dims> constant_of_shape(const shape_inputs& in, const op_attrs& a) {
+    const auto shape = param(in, a, 0, "input");
+    for (auto d : *shape)
+        if (d < 0) fail(a, "a negative dim in " + to_string(*shape));
+    if (a.has("value") && a.reals("value").size() != 1) fail(a, "value has " + std::to_string(a.reals("value").size()) + " elements, not 1");
+    return {*shape};
+}
+
+/// Split: the sizes from input 1 (opset >= 13) or the attribute; equal pieces, one per output,
+/// without them.
+inline dims split_sizes(const op_attrs& a, const dims& x, const std::optional<dims>& given) {
+    const std::size_t ax = axis(a, a.i("axis"), x.size());
+    if (given && !given->empty()) {
+        std::int64_t total = 0;
+        for (auto v : *given) {
+            if (v < 0) fail(a, "a negative split size in " + to_string(*given));
+            total += v;
+        }
+        if (total != x[ax]) fail(a, "split " + to_string(*given) + " does not add up to " + std::to_string(x[ax]) + " along axis " + std::to_string(ax));
+        if (given->size() != a.outputs()) fail(a, std::to_string(given->size()) + " split sizes for " + std::to_string(a.outputs()) + " outputs");
+        return *given;
+    }
+    const auto n = static_cast<std::int64_t>(a.outputs());
+    if (n == 0 || x[ax] % n != 0) fail(a, "axis " + std::to_string(ax) + " of " + to_string(x) + " does not split into " + std::to_string(n) + " equal pieces");
+    return dims(a.outputs(), x[ax] / n);
+}
+inline std::vector<dims> split(const shape_inputs& in, const op_attrs& a) {
+    const dims& x = in.shapes.at(0);
+    std::optional<dims> given;
+    if (in.shapes.size() > 1) given = param(in, a, 1, "split");
+    else if (a.has("split")) given = a.ints("split");
+    const dims sizes = split_sizes(a, x, given);
+    const std::size_t ax = axis(a, a.i("axis"), x.size());
+    std::vector<dims> out;
+    for (auto v : sizes) {
+        out.push_back(x);
+        out.back()[ax] = v;
+    }
+    return out;
+}
+
 }  // namespace rules
 
 namespace schemas {
 
 inline constexpr input_spec concat_inputs[] = {{"inputs", input_spec::presence::variadic}};
 inline constexpr attr_spec concat_attrs[] = {{"axis", attr_type::integer, def::required(), support::any()}};
-inline constexpr input_spec reshape_inputs[] = {{"data"}, {"shape", input_spec::presence::optional}};
+inline constexpr input_spec reshape_inputs[] = {{"data"}, {"shape", input_spec::presence::optional, true}};
 inline constexpr attr_spec reshape_attrs[] = {
     {"allowzero", attr_type::integer, def::value(0), support::only(0, "a 0 in the shape copies the input's dim")},
     {"shape", attr_type::integers, def::absent(), support::any()},  // opset < 5
@@ -257,8 +316,8 @@ inline constexpr attr_spec reshape_attrs[] = {
 inline constexpr input_spec data_only[] = {{"input"}};
 inline constexpr attr_spec flatten_attrs[] = {{"axis", attr_type::integer, def::value(1), support::any()}};
 inline constexpr attr_spec transpose_attrs[] = {{"perm", attr_type::integers, def::absent(), support::at_least(0)}};
-inline constexpr input_spec pad_inputs[] = {{"data"}, {"pads", input_spec::presence::optional},
-                                            {"constant_value", input_spec::presence::optional}};
+inline constexpr input_spec pad_inputs[] = {{"data"}, {"pads", input_spec::presence::optional, true},
+                                            {"constant_value", input_spec::presence::optional, true}};
 inline constexpr attr_spec pad_attrs[] = {
     {"mode", attr_type::string, def::text("constant"), support::one_of("constant|reflect|edge")},
     {"pads", attr_type::integers, def::absent(), support::any()},  // opset < 11
@@ -278,19 +337,19 @@ inline constexpr attr_spec constant_attrs[] = {
     {"sparse_value", attr_type::reals, def::absent(), support::none("sparse tensors")},
 };
 
-inline constexpr input_spec axes_inputs[] = {{"data"}, {"axes", input_spec::presence::optional}};
+inline constexpr input_spec axes_inputs[] = {{"data"}, {"axes", input_spec::presence::optional, true}};
 inline constexpr attr_spec axes_attrs[] = {{"axes", attr_type::integers, def::absent(), support::any()}};
 inline constexpr input_spec slice_inputs[] = {{"data"},
-                                              {"starts", input_spec::presence::optional},
-                                              {"ends", input_spec::presence::optional},
-                                              {"axes", input_spec::presence::optional},
-                                              {"steps", input_spec::presence::optional}};
+                                              {"starts", input_spec::presence::optional, true},
+                                              {"ends", input_spec::presence::optional, true},
+                                              {"axes", input_spec::presence::optional, true},
+                                              {"steps", input_spec::presence::optional, true}};
 inline constexpr attr_spec slice_attrs[] = {{"starts", attr_type::integers, def::absent(), support::any()},
                                             {"ends", attr_type::integers, def::absent(), support::any()},
                                             {"axes", attr_type::integers, def::absent(), support::any()}};
-inline constexpr input_spec gather_inputs[] = {{"data"}, {"indices"}};
+inline constexpr input_spec gather_inputs[] = {{"data"}, {"indices", input_spec::presence::required, true}};
 inline constexpr attr_spec gather_attrs[] = {{"axis", attr_type::integer, def::value(0), support::any()}};
-inline constexpr input_spec expand_inputs[] = {{"input"}, {"shape"}};
+inline constexpr input_spec expand_inputs[] = {{"input"}, {"shape", input_spec::presence::required, true}};
 inline constexpr input_spec dropout_inputs[] = {{"data"},
                                                 {"ratio", input_spec::presence::optional},
                                                 {"training_mode", input_spec::presence::optional}};
@@ -298,21 +357,47 @@ inline constexpr attr_spec dropout_attrs[] = {{"ratio", attr_type::real, def::va
                                               {"seed", attr_type::integer, def::absent(), support::any()},
                                               {"is_test", attr_type::integer, def::value(1), support::only(1, "training")},
                                               {"consumed_inputs", attr_type::integers, def::absent(), support::any()}};
-/// Cast: only to float (1) here: the kernels are fp32.
-inline constexpr attr_spec cast_attrs[] = {{"to", attr_type::integer, def::required(), support::only(1, "the kernels compute float")},
+/// Cast: `to` is an ONNX element type code; the ones sgmatch has no type for are refused by the
+/// type rule (float16 and bfloat16 are read, not written).
+inline constexpr attr_spec cast_attrs[] = {{"to", attr_type::integer, def::required(), support::range(1, 11)},
                                            {"saturate", attr_type::integer, def::value(1), support::any()}};
 
-inline constexpr op_schema concat = describe<Concat>(concat_inputs, concat_attrs, rules::concat);
-inline constexpr op_schema unsqueeze = describe<Unsqueeze>(axes_inputs, axes_attrs, rules::unsqueeze);
-inline constexpr op_schema squeeze = describe<Squeeze>(axes_inputs, axes_attrs, rules::squeeze);
-inline constexpr op_schema slice = describe<Slice>(slice_inputs, slice_attrs, rules::slice);
-inline constexpr op_schema gather = describe<Gather>(gather_inputs, gather_attrs, rules::gather);
-inline constexpr op_schema expand = describe<Expand>(expand_inputs, rules::expand);
-inline constexpr op_schema dropout = describe<Dropout>(dropout_inputs, dropout_attrs, rules::same_as_input0);
-inline constexpr op_schema cast = describe<Cast>(data_only, cast_attrs, rules::same_as_input0);
-inline constexpr op_schema reshape = describe<Reshape>(reshape_inputs, reshape_attrs, rules::reshape);
-inline constexpr op_schema flatten = describe<Flatten>(data_only, flatten_attrs, rules::flatten);
-inline constexpr op_schema transpose = describe<Transpose>(data_only, transpose_attrs, rules::transpose);
+inline constexpr op_schema concat = typed(describe<Concat>(concat_inputs, concat_attrs, rules::concat), types::all);
+inline constexpr op_schema unsqueeze = typed(describe<Unsqueeze>(axes_inputs, axes_attrs, rules::unsqueeze), types::all);
+inline constexpr op_schema squeeze = typed(describe<Squeeze>(axes_inputs, axes_attrs, rules::squeeze), types::all);
+inline constexpr op_schema slice = typed(describe<Slice>(slice_inputs, slice_attrs, rules::slice), types::all);
+inline constexpr op_schema gather = typed(describe<Gather>(gather_inputs, gather_attrs, rules::gather), types::all);
+inline constexpr op_schema expand = typed(describe<Expand>(expand_inputs, rules::expand), types::all);
+/// Dropout in inference: the data, and (output 1) a mask of all true.
+inline constexpr op_schema dropout = typed(describe<Dropout>(dropout_inputs, dropout_attrs, rules::dropout, type_rule{type_rule::from::input, 0, dtype::unknown, {}, dtype::boolean}, 2), types::all);
+inline constexpr op_schema cast = typed(describe<Cast>(data_only, cast_attrs, rules::same_as_input0,
+                                                       type_rule{type_rule::from::attribute, 0, dtype::unknown, "to"}),
+                                        types::all);
+inline constexpr attr_spec shape_attrs[] = {{"start", attr_type::integer, def::value(0), support::any()},
+                                            {"end", attr_type::integer, def::absent(), support::any()}};
+inline constexpr type_rule to_int64{type_rule::from::fixed, 0, dtype::i64, {}};
+inline constexpr op_schema shape = typed(describe<Shape>(data_only, shape_attrs, rules::shape, to_int64), types::all);
+inline constexpr op_schema size = typed(describe<Size>(data_only, rules::size, to_int64), types::all);
+/// ConstantOfShape: `value` is one number and `dtype` its ONNX element type code (the ONNX front
+/// end writes the tensor attribute so).
+inline constexpr input_spec constant_of_shape_inputs[] = {{"input", input_spec::presence::required, true}};
+inline constexpr attr_spec constant_of_shape_attrs[] = {{"value", attr_type::reals, def::absent(), support::any()},
+                                                        {"dtype", attr_type::integer, def::value(1), support::any()}};
+inline constexpr op_schema constant_of_shape =
+    typed(describe<ConstantOfShape>(constant_of_shape_inputs, constant_of_shape_attrs, rules::constant_of_shape,
+                                    type_rule{type_rule::from::attribute, 0, dtype::unknown, "dtype"}),
+          types::bit(dtype::i64));
+inline constexpr input_spec where_inputs[] = {{"condition"}, {"X"}, {"Y"}};
+inline constexpr op_schema where = typed(describe<Where>(where_inputs, rules::broadcast_all, type_rule{type_rule::from::input, 1, dtype::unknown, {}}),
+                                         types::all);
+inline constexpr input_spec split_inputs[] = {{"input"}, {"split", input_spec::presence::optional, true}};
+inline constexpr attr_spec split_attrs[] = {{"axis", attr_type::integer, def::value(0), support::any()},
+                                            {"split", attr_type::integers, def::absent(), support::at_least(0)}};
+inline constexpr op_schema split = typed(describe<Split>(split_inputs, split_attrs, rules::split, {}, static_cast<std::size_t>(-1)),
+                                         types::all);
+inline constexpr op_schema reshape = typed(describe<Reshape>(reshape_inputs, reshape_attrs, rules::reshape), types::all);
+inline constexpr op_schema flatten = typed(describe<Flatten>(data_only, flatten_attrs, rules::flatten), types::all);
+inline constexpr op_schema transpose = typed(describe<Transpose>(data_only, transpose_attrs, rules::transpose), types::all);
 inline constexpr op_schema pad = describe<Pad>(pad_inputs, pad_attrs, rules::pad);
 inline constexpr op_schema constant = op_schema{Constant::names, std::size(Constant::names), no_inputs, 0, constant_attrs,
                                                 std::size(constant_attrs), 1, rules::constant,

@@ -108,6 +108,22 @@ SGMATCH_DETAIL_OP(Gather, "Gather", "take")
 SGMATCH_DETAIL_OP(Expand, "Expand", "broadcast_to")
 SGMATCH_DETAIL_OP(Dropout, "Dropout")
 SGMATCH_DETAIL_OP(Cast, "Cast")
+SGMATCH_DETAIL_OP(Split, "Split", "split")
+SGMATCH_DETAIL_OP(Shape, "Shape", "shape_array")
+SGMATCH_DETAIL_OP(Size, "Size", "size_array")
+SGMATCH_DETAIL_OP(ConstantOfShape, "ConstantOfShape")
+SGMATCH_DETAIL_OP(Where, "Where", "where")
+
+// Comparisons and logic (bool results).
+SGMATCH_DETAIL_BINARY(Equal, true, "Equal", "broadcast_equal")
+SGMATCH_DETAIL_BINARY(Less, false, "Less", "broadcast_lesser")
+SGMATCH_DETAIL_BINARY(Greater, false, "Greater", "broadcast_greater")
+SGMATCH_DETAIL_BINARY(LessOrEqual, false, "LessOrEqual", "broadcast_lesser_equal")
+SGMATCH_DETAIL_BINARY(GreaterOrEqual, false, "GreaterOrEqual", "broadcast_greater_equal")
+SGMATCH_DETAIL_BINARY(And, true, "And", "broadcast_logical_and")
+SGMATCH_DETAIL_BINARY(Or, true, "Or", "broadcast_logical_or")
+SGMATCH_DETAIL_BINARY(Xor, true, "Xor", "broadcast_logical_xor")
+SGMATCH_DETAIL_UNARY(Not, "Not", "logical_not")
 
 #undef SGMATCH_DETAIL_UNARY
 #undef SGMATCH_DETAIL_OP

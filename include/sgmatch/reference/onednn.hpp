@@ -17,9 +17,11 @@
 SGMATCH_BEGIN_NAMESPACE
 namespace reference {
 
-/// A plain-layout view of a (row-major) array; the array must outlive the view.
+/// A plain-layout view of a (row-major) array; the array must outlive the view. A scalar
+/// (rank 0) is a one-element tensor of rank 1, as oneDNN has no rank 0.
 inline onednn::tensor to_tensor(const array& a) {
     onednn::dims d(a.shape().begin(), a.shape().end());
+    if (d.empty()) d.push_back(1);
     return onednn::tensor::view(a.data(), d);
 }
 

@@ -1,7 +1,8 @@
-// sgmatch/exec/kernels/tensor.hpp - kernels of the ops that move data: Concat, Reshape,
-// Flatten, Transpose, Pad, Constant, Unsqueeze, Squeeze, Slice, Gather, Expand, Dropout, Cast.
+// sgmatch/exec/kernels/tensor.hpp - fp32 kernels of the ops that move data: Concat, Reshape,
+// Flatten, Transpose, Pad, Constant, Unsqueeze, Squeeze, Slice, Gather, Expand, Dropout.
 // Parameters that decide the output's shape (axes, starts, indices, a shape) are read once, when
-// the executor is built, from attributes or constant inputs; a computed one is refused.
+// the executor is built, from attributes or constant inputs; where one is computed, the op's
+// typed kernel (kernels/typed.hpp) runs it and reads it at run time.
 #pragma once
 
 #include <algorithm>
@@ -171,9 +172,6 @@ inline reference_fn dropout(const node_context& c) {
     return [](const std::vector<const array*>& x) { return *x.at(0); };
 }
 
-inline reference_fn cast(const node_context&) {
-    return [](const std::vector<const array*>& x) { return *x.at(0); };  // float to float
-}
 
 inline const kernel_binding tensor[] = {
     {&ops::schemas::unsqueeze, reaxis<ops::rules::unsqueeze>, nullptr},
@@ -182,7 +180,6 @@ inline const kernel_binding tensor[] = {
     {&ops::schemas::gather, gather, nullptr},
     {&ops::schemas::expand, expand, nullptr},
     {&ops::schemas::dropout, dropout, nullptr},
-    {&ops::schemas::cast, cast, nullptr},
     {&ops::schemas::concat, concat, onednn_concat},
     {&ops::schemas::flatten, flatten, onednn_flatten},
     {&ops::schemas::reshape, reshape, onednn_reshape},

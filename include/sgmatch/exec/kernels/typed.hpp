@@ -1,0 +1,557 @@
+// sgmatch/exec/kernels/typed.hpp - kernels over typed values (exec::value): every element
+// type, several outputs, parameters read at run time.
+//
+// What shape subgraphs and masks compute: Shape, Size, ConstantOfShape, Cast, comparisons and
+// logic (bool results), Where, Split, the integer (and double) forms of Add, Sub, Mul, Div, Pow,
+// Neg and Abs, and the ops that move data without arithmetic (Reshape, Unsqueeze, Squeeze,
+// Flatten, Transpose, Concat, Slice, Gather, Expand, Identity, Dropout) on any element type.
+//
+// The executor runs an op's typed kernel when the op has no fp32 kernel, when its data input is
+// not f32, when an input computed at run time is not f32 (an int64 shape, a bool mask), or when
+// the node has more outputs than the fp32 kernel computes; the fp32 kernels (reference or
+// oneDNN) run everything else. Parameters (a Reshape's shape, Slice's starts, Gather's indices)
+// are read from the values at run time, through the op's own shape rule.
+//
+// Integer arithmetic wraps around (two's complement), as ONNX Runtime's does; an integer
+// division by zero is an error; a real cast to an integer saturates (NaN to 0).
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <unordered_map>
+#include <vector>
+
+#include "sgmatch/detail/config.hpp"
+#include "sgmatch/exec/node_kernels.hpp"
+#include "sgmatch/exec/value.hpp"
+#include "sgmatch/ops/elementwise.hpp"
+#include "sgmatch/ops/shape_rules.hpp"
+#include "sgmatch/ops/table.hpp"
+#include "sgmatch/ops/tensor.hpp"
+
+SGMATCH_BEGIN_NAMESPACE
+namespace exec {
+
+using values = std::vector<value>;
+/// A node's typed kernel: its input values, in order, to its output values.
+using typed_fn = std::function<values(const values&)>;
+
+/// How one op runs on typed values, made when the executor is built.
+struct typed_binding {
+    const ops::op_schema* schema;
+    typed_fn (*make)(const node_context&);
+};
+
+namespace typed {
+
+[[noreturn]] inline void fail(const ops::op_attrs& a, const std::string& why) {
+    throw exec_error("sgmatch::exec::executor: " + a.where() + ": " + why);
+}
+
+inline const value& in(const values& x, std::size_t i, const ops::op_attrs& a) {
+    if (i >= x.size()) fail(a, "needs " + std::to_string(i + 1) + " inputs");
+    return x[i];
+}
+
+/// What the op's shape rule sees at run time: every input's dims, and the values of the
+/// integer inputs (parameters such as a shape or starts).
+inline ops::shape_inputs shapes_of(const values& x) {
+    ops::shape_inputs s;
+    for (const value& v : x) {
+        s.shapes.push_back(v.dims());
+        const bool integer = v.type() == dtype::i64 || v.type() == dtype::i32;
+        s.values.push_back(integer && v.has_data() && v.size() <= 4096 ? std::optional<ops::dims>(v.to_ints()) : std::nullopt);
+    }
+    return s;
+}
+inline std::vector<ops::dims> rule(const ops::op_attrs& a, const values& x) {
+    try {
+        return ops::infer_shapes(a, shapes_of(x));
+    } catch (const ops::op_error& e) {
+        std::string_view m = e.what();
+        if (m.substr(0, 9) == "sgmatch: ") m.remove_prefix(9);
+        throw exec_error("sgmatch::exec::executor: " + std::string(m));
+    }
+}
+
+/// Strides (in elements) of `d` read as `out` under numpy broadcasting: 0 along broadcast axes.
+inline shape broadcast_strides(const shape& d, const shape& out) {
+    const shape dense = value::dense_strides(d);
+    shape s(out.size(), 0);
+    const std::size_t lead = out.size() - d.size();
+    for (std::size_t i = 0; i < d.size(); ++i) s[lead + i] = d[i] == 1 ? 0 : dense[i];
+    return s;
+}
+
+/// f(i, offsets) for every element i of `out` (row-major), with each input's element offset
+/// under its strides.
+template <std::size_t N, class F>
+void nd_loop(const shape& out, const std::array<shape, N>& strides, F&& f) {
+    const std::int64_t n = element_count(out);
+    shape idx(out.size(), 0);
+    std::array<std::int64_t, N> off{};
+    for (std::int64_t i = 0; i < n; ++i) {
+        f(i, off);
+        for (std::size_t k = out.size(); k-- > 0;) {
+            if (++idx[k] < out[k]) {
+                for (std::size_t j = 0; j < N; ++j) off[j] += strides[j][k];
+                break;
+            }
+            for (std::size_t j = 0; j < N; ++j) off[j] -= strides[j][k] * (out[k] - 1);
+            idx[k] = 0;
+        }
+    }
+}
+
+inline std::byte* bytes_of(value& v) { return static_cast<std::byte*>(v.mutable_data()); }
+inline const std::byte* bytes_of(const value& v) { return static_cast<const std::byte*>(v.data()); }
+
+// ---- conversions --------------------------------------------------------------------------
+
+/// A real as an integer type: truncated, saturated at the type's range, NaN as 0.
+template <class To, class From>
+To convert(From v) {
+    if constexpr (std::is_same_v<To, bool>) {
+        return v != From{};
+    } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
+        if (std::isnan(v)) return 0;
+        if (v <= static_cast<From>(std::numeric_limits<To>::min())) return std::numeric_limits<To>::min();
+        if (v >= static_cast<From>(std::numeric_limits<To>::max())) return std::numeric_limits<To>::max();
+        return static_cast<To>(v);
+    } else {
+        return static_cast<To>(v);
+    }
+}
+
+/// `x` converted to `to` (every type sgmatch has as a source; float16 / bfloat16 read only).
+inline value cast_to(const value& x0, dtype to) {
+    const value x = x0.dense_value();
+    if (x.type() == to) return x;
+    value out = value::zeros(to, x.dims());
+    const auto n = static_cast<std::size_t>(x.size());
+    const bool from_half = x.type() == dtype::f16 || x.type() == dtype::bf16;
+    const bool done = visit_type(to, [&](auto t) {
+        using T = typename decltype(t)::type;
+        T* o = out.as<T>();
+        if (from_half) {
+            const const_tensor_view c = x.as_constant();
+            for (std::size_t i = 0; i < n; ++i) o[i] = convert<T>(static_cast<float>(c.at(i)));
+            return;
+        }
+        visit_type(x.type(), [&](auto s) {
+            using S = typename decltype(s)::type;
+            const S* p = x.as<S>();
+            for (std::size_t i = 0; i < n; ++i) o[i] = convert<T>(p[i]);
+        });
+    });
+    if (!done) throw value_error("sgmatch::exec: no conversion to " + std::string(name_of(to)));
+    return out;
+}
+
+// ---- element-wise -------------------------------------------------------------------------
+
+// Wrapping integer arithmetic (signed overflow is undefined in C++).
+template <class T, class Op>
+T wrap(T a, T b, Op op) {
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+        using U = std::make_unsigned_t<T>;
+        return static_cast<T>(static_cast<U>(op(static_cast<U>(a), static_cast<U>(b))));
+    } else {
+        return static_cast<T>(op(a, b));
+    }
+}
+
+enum class binop { add, sub, mul, div, pow, equal, less, greater, less_equal, greater_equal, logical_and, logical_or, logical_xor };
+
+template <class T>
+bool compare(binop k, T a, T b) {
+    switch (k) {
+        case binop::equal: return a == b;
+        case binop::less: return a < b;
+        case binop::greater: return a > b;
+        case binop::less_equal: return a <= b;
+        case binop::greater_equal: return a >= b;
+        case binop::logical_and: return a && b;
+        case binop::logical_or: return a || b;
+        case binop::logical_xor: return a != b;
+        default: return false;
+    }
+}
+
+template <class T>
+T arith(binop k, T a, T b, const ops::op_attrs& at) {
+    switch (k) {
+        case binop::add: return wrap(a, b, [](auto p, auto q) { return p + q; });
+        case binop::sub: return wrap(a, b, [](auto p, auto q) { return p - q; });
+        case binop::mul: return wrap(a, b, [](auto p, auto q) { return p * q; });
+        case binop::div:
+            if constexpr (std::is_integral_v<T>) {
+                if (b == 0) fail(at, "integer division by zero");
+                if constexpr (std::is_signed_v<T>)
+                    if (a == std::numeric_limits<T>::min() && b == T(-1)) return a;  // wraps
+            }
+            return static_cast<T>(a / b);
+        default: return T{};
+    }
+}
+
+inline bool types_ok(const ops::op_attrs& a, dtype t) { return ops::types::has(a.schema().dtypes, t); }
+
+inline value binary(const value& x0, const value& y0, binop k, const ops::op_attrs& a) {
+    const value x = x0.dense_value(), y = y0.dense_value();
+    const bool cmp = k >= binop::equal;
+    if (k != binop::pow && x.type() != y.type())
+        fail(a, "inputs of types " + std::string(name_of(x.type())) + " and " + std::string(name_of(y.type())) + " (the same type expected)");
+    if (!types_ok(a, x.type())) fail(a, "no kernel for element type " + std::string(name_of(x.type())));
+    const shape out_dims = ops::rules::broadcast(a, x.dims(), y.dims());
+    value out = value::zeros(cmp ? dtype::boolean : x.type(), out_dims);
+    const std::array<shape, 2> st{broadcast_strides(x.dims(), out_dims), broadcast_strides(y.dims(), out_dims)};
+    visit_type(x.type(), [&](auto t) {
+        using T = typename decltype(t)::type;
+        const T* p = x.as<T>();
+        if (k == binop::pow) {
+            const value yd = cast_to(y, dtype::f64);
+            const double* q = yd.as<double>();
+            T* o = out.as<T>();
+            nd_loop<2>(out_dims, st, [&](std::int64_t i, const std::array<std::int64_t, 2>& off) {
+                o[i] = convert<T>(std::pow(static_cast<double>(p[off[0]]), q[off[1]]));
+            });
+            return;
+        }
+        const T* q = y.as<T>();
+        if (cmp) {
+            bool* o = out.as<bool>();
+            nd_loop<2>(out_dims, st, [&](std::int64_t i, const std::array<std::int64_t, 2>& off) { o[i] = compare<T>(k, p[off[0]], q[off[1]]); });
+        } else if constexpr (!std::is_same_v<T, bool>) {
+            T* o = out.as<T>();
+            nd_loop<2>(out_dims, st, [&](std::int64_t i, const std::array<std::int64_t, 2>& off) { o[i] = arith<T>(k, p[off[0]], q[off[1]], a); });
+        }
+    });
+    return out;
+}
+
+template <binop K>
+typed_fn binary_kernel(const node_context& c) {
+    return [a = c.a](const values& x) { return values{binary(in(x, 0, a), in(x, 1, a), K, a)}; };
+}
+
+enum class unop { neg, abs, logical_not };
+
+template <unop K>
+typed_fn unary_kernel(const node_context& c) {
+    return [a = c.a](const values& xs) {
+        const value x = in(xs, 0, a).dense_value();
+        if (!types_ok(a, x.type())) fail(a, "no kernel for element type " + std::string(name_of(x.type())));
+        value out = value::zeros(x.type(), x.dims());
+        const auto n = static_cast<std::size_t>(x.size());
+        visit_type(x.type(), [&](auto t) {
+            using T = typename decltype(t)::type;
+            const T* p = x.as<T>();
+            T* o = out.as<T>();
+            for (std::size_t i = 0; i < n; ++i) {
+                if constexpr (std::is_same_v<T, bool>) {
+                    o[i] = !p[i];
+                } else if constexpr (K == unop::neg) {
+                    o[i] = wrap(T{0}, p[i], [](auto u, auto v) { return u - v; });
+                } else if constexpr (std::is_unsigned_v<T>) {
+                    o[i] = p[i];
+                } else {
+                    o[i] = p[i] < T{0} ? wrap(T{0}, p[i], [](auto u, auto v) { return u - v; }) : p[i];
+                }
+            }
+        });
+        return values{out};
+    };
+}
+
+inline typed_fn where(const node_context& c) {
+    return [a = c.a](const values& xs) {
+        const value cond = in(xs, 0, a).dense_value(), x = in(xs, 1, a).dense_value(), y = in(xs, 2, a).dense_value();
+        if (cond.type() != dtype::boolean) fail(a, "the condition is " + std::string(name_of(cond.type())) + ", not bool");
+        if (x.type() != y.type()) fail(a, "X and Y of types " + std::string(name_of(x.type())) + " and " + std::string(name_of(y.type())));
+        const shape out_dims = rule(a, xs).at(0);
+        value out = value::zeros(x.type(), out_dims);
+        const std::size_t es = size_of(x.type());
+        const std::array<shape, 3> st{broadcast_strides(cond.dims(), out_dims), broadcast_strides(x.dims(), out_dims),
+                                      broadcast_strides(y.dims(), out_dims)};
+        const bool* k = cond.as<bool>();
+        std::byte* o = bytes_of(out);
+        const std::byte *p = bytes_of(x), *q = bytes_of(y);
+        nd_loop<3>(out_dims, st, [&](std::int64_t i, const std::array<std::int64_t, 3>& off) {
+            std::memcpy(o + i * static_cast<std::int64_t>(es), (k[off[0]] ? p + off[1] * static_cast<std::int64_t>(es) : q + off[2] * static_cast<std::int64_t>(es)), es);
+        });
+        return values{out};
+    };
+}
+
+// ---- data movement ------------------------------------------------------------------------
+
+/// Reshape, Unsqueeze, Squeeze, Flatten: the same data under the dims the op's rule gives.
+inline typed_fn same_data(const node_context& c) {
+    return [a = c.a](const values& x) { return values{in(x, 0, a).reshaped(rule(a, x).at(0))}; };
+}
+
+inline typed_fn identity(const node_context& c) {
+    return [a = c.a](const values& x) { return values{in(x, 0, a)}; };
+}
+
+/// Dropout in inference: the data and a mask of all true. A training_mode input must be a
+/// constant false.
+inline typed_fn dropout(const node_context& c) {
+    if (c.input_count() > 2) {
+        const auto t = c.constant_view(2);
+        const auto v = t ? t->scalar() : std::nullopt;
+        if (!v || *v != 0) c.refuse("training_mode (input 2) is not a constant false: inference only");
+    }
+    return [a = c.a](const values& x) {
+        const value& d = in(x, 0, a);
+        value mask = value::zeros(dtype::boolean, d.dims());
+        std::fill_n(mask.as<bool>(), static_cast<std::size_t>(mask.size()), true);
+        values out{d};
+        if (a.outputs() > 1) out.push_back(mask);
+        return out;
+    };
+}
+
+inline typed_fn transpose(const node_context& c) {
+    return [a = c.a](const values& xs) {
+        const value x = in(xs, 0, a).dense_value();
+        const ops::dims p = ops::rules::perm_of(a, x.rank());
+        const shape out_dims = rule(a, xs).at(0);
+        const shape src = value::dense_strides(x.dims());
+        shape st(p.size());
+        for (std::size_t k = 0; k < p.size(); ++k) st[k] = src[static_cast<std::size_t>(p[k])];
+        value out = value::zeros(x.type(), out_dims);
+        const auto es = static_cast<std::int64_t>(size_of(x.type()));
+        std::byte* o = bytes_of(out);
+        const std::byte* s = bytes_of(x);
+        nd_loop<1>(out_dims, std::array<shape, 1>{st},
+                   [&](std::int64_t i, const std::array<std::int64_t, 1>& off) { std::memcpy(o + i * es, s + off[0] * es, static_cast<std::size_t>(es)); });
+        return values{out};
+    };
+}
+
+inline typed_fn concat(const node_context& c) {
+    return [a = c.a](const values& xs) {
+        const shape out_dims = rule(a, xs).at(0);
+        const std::size_t ax = ops::rules::axis(a, a.i("axis"), out_dims.size());
+        const dtype t = in(xs, 0, a).type();
+        for (const value& v : xs)
+            if (v.type() != t) fail(a, "inputs of types " + std::string(name_of(t)) + " and " + std::string(name_of(v.type())));
+        value out = value::zeros(t, out_dims);
+        std::int64_t outer = 1;
+        for (std::size_t k = 0; k < ax; ++k) outer *= out_dims[k];
+        const auto es = static_cast<std::int64_t>(size_of(t));
+        const std::int64_t row = element_count(out_dims) / std::max<std::int64_t>(outer, 1) * es;
+        std::byte* o = bytes_of(out);
+        std::int64_t at = 0;
+        for (const value& v0 : xs) {
+            const value v = v0.dense_value();
+            const std::int64_t piece = outer == 0 ? 0 : v.size() / outer * es;
+            const std::byte* s = bytes_of(v);
+            for (std::int64_t r = 0; r < outer && piece > 0; ++r) std::memcpy(o + r * row + at, s + r * piece, static_cast<std::size_t>(piece));
+            at += piece;
+        }
+        return values{out};
+    };
+}
+
+inline typed_fn slice(const node_context& c) {
+    return [a = c.a](const values& xs) {
+        const value x = in(xs, 0, a).dense_value();
+        const shape out_dims = rule(a, xs).at(0);
+        const ops::rules::slice_params p = ops::rules::slice_params_of(shapes_of(xs), a);
+        const shape src = value::dense_strides(x.dims());
+        shape st = src;
+        std::int64_t base = 0;
+        for (std::size_t k = 0; k < p.axes.size(); ++k) {
+            const auto ax = static_cast<std::size_t>(p.axes[k]);
+            const std::int64_t dim = x.dims()[ax], step = p.steps[k], start = p.starts[k];
+            // The first index taken: ONNX's clamping into [0, dim] (positive steps) or [0, dim - 1]
+            // (negative), as in the shape rule.
+            std::int64_t s = start < 0 ? start + dim : start;
+            s = step > 0 ? std::clamp<std::int64_t>(s, 0, dim) : std::clamp<std::int64_t>(s, 0, dim - 1);
+            if (out_dims[ax] > 0) base += s * src[ax];
+            st[ax] = src[ax] * step;
+        }
+        value out = value::zeros(x.type(), out_dims);
+        const auto es = static_cast<std::int64_t>(size_of(x.type()));
+        std::byte* o = bytes_of(out);
+        const std::byte* sp = bytes_of(x);
+        nd_loop<1>(out_dims, std::array<shape, 1>{st}, [&](std::int64_t i, const std::array<std::int64_t, 1>& off) {
+            std::memcpy(o + i * es, sp + (base + off[0]) * es, static_cast<std::size_t>(es));
+        });
+        return values{out};
+    };
+}
+
+inline typed_fn gather(const node_context& c) {
+    return [a = c.a](const values& xs) {
+        const value x = in(xs, 0, a).dense_value(), ind = in(xs, 1, a).dense_value();
+        if (ind.type() != dtype::i64 && ind.type() != dtype::i32)
+            fail(a, "indices of type " + std::string(name_of(ind.type())) + " (int64 or int32 expected)");
+        const shape out_dims = rule(a, xs).at(0);
+        const std::size_t ax = ops::rules::axis(a, a.i("axis"), x.rank());
+        const std::int64_t dim = x.dims()[ax];
+        std::int64_t outer = 1, inner = 1;
+        for (std::size_t k = 0; k < ax; ++k) outer *= x.dims()[k];
+        for (std::size_t k = ax + 1; k < x.rank(); ++k) inner *= x.dims()[k];
+        const std::vector<std::int64_t> idx = ind.to_ints();
+        const auto es = static_cast<std::int64_t>(size_of(x.type()));
+        value out = value::zeros(x.type(), out_dims);
+        std::byte* o = bytes_of(out);
+        const std::byte* s = bytes_of(x);
+        const std::int64_t block = inner * es;
+        for (std::int64_t r = 0; r < outer; ++r)
+            for (std::size_t j = 0; j < idx.size(); ++j) {
+                std::int64_t i = idx[j];
+                if (i < -dim || i >= dim) fail(a, "index " + std::to_string(i) + " is out of range for axis " + std::to_string(ax) + " of size " + std::to_string(dim));
+                if (i < 0) i += dim;
+                std::memcpy(o + (r * static_cast<std::int64_t>(idx.size()) + static_cast<std::int64_t>(j)) * block,
+                            s + (r * dim + i) * block, static_cast<std::size_t>(block));
+            }
+        return values{out};
+    };
+}
+
+inline typed_fn expand(const node_context& c) {
+    return [a = c.a](const values& xs) {
+        const value x = in(xs, 0, a).dense_value();
+        const shape out_dims = rule(a, xs).at(0);
+        value out = value::zeros(x.type(), out_dims);
+        const auto es = static_cast<std::int64_t>(size_of(x.type()));
+        std::byte* o = bytes_of(out);
+        const std::byte* s = bytes_of(x);
+        nd_loop<1>(out_dims, std::array<shape, 1>{broadcast_strides(x.dims(), out_dims)},
+                   [&](std::int64_t i, const std::array<std::int64_t, 1>& off) { std::memcpy(o + i * es, s + off[0] * es, static_cast<std::size_t>(es)); });
+        return values{out};
+    };
+}
+
+inline typed_fn split(const node_context& c) {
+    return [a = c.a](const values& xs) {
+        const value x = in(xs, 0, a).dense_value();
+        const std::vector<ops::dims> outs = rule(a, xs);
+        const std::size_t ax = ops::rules::axis(a, a.i("axis"), x.rank());
+        std::int64_t outer = 1;
+        for (std::size_t k = 0; k < ax; ++k) outer *= x.dims()[k];
+        const auto es = static_cast<std::int64_t>(size_of(x.type()));
+        const std::int64_t row = outer == 0 ? 0 : x.size() / outer * es;
+        const std::byte* s = bytes_of(x);
+        values r;
+        std::int64_t at = 0;
+        for (const auto& d : outs) {
+            value v = value::zeros(x.type(), d);
+            const std::int64_t piece = outer == 0 ? 0 : v.size() / outer * es;
+            std::byte* o = bytes_of(v);
+            for (std::int64_t k = 0; k < outer && piece > 0; ++k) std::memcpy(o + k * piece, s + k * row + at, static_cast<std::size_t>(piece));
+            at += piece;
+            r.push_back(std::move(v));
+        }
+        return r;
+    };
+}
+
+// ---- shapes and constants -----------------------------------------------------------------
+
+inline typed_fn shape_of(const node_context& c) {
+    return [a = c.a](const values& xs) {
+        const value& x = in(xs, 0, a);
+        const auto [b, e] = ops::rules::shape_range(a, x.rank());
+        return values{value::of<std::int64_t>({static_cast<std::int64_t>(e - b)},
+                                               std::vector<std::int64_t>(x.dims().begin() + static_cast<std::ptrdiff_t>(b),
+                                                                         x.dims().begin() + static_cast<std::ptrdiff_t>(e)))};
+    };
+}
+
+inline typed_fn size_of_value(const node_context& c) {
+    return [a = c.a](const values& xs) { return values{value::of<std::int64_t>({}, {in(xs, 0, a).size()})}; };
+}
+
+inline typed_fn constant_of_shape(const node_context& c) {
+    const dtype t = ops::output_type(c.a, {});
+    if (t == dtype::unknown || t == dtype::f16 || t == dtype::bf16)
+        c.refuse("a value of element type code " + std::to_string(c.a.i("dtype")) + ", which the kernels do not make");
+    const double v = c.a.has("value") ? c.a.reals("value").at(0) : 0.0;
+    return [a = c.a, t, v](const values& xs) {
+        if (in(xs, 0, a).type() != dtype::i64) fail(a, "the shape is " + std::string(name_of(xs[0].type())) + ", not int64");
+        value out = value::zeros(t, rule(a, xs).at(0));
+        visit_type(t, [&](auto k) {
+            using T = typename decltype(k)::type;
+            std::fill_n(out.as<T>(), static_cast<std::size_t>(out.size()), convert<T>(v));
+        });
+        return values{out};
+    };
+}
+
+inline typed_fn cast(const node_context& c) {
+    const dtype t = ops::output_type(c.a, {});
+    if (t == dtype::unknown || t == dtype::f16 || t == dtype::bf16)
+        c.refuse("Cast to element type code " + std::to_string(c.a.i("to")) + ": the kernels do not make it");
+    return [a = c.a, t](const values& xs) { return values{cast_to(in(xs, 0, a), t)}; };
+}
+
+}  // namespace typed
+
+namespace kernels {
+
+inline const typed_binding typed_ops[] = {
+    {&ops::schemas::add, typed::binary_kernel<typed::binop::add>},
+    {&ops::schemas::sub, typed::binary_kernel<typed::binop::sub>},
+    {&ops::schemas::mul, typed::binary_kernel<typed::binop::mul>},
+    {&ops::schemas::div, typed::binary_kernel<typed::binop::div>},
+    {&ops::schemas::pow, typed::binary_kernel<typed::binop::pow>},
+    {&ops::schemas::equal, typed::binary_kernel<typed::binop::equal>},
+    {&ops::schemas::less, typed::binary_kernel<typed::binop::less>},
+    {&ops::schemas::greater, typed::binary_kernel<typed::binop::greater>},
+    {&ops::schemas::less_or_equal, typed::binary_kernel<typed::binop::less_equal>},
+    {&ops::schemas::greater_or_equal, typed::binary_kernel<typed::binop::greater_equal>},
+    {&ops::schemas::logical_and, typed::binary_kernel<typed::binop::logical_and>},
+    {&ops::schemas::logical_or, typed::binary_kernel<typed::binop::logical_or>},
+    {&ops::schemas::logical_xor, typed::binary_kernel<typed::binop::logical_xor>},
+    {&ops::schemas::neg, typed::unary_kernel<typed::unop::neg>},
+    {&ops::schemas::abs, typed::unary_kernel<typed::unop::abs>},
+    {&ops::schemas::logical_not, typed::unary_kernel<typed::unop::logical_not>},
+    {&ops::schemas::where, typed::where},
+    {&ops::schemas::identity, typed::identity},
+    {&ops::schemas::dropout, typed::dropout},
+    {&ops::schemas::reshape, typed::same_data},
+    {&ops::schemas::unsqueeze, typed::same_data},
+    {&ops::schemas::squeeze, typed::same_data},
+    {&ops::schemas::flatten, typed::same_data},
+    {&ops::schemas::transpose, typed::transpose},
+    {&ops::schemas::concat, typed::concat},
+    {&ops::schemas::slice, typed::slice},
+    {&ops::schemas::gather, typed::gather},
+    {&ops::schemas::expand, typed::expand},
+    {&ops::schemas::split, typed::split},
+    {&ops::schemas::shape, typed::shape_of},
+    {&ops::schemas::size, typed::size_of_value},
+    {&ops::schemas::constant_of_shape, typed::constant_of_shape},
+    {&ops::schemas::cast, typed::cast},
+};
+
+}  // namespace kernels
+
+/// The typed kernel of the op described by `s`, or null.
+inline const typed_binding* find_typed_kernel(const ops::op_schema* s) {
+    static const std::unordered_map<const ops::op_schema*, const typed_binding*> by_schema = [] {
+        std::unordered_map<const ops::op_schema*, const typed_binding*> m;
+        for (const auto& b : kernels::typed_ops) m.emplace(b.schema, &b);
+        return m;
+    }();
+    const auto it = by_schema.find(s);
+    return it == by_schema.end() ? nullptr : it->second;
+}
+
+}  // namespace exec
+SGMATCH_END_NAMESPACE

@@ -1,0 +1,242 @@
+// sgmatch/exec/value.hpp - a value of the graph at run time: element type, dims, strides and
+// data, owned by sgmatch or viewed in the caller's buffer.
+//
+//   exec::value x = exec::value::view(ptr, dtype::f32, {1, 3, 224, 224});   // no copy
+//   exec::value s = exec::value::of<std::int64_t>({2}, {1, -1});             // owned
+//   s.type(); s.dims(); s.as<std::int64_t>()[1];
+//
+// - Every element type sgmatch knows (graph/types.hpp: f32, f16, bf16, f64, i8, u8, i32, i64,
+//   bool). Shape subgraphs compute int64 values, comparisons compute bool masks; the executor
+//   checks each computed value's type against the one the graph declares.
+// - A view keeps no ownership: the caller keeps the buffer alive while the run reads it. Strides
+//   (in elements) describe a non-dense view; kernels read dense values, so a strided one is
+//   copied once when read (dense()).
+// - Copies are shallow: a value shares its data (a reshape is a new value over the same bytes).
+//
+// Nothing here includes oneDNN or xtensor.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <boost/hana/type.hpp>
+
+#include "sgmatch/detail/config.hpp"
+#include "sgmatch/graph/types.hpp"
+
+SGMATCH_BEGIN_NAMESPACE
+namespace exec {
+
+/// The C++ type of an element type's values (bool for dtype::boolean; f16 and bf16 as their
+/// 16 bits).
+template <class T> constexpr dtype dtype_of_v = dtype::unknown;
+template <> constexpr dtype dtype_of_v<float> = dtype::f32;
+template <> constexpr dtype dtype_of_v<double> = dtype::f64;
+template <> constexpr dtype dtype_of_v<std::int64_t> = dtype::i64;
+template <> constexpr dtype dtype_of_v<std::int32_t> = dtype::i32;
+template <> constexpr dtype dtype_of_v<std::int8_t> = dtype::i8;
+template <> constexpr dtype dtype_of_v<std::uint8_t> = dtype::u8;
+template <> constexpr dtype dtype_of_v<bool> = dtype::boolean;
+static_assert(sizeof(bool) == 1, "sgmatch: ONNX bool tensors are one byte per element");
+
+/// Calls f(hana::type_c<T>) with the C++ type of `t`'s elements; false when `t` has none that
+/// computes (unknown, f16, bf16: those only move and convert).
+template <class F>
+bool visit_type(dtype t, F&& f) {
+    namespace hana = boost::hana;
+    switch (t) {
+        case dtype::f32: f(hana::type_c<float>); return true;
+        case dtype::f64: f(hana::type_c<double>); return true;
+        case dtype::i64: f(hana::type_c<std::int64_t>); return true;
+        case dtype::i32: f(hana::type_c<std::int32_t>); return true;
+        case dtype::i8: f(hana::type_c<std::int8_t>); return true;
+        case dtype::u8: f(hana::type_c<std::uint8_t>); return true;
+        case dtype::boolean: f(hana::type_c<bool>); return true;
+        default: return false;
+    }
+}
+
+using shape = std::vector<std::int64_t>;
+
+/// Raised for a value that does not fit what is asked of it (a type, a size, a write to a view).
+class value_error : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+inline std::string to_string(const shape& d) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i]);
+    return s + "]";
+}
+
+/// Elements of a shape; a value_error for a negative dim or a count over 2^40 elements.
+inline std::int64_t element_count(const shape& d) {
+    std::int64_t n = 1;
+    for (auto x : d) {
+        if (x < 0) throw value_error("sgmatch::exec::value: a negative dim in " + to_string(d));
+        if (x != 0 && n > (std::int64_t{1} << 40) / x)
+            throw value_error("sgmatch::exec::value: " + to_string(d) + " has over 2^40 elements");
+        n *= x;
+    }
+    return n;
+}
+
+class value {
+public:
+    value() = default;
+
+    /// An owned value of zeros.
+    static value zeros(dtype t, shape dims) {
+        if (size_of(t) == 0) throw value_error("sgmatch::exec::value: no element type");
+        value v;
+        v.type_ = t;
+        v.dims_ = std::move(dims);
+        const auto bytes = static_cast<std::size_t>(element_count(v.dims_)) * size_of(t);
+        std::shared_ptr<std::byte[]> b(new std::byte[bytes == 0 ? 1 : bytes]());
+        v.data_ = b.get();
+        v.owner_ = std::move(b);
+        return v;
+    }
+    /// An owned value holding `data` (row-major; its size must fit `dims`).
+    template <class T>
+    static value of(shape dims, const std::vector<T>& data) {
+        static_assert(dtype_of_v<T> != dtype::unknown, "sgmatch::exec::value::of<T>: T must be an element type sgmatch has");
+        value v = zeros(dtype_of_v<T>, std::move(dims));
+        if (static_cast<std::size_t>(v.size()) != data.size())
+            throw value_error("sgmatch::exec::value::of: " + std::to_string(data.size()) + " values for dims " + to_string(v.dims_));
+        if (!data.empty()) std::memcpy(v.data_, static_cast<const void*>(data.data()), data.size() * sizeof(T));
+        return v;
+    }
+    /// A view of the caller's buffer (no copy; read-only). Strides in elements; empty: dense.
+    static value view(const void* data, dtype t, shape dims, shape strides = {}) {
+        if (data == nullptr) throw value_error("sgmatch::exec::value::view: a null buffer");
+        if (!strides.empty() && strides.size() != dims.size())
+            throw value_error("sgmatch::exec::value::view: " + std::to_string(strides.size()) + " strides for rank " +
+                              std::to_string(dims.size()));
+        value v;
+        v.type_ = t;
+        v.dims_ = std::move(dims);
+        (void)element_count(v.dims_);
+        v.data_ = const_cast<void*>(data);
+        v.strides_ = std::move(strides);
+        v.read_only_ = true;
+        if (v.strides_ == dense_strides(v.dims_)) v.strides_.clear();
+        return v;
+    }
+
+    dtype type() const { return type_; }
+    const shape& dims() const { return dims_; }
+    std::size_t rank() const { return dims_.size(); }
+    /// Strides in elements: empty for a dense (row-major) value.
+    const shape& strides() const { return strides_; }
+    bool dense() const { return strides_.empty(); }
+    bool has_data() const { return data_ != nullptr; }
+    /// Whether sgmatch owns the data (else it is a view of a buffer someone else keeps alive).
+    bool owned() const { return owner_ != nullptr; }
+    std::int64_t size() const { return element_count(dims_); }
+    std::size_t bytes() const { return static_cast<std::size_t>(size()) * size_of(type_); }
+
+    const void* data() const { return data_; }
+    /// Writable data: only a value sgmatch owns (a view of the caller's buffer is read-only).
+    void* mutable_data() {
+        if (read_only_) throw value_error("sgmatch::exec::value: a view of the caller's buffer is read-only");
+        return data_;
+    }
+    template <class T>
+    const T* as() const {
+        check<T>();
+        return static_cast<const T*>(data_);
+    }
+    template <class T>
+    T* as() {
+        check<T>();
+        return static_cast<T*>(mutable_data());
+    }
+
+    /// The same data under other dims (same element count; a dense value).
+    value reshaped(shape to) const {
+        const value d = dense_value();
+        if (element_count(to) != d.size())
+            throw value_error("sgmatch::exec::value: cannot reshape " + to_string(dims_) + " to " + to_string(to));
+        value v = d;
+        v.dims_ = std::move(to);
+        return v;
+    }
+    /// This value, dense: itself, or a copy of a strided view.
+    value dense_value() const {
+        if (dense()) return *this;
+        value out = zeros(type_, dims_);
+        const std::size_t es = size_of(type_);
+        const auto n = static_cast<std::size_t>(size());
+        shape idx(dims_.size(), 0);
+        auto* dst = static_cast<std::byte*>(out.data_);
+        const auto* src = static_cast<const std::byte*>(data_);
+        for (std::size_t i = 0; i < n; ++i) {
+            std::int64_t off = 0;
+            for (std::size_t k = 0; k < idx.size(); ++k) off += idx[k] * strides_[k];
+            std::memcpy(dst + i * es, src + off * static_cast<std::int64_t>(es), es);
+            for (std::size_t k = idx.size(); k-- > 0;) {
+                if (++idx[k] < dims_[k]) break;
+                idx[k] = 0;
+            }
+        }
+        return out;
+    }
+    /// A deep, owned, dense copy.
+    value clone() const {
+        const value d = dense_value();
+        value out = zeros(type_, dims_);
+        if (d.bytes()) std::memcpy(out.data_, d.data_, d.bytes());
+        return out;
+    }
+
+    /// Read as a constant view (dense values): element access, to_ints(), to_floats().
+    const_tensor_view as_constant() const {
+        const value& d = dense_or_throw();
+        return const_tensor_view{d.type_, d.dims_.data(), d.dims_.size(), d.data_};
+    }
+    std::vector<std::int64_t> to_ints() const {
+        auto v = as_constant().to_ints();
+        if (!v) throw value_error("sgmatch::exec::value: " + std::string(name_of(type_)) + " values that no int64 holds");
+        return *v;
+    }
+    std::vector<float> to_floats() const { return as_constant().to_floats().value_or(std::vector<float>{}); }
+
+    static shape dense_strides(const shape& d) {
+        shape s(d.size(), 1);
+        for (std::size_t k = d.size(); k-- > 1;) s[k - 1] = s[k] * d[k];
+        return s;
+    }
+
+private:
+    template <class T>
+    void check() const {
+        static_assert(dtype_of_v<T> != dtype::unknown, "sgmatch::exec::value::as<T>: T must be an element type sgmatch has");
+        if (dtype_of_v<T> != type_)
+            throw value_error("sgmatch::exec::value: read as " + std::string(name_of(dtype_of_v<T>)) + ", holds " +
+                              std::string(name_of(type_)));
+        if (!dense()) throw value_error("sgmatch::exec::value: a strided view read as dense (call dense_value())");
+    }
+    const value& dense_or_throw() const {
+        if (!dense()) throw value_error("sgmatch::exec::value: a strided view read as dense (call dense_value())");
+        return *this;
+    }
+
+    dtype type_ = dtype::unknown;
+    shape dims_;
+    shape strides_;
+    void* data_ = nullptr;
+    std::shared_ptr<void> owner_;
+    bool read_only_ = false;
+};
+
+}  // namespace exec
+SGMATCH_END_NAMESPACE

@@ -1,0 +1,313 @@
+// Typed values at run time (exec/value.hpp) and the typed kernels (exec/kernels/typed.hpp):
+// shape subgraphs computing int64, masks computing bool, several outputs, parameters read at
+// run time - each checked against brute force written here, not against the kernels.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+
+#include "sgmatch/exec/executor.hpp"
+
+using namespace sgmatch;
+using exec::value;
+
+namespace {
+
+template <class T>
+std::vector<unsigned char> bytes(const std::vector<T>& v) {
+    std::vector<unsigned char> b(v.size() * sizeof(T));
+    if (!v.empty()) std::memcpy(b.data(), v.data(), b.size());
+    return b;
+}
+template <class T>
+node_id constant(graph& g, const char* name, std::vector<std::int64_t> dims, const std::vector<T>& v) {
+    return g.add_constant(name, std::move(dims), exec::dtype_of_v<T>, bytes(v));
+}
+template <class T>
+std::vector<T> elements(const value& v) {
+    const T* p = v.as<T>();
+    return std::vector<T>(p, p + v.size());
+}
+input_ref port(node_id n, std::uint32_t p) { return input_ref(value_ref<node_id>{n, p}); }
+
+std::string run_error(const exec::executor& run, const std::map<std::string, value>& in) {
+    try {
+        (void)run.run(in);
+    } catch (const exec::exec_error& e) {
+        return e.what();
+    }
+    return "";
+}
+
+}  // namespace
+
+TEST_CASE("value: owned, viewed, strided views read dense, views are read-only, types are checked") {
+    const value a = value::of<std::int64_t>({2, 3}, {1, 2, 3, 4, 5, 6});
+    CHECK(a.type() == dtype::i64);
+    CHECK(a.size() == 6);
+    CHECK(a.owned());
+    CHECK(a.as<std::int64_t>()[4] == 5);
+    CHECK_THROWS_WITH_AS(a.as<float>(), "sgmatch::exec::value: read as float, holds int64", exec::value_error);
+    CHECK_THROWS_AS(value::of<float>({2, 2}, {1.f, 2.f, 3.f}), exec::value_error);
+    CHECK_THROWS_AS(value::zeros(dtype::f32, {2, -1}), exec::value_error);
+
+    // A transposed view of a 2x3 buffer: dims 3x2, strides 1, 3.
+    const float buf[] = {0, 1, 2, 3, 4, 5};
+    value t = value::view(buf, dtype::f32, {3, 2}, {1, 3});
+    CHECK_FALSE(t.dense());
+    CHECK_FALSE(t.owned());
+    CHECK_THROWS_AS(t.as<float>(), exec::value_error);  // strided: read through dense_value()
+    CHECK(elements<float>(t.dense_value()) == std::vector<float>{0, 3, 1, 4, 2, 5});
+    CHECK_THROWS_WITH_AS(t.mutable_data(), "sgmatch::exec::value: a view of the caller's buffer is read-only", exec::value_error);
+    // Dense strides given explicitly are a dense view.
+    CHECK(value::view(buf, dtype::f32, {2, 3}, {3, 1}).dense());
+    // A reshape shares the bytes; a clone does not.
+    const value r = a.reshaped({3, 2});
+    CHECK(r.data() == a.data());
+    CHECK(a.clone().data() != a.data());
+    CHECK_THROWS_AS(a.reshaped({4}), exec::value_error);
+}
+
+TEST_CASE("a flatten written as PyTorch exports it (Shape, Gather, Unsqueeze, Concat, Reshape) runs on int64 values") {
+    graph g;
+    auto x = g.add_input("x", tensor_type{dtype::f32, {-1, 3, 4}});
+    auto shape = g.add_op("Shape", "shape", {x});
+    auto n = g.add_op("Gather", "batch", {shape, constant<std::int64_t>(g, "zero", {}, {0})});
+    auto n1 = g.add_op("Unsqueeze", "batch1", {n}, {{"axes", attribute::ints{0}}});
+    auto target = g.add_op("Concat", "target", {n1, constant<std::int64_t>(g, "minus1", {1}, {-1})}, {{"axis", 0}});
+    auto y = g.add_op("Reshape", "flat", {x, target});
+    g.mark_output(y);
+    g.mark_output(target);
+    for (auto m : {exec::mode::reference, exec::mode::onednn}) {
+        const exec::executor run(g, m);
+        for (std::int64_t batch : {1, 5}) {
+            std::vector<float> data(static_cast<std::size_t>(batch * 12));
+            for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<float>(i) * 0.5f;
+            exec::run_stats st;
+            const auto out = run.run({{"x", value::of<float>({batch, 3, 4}, data)}}, &st);
+            REQUIRE(out.size() == 2);
+            CHECK(out[0].type() == dtype::f32);
+            CHECK(out[0].dims() == exec::shape{batch, 12});
+            CHECK(elements<float>(out[0]) == data);
+            CHECK(out[1].type() == dtype::i64);
+            CHECK(elements<std::int64_t>(out[1]) == std::vector<std::int64_t>{batch, -1});
+            CHECK(st.typed_nodes == 5);  // every node: each reads an int64 value or has no fp32 kernel
+        }
+        // The f32 API cannot hand back an int64 output: a clear error, not a conversion.
+        CHECK_THROWS_WITH_AS(run({{"x", xt::zeros<float>({1, 3, 4})}}),
+                             doctest::Contains("the value of 'target' (output 0) is int64"), exec::exec_error);
+    }
+}
+
+TEST_CASE("comparisons, logic and Where against brute force, with numpy broadcasting") {
+    std::mt19937 rng(7);
+    std::uniform_int_distribution<int> small(-3, 3);
+    for (int round = 0; round < 20; ++round) {
+        // a: [2, 1, 4], b: [3, 1] broadcast to [2, 3, 4]; integer-valued floats so ties happen.
+        std::vector<float> av(8), bv(3), xv(24), yv(24);
+        for (auto& v : av) v = static_cast<float>(small(rng));
+        for (auto& v : bv) v = static_cast<float>(small(rng));
+        for (auto& v : xv) v = static_cast<float>(small(rng));
+        for (auto& v : yv) v = static_cast<float>(small(rng)) + 0.5f;
+        graph g;
+        auto a = g.add_input("a"), b = g.add_input("b"), x = g.add_input("x"), y = g.add_input("y");
+        auto less = g.add_op("Less", "less", {a, b});
+        auto eq = g.add_op("Equal", "eq", {a, b});
+        auto either = g.add_op("Or", "either", {less, eq});
+        auto not_ge = g.add_op("Not", "not_ge", {g.add_op("GreaterOrEqual", "ge", {a, b})});
+        auto same = g.add_op("Xor", "differ", {not_ge, less});  // always false
+        g.mark_output(either);
+        g.mark_output(same);
+        g.mark_output(g.add_op("Where", "where", {either, x, y}));
+        const exec::executor run(g);
+        const auto out = run.run({{"a", value::of<float>({2, 1, 4}, av)},
+                                  {"b", value::of<float>({3, 1}, bv)},
+                                  {"x", value::of<float>({2, 3, 4}, xv)},
+                                  {"y", value::of<float>({2, 3, 4}, yv)}});
+        REQUIRE(out.size() == 3);
+        CHECK(out[0].type() == dtype::boolean);
+        CHECK(out[0].dims() == exec::shape{2, 3, 4});
+        const auto le = elements<bool>(out[0]);
+        const auto zero = elements<bool>(out[1]);
+        const auto w = elements<float>(out[2]);
+        for (int i = 0; i < 2; ++i)
+            for (int j = 0; j < 3; ++j)
+                for (int k = 0; k < 4; ++k) {
+                    const auto o = static_cast<std::size_t>((i * 3 + j) * 4 + k);
+                    const bool want = av[static_cast<std::size_t>(i * 4 + k)] <= bv[static_cast<std::size_t>(j)];
+                    CHECK(le[o] == want);
+                    CHECK_FALSE(zero[o]);
+                    CHECK(w[o] == (want ? xv[o] : yv[o]));
+                }
+    }
+}
+
+TEST_CASE("integer arithmetic: wraps around as two's complement, division truncates, division by zero is an error") {
+    constexpr auto max = std::numeric_limits<std::int64_t>::max(), min = std::numeric_limits<std::int64_t>::min();
+    graph g;
+    auto a = g.add_input("a"), b = g.add_input("b");
+    for (const char* op : {"Add", "Sub", "Mul", "Div"}) g.mark_output(g.add_op(op, op, {a, b}));
+    g.mark_output(g.add_op("Neg", "neg", {a}));
+    g.mark_output(g.add_op("Abs", "abs", {a}));
+    const exec::executor run(g);
+    const auto out = run.run({{"a", value::of<std::int64_t>({4}, {max, min, -7, 7})}, {"b", value::of<std::int64_t>({4}, {1, -1, 2, -2})}});
+    CHECK(elements<std::int64_t>(out[0]) == std::vector<std::int64_t>{min, max, -5, 5});
+    CHECK(elements<std::int64_t>(out[1]) == std::vector<std::int64_t>{max - 1, min + 1, -9, 9});
+    CHECK(elements<std::int64_t>(out[2]) == std::vector<std::int64_t>{max, min, -14, -14});
+    CHECK(elements<std::int64_t>(out[3]) == std::vector<std::int64_t>{max, min, -3, -3});  // min / -1 wraps
+    CHECK(elements<std::int64_t>(out[4]) == std::vector<std::int64_t>{min + 1, min, 7, -7});
+    CHECK(elements<std::int64_t>(out[5]) == std::vector<std::int64_t>{max, min, 7, 7});
+    CHECK(run_error(run, {{"a", value::of<std::int32_t>({1}, {1})}, {"b", value::of<std::int32_t>({1}, {0})}}) ==
+          "sgmatch::exec::executor: node 'Div' (Div): integer division by zero");
+    CHECK(run_error(run, {{"a", value::of<std::int32_t>({1}, {1})}, {"b", value::of<std::int64_t>({1}, {1})}})
+              .find("node 'Add' (Add): inputs of types int32 and int64 (the same type expected)") != std::string::npos);
+    // Pow: the exponent of any numeric type, the result of the base's.
+    graph p;
+    p.mark_output(p.add_op("Pow", "pow", {p.add_input("a"), p.add_input("b")}));
+    const auto pw = exec::executor(p).run({{"a", value::of<std::int64_t>({3}, {1, 2, 3})}, {"b", value::of<float>({3}, {4, 5, 6})}});
+    CHECK(pw[0].type() == dtype::i64);
+    CHECK(elements<std::int64_t>(pw[0]) == std::vector<std::int64_t>{1, 32, 729});
+}
+
+TEST_CASE("Cast: to every type, reals saturate into integers, NaN is 0, any nonzero is true") {
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const std::vector<float> in{-1.5f, 0.0f, 2.7f, 1e10f, -1e10f, nan};
+    auto cast = [&](dtype code_type, std::int64_t code) {
+        graph g;
+        g.mark_output(g.add_op("Cast", "cast", {g.add_input("x")}, {{"to", code}}));
+        const auto out = exec::executor(g).run({{"x", value::of<float>({6}, in)}});
+        CHECK(out[0].type() == code_type);
+        return out[0];
+    };
+    CHECK(elements<std::int32_t>(cast(dtype::i32, 6)) ==
+          std::vector<std::int32_t>{-1, 0, 2, std::numeric_limits<std::int32_t>::max(), std::numeric_limits<std::int32_t>::min(), 0});
+    CHECK(elements<std::uint8_t>(cast(dtype::u8, 2)) == std::vector<std::uint8_t>{0, 0, 2, 255, 0, 0});
+    CHECK(elements<bool>(cast(dtype::boolean, 9)) == std::vector<bool>{true, false, true, true, true, true});
+    const auto d = elements<double>(cast(dtype::f64, 11));
+    CHECK(d[2] == static_cast<double>(2.7f));
+    CHECK(std::isnan(d[5]));
+    // float16 is read, not made: refused when the executor is built, naming the node.
+    graph h;
+    h.mark_output(h.add_op("Cast", "to_half", {h.add_input("x")}, {{"to", 10}}));
+    CHECK_THROWS_WITH_AS(exec::executor{h}, doctest::Contains("node 'to_half' (Cast): Cast to element type code 10"), exec::exec_error);
+}
+
+TEST_CASE("several outputs: Split into equal pieces and by sizes, Dropout's mask") {
+    graph g;
+    auto x = g.add_input("x");
+    auto halves = g.add_op("Split", "halves", {x}, {{"axis", 1}}, 2);
+    auto parts = g.add_op("Split", "parts", {x, constant<std::int64_t>(g, "sizes", {3}, {1, 2, 1})}, {{"axis", 1}}, 3);
+    auto drop = g.add_op("Dropout", "drop", {x}, {}, 2);
+    for (std::uint32_t p = 0; p < 2; ++p) g.mark_output(port(halves, p));
+    for (std::uint32_t p = 0; p < 3; ++p) g.mark_output(port(parts, p));
+    g.mark_output(port(drop, 0));
+    g.mark_output(port(drop, 1));
+    std::vector<std::int32_t> v(8);
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<std::int32_t>(i);
+    const auto out = exec::executor(g).run({{"x", value::of<std::int32_t>({2, 4}, v)}});
+    REQUIRE(out.size() == 7);
+    CHECK(elements<std::int32_t>(out[0]) == std::vector<std::int32_t>{0, 1, 4, 5});
+    CHECK(elements<std::int32_t>(out[1]) == std::vector<std::int32_t>{2, 3, 6, 7});
+    CHECK(elements<std::int32_t>(out[2]) == std::vector<std::int32_t>{0, 4});
+    CHECK(elements<std::int32_t>(out[3]) == std::vector<std::int32_t>{1, 2, 5, 6});
+    CHECK(out[3].dims() == exec::shape{2, 2});
+    CHECK(elements<std::int32_t>(out[4]) == std::vector<std::int32_t>{3, 7});
+    CHECK(elements<std::int32_t>(out[5]) == v);
+    CHECK(out[6].type() == dtype::boolean);
+    CHECK(elements<bool>(out[6]) == std::vector<bool>(8, true));
+    // Three pieces of an axis of 4: an error naming the node.
+    graph bad;
+    bad.mark_output(bad.add_op("Split", "thirds", {bad.add_input("x")}, {{"axis", 1}}, 3));
+    CHECK(run_error(exec::executor(bad), {{"x", value::of<std::int32_t>({2, 4}, v)}}).find("node 'thirds' (Split): axis 1 of [2, 4] does not split into 3 equal pieces") !=
+          std::string::npos);
+}
+
+TEST_CASE("parameters computed at run time: Slice, Gather, Expand, ConstantOfShape against brute force") {
+    std::mt19937 rng(11);
+    graph g;
+    auto x = g.add_input("x"), starts = g.add_input("starts"), ends = g.add_input("ends"), steps = g.add_input("steps");
+    auto axes = constant<std::int64_t>(g, "axes", {2}, {0, 1});
+    g.mark_output(g.add_op("Slice", "slice", {x, starts, ends, axes, steps}));
+    g.mark_output(g.add_op("Gather", "gather", {x, g.add_input("indices")}, {{"axis", 1}}));
+    g.mark_output(g.add_op("Expand", "expand", {g.add_op("Shape", "s", {x}, {{"start", -1}}), g.add_input("to")}));
+    g.mark_output(g.add_op("ConstantOfShape", "fill", {g.add_input("dims")}, {{"value", attribute::reals{2.5}}, {"dtype", 11}}));
+    const exec::executor run(g);
+    std::uniform_int_distribution<std::int64_t> pos(-8, 8), step(1, 3);
+    for (int round = 0; round < 50; ++round) {
+        std::vector<std::int64_t> xv(5 * 6);
+        for (std::size_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<std::int64_t>(i);
+        const std::int64_t s0 = pos(rng), s1 = pos(rng), e0 = pos(rng), e1 = pos(rng);
+        const std::int64_t k0 = step(rng) * (rng() % 2 ? 1 : -1), k1 = step(rng);
+        const std::int64_t i0 = pos(rng) % 6, i1 = pos(rng) % 6;
+        const auto out = run.run({{"x", value::of<std::int64_t>({5, 6}, xv)},
+                                  {"starts", value::of<std::int64_t>({2}, {s0, s1})},
+                                  {"ends", value::of<std::int64_t>({2}, {e0, e1})},
+                                  {"steps", value::of<std::int64_t>({2}, {k0, k1})},
+                                  {"indices", value::of<std::int64_t>({2}, {i0, i1})},
+                                  {"to", value::of<std::int64_t>({2}, {3, 1})},
+                                  {"dims", value::of<std::int64_t>({2}, {2, 2})}});
+        // Slice by brute force, as ONNX's specification words it: a negative index counts from
+        // the end; starts clamp into [0, dim] for positive steps and [0, dim - 1] for negative
+        // ones, ends into [0, dim] and [-1, dim - 1].
+        auto taken = [](std::int64_t dim, std::int64_t s, std::int64_t e, std::int64_t k) {
+            std::vector<std::int64_t> r;
+            auto norm = [dim](std::int64_t v, std::int64_t lo, std::int64_t hi) {
+                if (v < 0) v += dim;
+                return std::min(std::max(v, lo), hi);
+            };
+            if (k > 0) {
+                for (std::int64_t i = norm(s, 0, dim); i < norm(e, 0, dim); i += k) r.push_back(i);
+            } else {
+                for (std::int64_t i = norm(s, 0, dim - 1); i > norm(e, -1, dim - 1); i += k) r.push_back(i);
+            }
+            return r;
+        };
+        const auto rows = taken(5, s0, e0, k0), cols = taken(6, s1, e1, k1);
+        std::vector<std::int64_t> want;
+        for (auto r : rows)
+            for (auto c : cols) want.push_back(xv[static_cast<std::size_t>(r * 6 + c)]);
+        CAPTURE(s0);
+        CAPTURE(e0);
+        CAPTURE(k0);
+        CAPTURE(s1);
+        CAPTURE(e1);
+        CAPTURE(k1);
+        CHECK(out[0].dims() == exec::shape{static_cast<std::int64_t>(rows.size()), static_cast<std::int64_t>(cols.size())});
+        CHECK(elements<std::int64_t>(out[0]) == want);
+        // Gather along axis 1 with negative indices.
+        std::vector<std::int64_t> g1;
+        for (std::int64_t r = 0; r < 5; ++r)
+            for (auto i : {i0, i1}) g1.push_back(xv[static_cast<std::size_t>(r * 6 + (i < 0 ? i + 6 : i))]);
+        CHECK(elements<std::int64_t>(out[1]) == g1);
+        CHECK(out[2].dims() == exec::shape{3, 1});
+        CHECK(elements<std::int64_t>(out[2]) == std::vector<std::int64_t>{6, 6, 6});
+        CHECK(out[3].type() == dtype::f64);
+        CHECK(elements<double>(out[3]) == std::vector<double>(4, 2.5));
+    }
+    // An index out of range is an error naming the node, never a read outside the data.
+    CHECK(run_error(run, {{"x", value::of<std::int64_t>({1, 2}, {1, 2})},
+                          {"starts", value::of<std::int64_t>({2}, {0, 0})},
+                          {"ends", value::of<std::int64_t>({2}, {1, 1})},
+                          {"steps", value::of<std::int64_t>({2}, {1, 1})},
+                          {"indices", value::of<std::int64_t>({1}, {2})},
+                          {"to", value::of<std::int64_t>({1}, {1})},
+                          {"dims", value::of<std::int64_t>({1}, {1})}})
+              .find("node 'gather' (Gather): index 2 is out of range for axis 1 of size 2") != std::string::npos);
+}
+
+TEST_CASE("computed element types are checked against the declared ones") {
+    graph g;
+    auto x = g.add_input("x");
+    auto s = g.add_op("Shape", "shape", {x});
+    g.set_type({s, 0}, tensor_type{dtype::f32, {2}});  // wrong: Shape computes int64
+    g.mark_output(s);
+    CHECK(run_error(exec::executor(g), {{"x", value::of<float>({1, 2}, {1, 2})}}) ==
+          "sgmatch::exec::executor: node 'shape' (Shape) computed int64 values on output 0; the graph declares float");
+    // An fp32-only op reading an int64 value is an error naming it, never a silent conversion.
+    graph r;
+    r.mark_output(r.add_op("Relu", "relu", {r.add_op("Shape", "s", {r.add_input("x")})}));
+    CHECK(run_error(exec::executor(r), {{"x", value::of<float>({1, 2}, {1, 2})}}).find("the value of 's' (output 0) is int64: an fp32 kernel cannot read it") !=
+          std::string::npos);
+}
