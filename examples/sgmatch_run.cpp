@@ -197,7 +197,8 @@ int main(int argc, char** argv) {
               << ", \"load_ms\": " << load_ms << ", \"first_run_ms\": " << first_ms << ", \"fused_ms\": " << fused_ms
               << ", \"unfused_ms\": " << unfused_ms << ", \"rounds\": " << rounds << ", \"nodes_before\": " << nodes_before
               << ", \"nodes_after\": " << fused.node_count() << ", \"fused_nodes\": " << st.fused_nodes
-              << ", \"reference_nodes\": " << st.reference_nodes << ", \"onednn_nodes\": " << st.onednn_nodes
+              << ", \"reference_nodes\": " << st.reference_nodes << ", \"typed_nodes\": " << st.typed_nodes
+              << ", \"onednn_nodes\": " << st.onednn_nodes
               << ", \"max_abs_diff\": ";
             if (max_abs < 0 || !std::isfinite(max_abs)) o << "null";
             else o << max_abs;
@@ -225,8 +226,8 @@ int main(int argc, char** argv) {
                 if (explain)
                     for (const auto& [why, n] : r.check_reasons) std::printf("      declined %zux: %s\n", n, why.c_str());
             }
-            std::printf("ran: %zu fused nodes, %zu single oneDNN primitives, %zu reference kernels\n", st.fused_nodes,
-                        st.onednn_nodes, st.reference_nodes);
+            std::printf("ran: %zu fused nodes, %zu single oneDNN primitives, %zu reference kernels, %zu typed kernels\n",
+                        st.fused_nodes, st.onednn_nodes, st.reference_nodes, st.typed_nodes);
             std::printf("first run (partition + build + run) %.2f ms; median of %d: fused %.3f ms, unfused %.3f ms (%.2fx)\n",
                         first_ms, rounds, fused_ms, unfused_ms, fused_ms > 0 ? unfused_ms / fused_ms : 0.0);
             if (max_abs >= 0) std::printf("max |diff| vs %s: %.3g (%s)\n", expect_path.c_str(), max_abs, ok ? "ok" : "MISMATCH");
