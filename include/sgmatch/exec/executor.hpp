@@ -311,7 +311,7 @@ private:
                 // (a Transpose of a weight) runs on the reference kernel.
                 if (s.op && !s.op->reads_constants() && g_.input_count(n) > 0 && c.input_is_constant(0)) s.op = nullptr;
             }
-            if (tk != nullptr) s.typed = tk->make(c);
+            if (tk != nullptr) s.typed = tk->make(a, ops::node_of<graph>(g_, n));
             s.typed_only = s.ref == nullptr;
         } catch (const ops::op_error& e) {
             std::string_view m = e.what();

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "sgmatch/detail/config.hpp"
+#include "sgmatch/exec/error.hpp"
 #include "sgmatch/graph/graph.hpp"
 #include "sgmatch/onednn/op_kernels.hpp"
 #include "sgmatch/ops/attrs.hpp"
@@ -25,13 +26,6 @@ SGMATCH_BEGIN_NAMESPACE
 namespace exec {
 
 using reference::array;
-
-/// Raised when a graph cannot run: a node with no kernel, a missing input, a constant without
-/// data, an attribute no kernel implements, a computed shape that disagrees with the declared one.
-class exec_error : public std::runtime_error {
-public:
-    using std::runtime_error::runtime_error;
-};
 
 /// A node's reference kernel: its inputs (plain arrays, in order) to its output.
 using reference_fn = std::function<array(const std::vector<const array*>&)>;

@@ -42,6 +42,13 @@
 //                                             // so that it can keep what it learned for the
 //                                             // replace that follows; else sgmatch reads it
 //                                             // through the calls above
+//   redirect(G&, value_ref from, value_ref to) -> void   // clean-up passes (passes/cleanup.hpp):
+//                                             // every use of `from` (users' inputs, graph outputs)
+//                                             // reads `to` instead; refused when `to` depends on
+//                                             // `from`'s node
+//   erase(G&, n)            -> void           // removes a node nothing reads
+//   add_constant(G&, std::string_view name, std::vector<std::int64_t> dims, sgmatch::dtype,
+//                std::vector<unsigned char> bytes) -> node_type   // a new constant (folding)
 //   for_each_attr(g, n, f)  -> void           // f(string-like key, const sgmatch::attribute&) for
 //                                             // every attribute of n; else: the keys asked for
 //   static constexpr bool checked_by_construction = true;   // the graph itself guarantees that
@@ -140,6 +147,11 @@ SGMATCH_DETAIL_DETECT(replace, std::declval<G&>(),
 SGMATCH_DETAIL_DETECT(prepare_replace, std::declval<G&>(), std::declval<const typename Tr::node_type*>(),
                       std::size_t(), std::declval<std::vector<value_ref<typename Tr::node_type>>&>(),
                       std::declval<std::vector<value_ref<typename Tr::node_type>>&>())
+SGMATCH_DETAIL_DETECT(redirect, std::declval<G&>(), std::declval<value_ref<typename Tr::node_type>>(),
+                      std::declval<value_ref<typename Tr::node_type>>())
+SGMATCH_DETAIL_DETECT(erase, std::declval<G&>(), SGMATCH_DETAIL_N)
+SGMATCH_DETAIL_DETECT(add_constant, std::declval<G&>(), std::string_view(), std::vector<std::int64_t>(), dtype(),
+                      std::vector<unsigned char>())
 #undef SGMATCH_DETAIL_N
 #undef SGMATCH_DETAIL_DETECT
 
@@ -201,6 +213,17 @@ template <class G>
 constexpr bool is_writable_graph_v = [] {
     if constexpr (is_graph_v<G>)
         return detail::has_replace<graph_traits<G>, G>::value;
+    else
+        return false;
+}();
+
+/// True when graph_traits<G> also provides the writes the clean-up passes make (redirect,
+/// erase, add_constant).
+template <class G>
+constexpr bool is_rewritable_graph_v = [] {
+    if constexpr (is_graph_v<G>)
+        return detail::has_redirect<graph_traits<G>, G>::value && detail::has_erase<graph_traits<G>, G>::value &&
+               detail::has_add_constant<graph_traits<G>, G>::value;
     else
         return false;
 }();

@@ -247,7 +247,11 @@ public:
         const auto& c = consts_[cold_[n.value].extra];
         const void* data = c.type == dtype::f32 ? static_cast<const void*>(c.data.empty() ? nullptr : c.data.data())
                                                 : static_cast<const void*>(c.bytes.empty() ? nullptr : c.bytes.data());
-        return const_tensor_view{c.type, c.dims.data(), c.dims.size(), data};
+        const_tensor_view v{c.type, c.dims.data(), c.dims.size(), data};
+        // A constant of zero elements has its (empty) data: a valid pointer to nothing.
+        static const std::int64_t nothing = 0;
+        if (v.data == nullptr && v.element_count() == 0) v.data = &nothing;
+        return v;
     }
     /// The payload a replace() stored on a fused node (empty for other nodes).
     const std::any& payload(node_id n) const {
@@ -266,6 +270,68 @@ public:
     }
     /// The same, moving r's payload in (no copy) once nothing can fail.
     node_id replace(replacement<node_id>&& r) { return replace_with(r, r.payload); }
+
+    /// Every use of `from` - users' inputs and graph outputs - reads `to` instead (what removing
+    /// an Identity or folding a value into a constant needs). `to` may not depend on `from`'s
+    /// node (that would make a cycle). Strong guarantee: the checks and allocations come first.
+    void redirect(value from, value to) {
+        check_value("redirect", 0, from);
+        check_value("redirect", 1, to);
+        if (from == to) return;
+        if (reaches(from.node, to.node))
+            throw graph_error("sgmatch::graph::redirect: '" + std::string(name_of(to.node)) + "' depends on '" +
+                              std::string(name_of(from.node)) + "': redirecting its uses there would make a cycle");
+        std::size_t moved = 0;
+        for (const auto& u : users(from.node)) moved += u.port == from.port;
+        reserve_uses(to.node, recs_[to.node.value].user_count + moved);
+        scratch_.uses.clear();
+        scratch_.uses.reserve(moved);
+        for (const auto& u : users(from.node))
+            if (u.port == from.port) scratch_.uses.push_back(u);
+        // ---- commit: nothing below throws ----
+        ++writes_;
+        scratch_.prepared = false;
+        bool later = false;  // a user placed before `to`: the order is recomputed on the next read
+        for (const auto& u : scratch_.uses) {
+            ins_[recs_[u.user.value].in_begin + u.slot] = to;
+            add_use(to.node, use<node_id>{u.user, u.slot, to.port});
+            later = later || order_ == order_state::dirty || key_[u.user.value] < key_[to.node.value];
+        }
+        prune_uses(from.node, [&](const use<node_id>& u) { return u.port == from.port; });
+        bool still_output = false;
+        for (auto& o : graph_outputs_) {
+            if (o == from) {
+                o = to;
+                recs_[to.node.value].flags |= rec::output_flag;
+            }
+            still_output = still_output || o.node == from.node;
+        }
+        if (!still_output) recs_[from.node.value].flags &= static_cast<std::uint8_t>(~rec::output_flag);
+        if (later) order_ = order_state::dirty;
+    }
+
+    /// Removes a node nothing reads (no users, not a graph output). Strong guarantee.
+    void erase(node_id n) {
+        check_node(n, "erase");
+        if (recs_[n.value].user_count != 0 || recs_[n.value].is_output())
+            throw graph_error("sgmatch::graph::erase: '" + std::string(name_of(n)) + "' is still read (" +
+                              std::to_string(recs_[n.value].user_count) + " users" +
+                              (recs_[n.value].is_output() ? ", a graph output)" : ")"));
+        // ---- commit: nothing below throws ----
+        ++writes_;
+        scratch_.prepared = false;
+        const rec& r = recs_[n.value];
+        for (std::uint32_t i = 0; i < r.in_count; ++i)
+            prune_uses(ins_[r.in_begin + i].node, [n](const use<node_id>& u) { return u.user == n; });
+        rec& m = recs_[n.value];
+        m.flags &= static_cast<std::uint8_t>(~rec::alive_flag);
+        free_uses(n);
+        --live_;
+        if (order_ != order_state::dirty) {
+            order_list_[key_[n.value]] = tombstone;
+            order_ = order_state::stale;
+        }
+    }
 
     /// The boundary of the node set nodes[0, count), as sgmatch computes it for a rewrite:
     /// `inputs`, the values read from outside, each once, in order of first use (members in the
@@ -550,7 +616,7 @@ private:
         }
         cold_[id.value].payload = static_cast<std::uint32_t>(payloads_.size());
         payloads_.push_back(std::move(payload));
-        for (auto p : x.producers) prune_uses(p, in_set);
+        for (auto p : x.producers) prune_uses(p, [&](const use<node_id>& u) { return in_set(u.user); });
         for (std::size_t i = 0; i < r.inputs.size(); ++i)
             add_use(r.inputs[i].node, use<node_id>{id, static_cast<std::uint32_t>(i), r.inputs[i].port});
         for (auto& u : x.redirects) {
@@ -630,6 +696,7 @@ private:
     struct scratch {
         std::vector<node_id> set, producers;
         std::vector<use<node_id>> redirects;  // port: the new node's output the user reads
+        std::vector<use<node_id>> uses;       // redirect(): the uses it moves
         std::vector<std::pair<std::size_t, std::uint32_t>> out_redirects;  // (graph output, new port)
         std::vector<std::pair<std::uint64_t, std::size_t>> outputs;  // (value, index) sorted, when many
         std::vector<std::uint8_t> read_inside;       // per member, prepare_replace
@@ -659,6 +726,25 @@ private:
         return std::string_view(names_.data() + r.name_begin, r.name_len);
     }
 
+    // Whether `to` depends on `from` (is reachable from it along uses).
+    bool reaches(node_id from, node_id to) const {
+        if (from == to) return true;
+        (void)nodes();  // settles the order: the keys below are exact
+        if (key_[to.value] < key_[from.value]) return false;
+        std::vector<node_id> stack{from};
+        std::vector<bool> seen(recs_.size(), false);
+        while (!stack.empty()) {
+            const node_id n = stack.back();
+            stack.pop_back();
+            for (const auto& u : users(n)) {
+                if (u.user == to) return true;
+                if (seen[u.user.value] || key_[u.user.value] > key_[to.value]) continue;
+                seen[u.user.value] = true;
+                stack.push_back(u.user);
+            }
+        }
+        return false;
+    }
     void check_node(node_id n, const char* what) const {
         if (n.value >= recs_.size() || !recs_[n.value].alive())
             throw graph_error(std::string("sgmatch::graph::") + what + ": node " +
@@ -930,19 +1016,19 @@ private:
         }
         ++r.user_count;
     }
-    // Drop the uses of n by nodes for which gone(user) holds; never allocates.
+    // Drop the uses u of n for which gone(u) holds; never allocates.
     template <class Gone>
     void prune_uses(node_id n, const Gone& gone) noexcept {
         rec& r = recs_[n.value];
         if (r.user_count == 0) return;
         if (r.user_count == 1) {
-            if (gone(r.first.user)) r.user_count = 0;
+            if (gone(r.first)) r.user_count = 0;
             return;
         }
         use<node_id>* list = uses_.data() + use_at_[n.value].begin;
         std::uint32_t k = 0;
         for (std::uint32_t i = 0; i < r.user_count; ++i)
-            if (!gone(list[i].user)) list[k++] = list[i];
+            if (!gone(list[i])) list[k++] = list[i];
         r.user_count = k;
         if (k == 1) r.first = list[0];
     }
@@ -1024,6 +1110,12 @@ struct graph_traits<graph> {
         g.for_each_attr(n, f);
     }
     static node_id replace(graph& g, const replacement<node_id>& r) { return g.replace(r); }
+    static void redirect(graph& g, value_ref<node_id> from, value_ref<node_id> to) { g.redirect(from, to); }
+    static void erase(graph& g, node_id n) { g.erase(n); }
+    static node_id add_constant(graph& g, std::string_view name, std::vector<std::int64_t> dims, dtype type,
+                                std::vector<unsigned char> bytes) {
+        return g.add_constant(name, std::move(dims), type, std::move(bytes));
+    }
     static node_id replace(graph& g, replacement<node_id>&& r) { return g.replace(std::move(r)); }
     static void prepare_replace(graph& g, const node_id* nodes, std::size_t count, std::vector<graph::value>& inputs,
                                 std::vector<graph::value>& outputs) {

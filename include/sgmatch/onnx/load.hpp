@@ -60,6 +60,7 @@
 #include "sgmatch/onnx/tensor.hpp"
 #include "sgmatch/ops/attrs.hpp"
 #include "sgmatch/ops/table.hpp"
+#include "sgmatch/passes/cleanup.hpp"
 
 SGMATCH_BEGIN_NAMESPACE
 namespace onnx {
@@ -69,6 +70,8 @@ struct load_options {
     std::optional<std::int64_t> batch;         // a graph input's unknown first dim
     bool onnx_shape_inference = false;         // run libonnx's shape inference first (trusted files only)
     bool check_support = true;                 // everything unsupported is one load_error
+    bool cleanup = true;                       // run the clean-up passes (passes/cleanup.hpp) after loading
+    passes::cleanup_options cleanup_options;   // which ones
     std::uint64_t max_tensor_bytes = std::uint64_t{4} << 30;  // larger tensors are refused
 };
 
@@ -80,6 +83,7 @@ struct load_report {
     std::size_t constant_nodes = 0;   // Constant nodes made constants
     std::vector<std::string> unsupported;  // every op, attribute or type the kernels cannot run
     std::vector<std::string> notes;        // what the loader wrote out (opset meanings), shape inference
+    passes::cleanup_report cleanup;        // what the clean-up passes did
 };
 
 struct model {
@@ -193,6 +197,12 @@ public:
             if (seen_outputs[o.name()]++) throw load_error("sgmatch::onnx: graph output '" + o.name() + "' is listed twice");
             g.mark_output(it->second);
             out.outputs.push_back(o.name());
+        }
+        if (o_.cleanup && out.report.unsupported.empty()) {
+            // Identity and Dropout gone, shape subgraphs and Transpose / Cast of weights folded:
+            // shapes computed at run time before may be known now.
+            out.report.cleanup = passes::cleanup(g, o_.cleanup_options);
+            fill_shapes(g);
         }
         if (o_.check_support && !out.report.unsupported.empty()) {
             std::string m = "sgmatch::onnx: the model has " + std::to_string(out.report.unsupported.size()) +
@@ -479,6 +489,46 @@ private:
                     t.type = port_type;
                     g.set_type({id, static_cast<std::uint32_t>(p)}, t);
                 }
+            }
+        }
+    }
+
+    // Shapes still unknown after the clean-up passes, by the descriptions' rules, in order (a
+    // Reshape whose shape was folded into a constant, and everything after it).
+    static void fill_shapes(graph& g) {
+        for (node_id id : g.nodes()) {
+            if (g.kind(id) != node_kind::op) continue;
+            bool missing = false;
+            for (std::uint32_t p = 0; p < g.output_count(id); ++p) {
+                const auto t = g.value_type(id, p);
+                missing = missing || !t || t->dims.empty();
+            }
+            const ops::op_schema* s = ops::find_schema(g.op_name(id));
+            if (!missing || s == nullptr || s->infer == nullptr) continue;
+            ops::shape_inputs in;
+            bool known = true;
+            for (std::size_t i = 0; known && i < g.input_count(id); ++i) {
+                const auto v = g.input(id, i);
+                const auto t = g.value_type(v.node, v.port);
+                const auto c = g.constant(v.node);
+                known = t && (!t->dims.empty() || (c && c->rank == 0));
+                for (std::size_t k = 0; known && k < t->dims.size(); ++k) known = t->dims[k] >= 0;
+                if (!known) break;
+                in.shapes.push_back(t->dims);
+                in.values.push_back(c && c->data && c->element_count() <= 64 ? c->to_ints() : std::nullopt);
+            }
+            if (!known) continue;
+            try {
+                const ops::op_attrs a(*s, ops::node_of<graph>(g, id));
+                const std::vector<ops::dims> outs = ops::infer_shapes(a, in);
+                for (std::uint32_t p = 0; p < g.output_count(id) && p < outs.size(); ++p) {
+                    auto t = g.value_type(id, p).value_or(tensor_type{});
+                    if (!t.dims.empty()) continue;
+                    t.dims = outs[p];
+                    g.set_type({id, p}, t);
+                }
+            } catch (const ops::op_error&) {
+                // left unknown: the executor computes and checks it at run time
             }
         }
     }

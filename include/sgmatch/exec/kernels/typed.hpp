@@ -31,8 +31,9 @@
 #include <vector>
 
 #include "sgmatch/detail/config.hpp"
-#include "sgmatch/exec/node_kernels.hpp"
+#include "sgmatch/exec/error.hpp"
 #include "sgmatch/exec/value.hpp"
+#include "sgmatch/ops/attrs.hpp"
 #include "sgmatch/ops/elementwise.hpp"
 #include "sgmatch/ops/shape_rules.hpp"
 #include "sgmatch/ops/table.hpp"
@@ -45,10 +46,11 @@ using values = std::vector<value>;
 /// A node's typed kernel: its input values, in order, to its output values.
 using typed_fn = std::function<values(const values&)>;
 
-/// How one op runs on typed values, made when the executor is built.
+/// How one op runs on typed values, made when the executor is built (or when a clean-up pass
+/// folds constants) from the node's checked attributes and the node itself.
 struct typed_binding {
     const ops::op_schema* schema;
-    typed_fn (*make)(const node_context&);
+    typed_fn (*make)(const ops::op_attrs&, const ops::node_source&);
 };
 
 namespace typed {
@@ -56,6 +58,8 @@ namespace typed {
 [[noreturn]] inline void fail(const ops::op_attrs& a, const std::string& why) {
     throw exec_error("sgmatch::exec::executor: " + a.where() + ": " + why);
 }
+// A refusal when the kernel is made.
+[[noreturn]] inline void refuse(const ops::op_attrs& a, const std::string& why) { fail(a, why); }
 
 inline const value& in(const values& x, std::size_t i, const ops::op_attrs& a) {
     if (i >= x.size()) fail(a, "needs " + std::to_string(i + 1) + " inputs");
@@ -240,15 +244,15 @@ inline value binary(const value& x0, const value& y0, binop k, const ops::op_att
 }
 
 template <binop K>
-typed_fn binary_kernel(const node_context& c) {
-    return [a = c.a](const values& x) { return values{binary(in(x, 0, a), in(x, 1, a), K, a)}; };
+typed_fn binary_kernel(const ops::op_attrs& a0, const ops::node_source&) {
+    return [a = a0](const values& x) { return values{binary(in(x, 0, a), in(x, 1, a), K, a)}; };
 }
 
 enum class unop { neg, abs, logical_not };
 
 template <unop K>
-typed_fn unary_kernel(const node_context& c) {
-    return [a = c.a](const values& xs) {
+typed_fn unary_kernel(const ops::op_attrs& a0, const ops::node_source&) {
+    return [a = a0](const values& xs) {
         const value x = in(xs, 0, a).dense_value();
         if (!types_ok(a, x.type())) fail(a, "no kernel for element type " + std::string(name_of(x.type())));
         value out = value::zeros(x.type(), x.dims());
@@ -273,8 +277,8 @@ typed_fn unary_kernel(const node_context& c) {
     };
 }
 
-inline typed_fn where(const node_context& c) {
-    return [a = c.a](const values& xs) {
+inline typed_fn where(const ops::op_attrs& a0, const ops::node_source&) {
+    return [a = a0](const values& xs) {
         const value cond = in(xs, 0, a).dense_value(), x = in(xs, 1, a).dense_value(), y = in(xs, 2, a).dense_value();
         if (cond.type() != dtype::boolean) fail(a, "the condition is " + std::string(name_of(cond.type())) + ", not bool");
         if (x.type() != y.type()) fail(a, "X and Y of types " + std::string(name_of(x.type())) + " and " + std::string(name_of(y.type())));
@@ -296,23 +300,23 @@ inline typed_fn where(const node_context& c) {
 // ---- data movement ------------------------------------------------------------------------
 
 /// Reshape, Unsqueeze, Squeeze, Flatten: the same data under the dims the op's rule gives.
-inline typed_fn same_data(const node_context& c) {
-    return [a = c.a](const values& x) { return values{in(x, 0, a).reshaped(rule(a, x).at(0))}; };
+inline typed_fn same_data(const ops::op_attrs& a0, const ops::node_source&) {
+    return [a = a0](const values& x) { return values{in(x, 0, a).reshaped(rule(a, x).at(0))}; };
 }
 
-inline typed_fn identity(const node_context& c) {
-    return [a = c.a](const values& x) { return values{in(x, 0, a)}; };
+inline typed_fn identity(const ops::op_attrs& a0, const ops::node_source&) {
+    return [a = a0](const values& x) { return values{in(x, 0, a)}; };
 }
 
 /// Dropout in inference: the data and a mask of all true. A training_mode input must be a
 /// constant false.
-inline typed_fn dropout(const node_context& c) {
-    if (c.input_count() > 2) {
-        const auto t = c.constant_view(2);
-        const auto v = t ? t->scalar() : std::nullopt;
-        if (!v || *v != 0) c.refuse("training_mode (input 2) is not a constant false: inference only");
+inline typed_fn dropout(const ops::op_attrs& a0, const ops::node_source& node) {
+    if (node.input_count() > 2) {
+        const auto t = node.constant_input(2);
+        const auto v = t && t->data ? t->scalar() : std::nullopt;
+        if (!v || *v != 0) refuse(a0, "training_mode (input 2) is not a constant false: inference only");
     }
-    return [a = c.a](const values& x) {
+    return [a = a0](const values& x) {
         const value& d = in(x, 0, a);
         value mask = value::zeros(dtype::boolean, d.dims());
         std::fill_n(mask.as<bool>(), static_cast<std::size_t>(mask.size()), true);
@@ -322,8 +326,8 @@ inline typed_fn dropout(const node_context& c) {
     };
 }
 
-inline typed_fn transpose(const node_context& c) {
-    return [a = c.a](const values& xs) {
+inline typed_fn transpose(const ops::op_attrs& a0, const ops::node_source&) {
+    return [a = a0](const values& xs) {
         const value x = in(xs, 0, a).dense_value();
         const ops::dims p = ops::rules::perm_of(a, x.rank());
         const shape out_dims = rule(a, xs).at(0);
@@ -340,8 +344,8 @@ inline typed_fn transpose(const node_context& c) {
     };
 }
 
-inline typed_fn concat(const node_context& c) {
-    return [a = c.a](const values& xs) {
+inline typed_fn concat(const ops::op_attrs& a0, const ops::node_source&) {
+    return [a = a0](const values& xs) {
         const shape out_dims = rule(a, xs).at(0);
         const std::size_t ax = ops::rules::axis(a, a.i("axis"), out_dims.size());
         const dtype t = in(xs, 0, a).type();
@@ -365,8 +369,8 @@ inline typed_fn concat(const node_context& c) {
     };
 }
 
-inline typed_fn slice(const node_context& c) {
-    return [a = c.a](const values& xs) {
+inline typed_fn slice(const ops::op_attrs& a0, const ops::node_source&) {
+    return [a = a0](const values& xs) {
         const value x = in(xs, 0, a).dense_value();
         const shape out_dims = rule(a, xs).at(0);
         const ops::rules::slice_params p = ops::rules::slice_params_of(shapes_of(xs), a);
@@ -394,8 +398,8 @@ inline typed_fn slice(const node_context& c) {
     };
 }
 
-inline typed_fn gather(const node_context& c) {
-    return [a = c.a](const values& xs) {
+inline typed_fn gather(const ops::op_attrs& a0, const ops::node_source&) {
+    return [a = a0](const values& xs) {
         const value x = in(xs, 0, a).dense_value(), ind = in(xs, 1, a).dense_value();
         if (ind.type() != dtype::i64 && ind.type() != dtype::i32)
             fail(a, "indices of type " + std::string(name_of(ind.type())) + " (int64 or int32 expected)");
@@ -423,8 +427,8 @@ inline typed_fn gather(const node_context& c) {
     };
 }
 
-inline typed_fn expand(const node_context& c) {
-    return [a = c.a](const values& xs) {
+inline typed_fn expand(const ops::op_attrs& a0, const ops::node_source&) {
+    return [a = a0](const values& xs) {
         const value x = in(xs, 0, a).dense_value();
         const shape out_dims = rule(a, xs).at(0);
         value out = value::zeros(x.type(), out_dims);
@@ -437,8 +441,8 @@ inline typed_fn expand(const node_context& c) {
     };
 }
 
-inline typed_fn split(const node_context& c) {
-    return [a = c.a](const values& xs) {
+inline typed_fn split(const ops::op_attrs& a0, const ops::node_source&) {
+    return [a = a0](const values& xs) {
         const value x = in(xs, 0, a).dense_value();
         const std::vector<ops::dims> outs = rule(a, xs);
         const std::size_t ax = ops::rules::axis(a, a.i("axis"), x.rank());
@@ -463,8 +467,8 @@ inline typed_fn split(const node_context& c) {
 
 // ---- shapes and constants -----------------------------------------------------------------
 
-inline typed_fn shape_of(const node_context& c) {
-    return [a = c.a](const values& xs) {
+inline typed_fn shape_of(const ops::op_attrs& a0, const ops::node_source&) {
+    return [a = a0](const values& xs) {
         const value& x = in(xs, 0, a);
         const auto [b, e] = ops::rules::shape_range(a, x.rank());
         return values{value::of<std::int64_t>({static_cast<std::int64_t>(e - b)},
@@ -473,16 +477,16 @@ inline typed_fn shape_of(const node_context& c) {
     };
 }
 
-inline typed_fn size_of_value(const node_context& c) {
-    return [a = c.a](const values& xs) { return values{value::of<std::int64_t>({}, {in(xs, 0, a).size()})}; };
+inline typed_fn size_of_value(const ops::op_attrs& a0, const ops::node_source&) {
+    return [a = a0](const values& xs) { return values{value::of<std::int64_t>({}, {in(xs, 0, a).size()})}; };
 }
 
-inline typed_fn constant_of_shape(const node_context& c) {
-    const dtype t = ops::output_type(c.a, {});
+inline typed_fn constant_of_shape(const ops::op_attrs& a0, const ops::node_source&) {
+    const dtype t = ops::output_type(a0, {});
     if (t == dtype::unknown || t == dtype::f16 || t == dtype::bf16)
-        c.refuse("a value of element type code " + std::to_string(c.a.i("dtype")) + ", which the kernels do not make");
-    const double v = c.a.has("value") ? c.a.reals("value").at(0) : 0.0;
-    return [a = c.a, t, v](const values& xs) {
+        refuse(a0, "a value of element type code " + std::to_string(a0.i("dtype")) + ", which the kernels do not make");
+    const double v = a0.has("value") ? a0.reals("value").at(0) : 0.0;
+    return [a = a0, t, v](const values& xs) {
         if (in(xs, 0, a).type() != dtype::i64) fail(a, "the shape is " + std::string(name_of(xs[0].type())) + ", not int64");
         value out = value::zeros(t, rule(a, xs).at(0));
         visit_type(t, [&](auto k) {
@@ -493,11 +497,11 @@ inline typed_fn constant_of_shape(const node_context& c) {
     };
 }
 
-inline typed_fn cast(const node_context& c) {
-    const dtype t = ops::output_type(c.a, {});
+inline typed_fn cast(const ops::op_attrs& a0, const ops::node_source&) {
+    const dtype t = ops::output_type(a0, {});
     if (t == dtype::unknown || t == dtype::f16 || t == dtype::bf16)
-        c.refuse("Cast to element type code " + std::to_string(c.a.i("to")) + ": the kernels do not make it");
-    return [a = c.a, t](const values& xs) { return values{cast_to(in(xs, 0, a), t)}; };
+        refuse(a0, "Cast to element type code " + std::to_string(a0.i("to")) + ": the kernels do not make it");
+    return [a = a0, t](const values& xs) { return values{cast_to(in(xs, 0, a), t)}; };
 }
 
 }  // namespace typed
