@@ -41,13 +41,15 @@ namespace {
     std::exit(2);
 }
 
-array read_tensor(const std::string& path) {
-    if (path.size() > 4 && path.substr(path.size() - 4) == ".npy") return sgmatch::reference::read_npy(path);
-    const sx::tensor t = sx::read_tensor_file(path);
-    array a = xt::zeros<float>(std::vector<std::size_t>(t.dims.begin(), t.dims.end()));
-    const auto v = t.to_floats();
-    std::copy(v.begin(), v.end(), a.begin());
-    return a;
+using sgmatch::exec::value;
+
+// A .npy file (float32) or an ONNX TensorProto .pb (any element type sgmatch has).
+value read_tensor(const std::string& path) {
+    if (path.size() > 4 && path.substr(path.size() - 4) == ".npy") {
+        const array a = sgmatch::reference::read_npy(path);
+        return value::of<float>(sgmatch::exec::shape(a.shape().begin(), a.shape().end()), std::vector<float>(a.begin(), a.end()));
+    }
+    return sx::read_tensor_file(path).to_value();
 }
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
@@ -120,26 +122,33 @@ int main(int argc, char** argv) {
         sx::model m = sx::load(model_path, opt);
         const double load_ms = ms_since(t0);
 
-        // Inputs: given, or deterministic values of the declared shape.
-        std::map<std::string, array> inputs;
+        // Inputs: given, or deterministic values of the declared shape and type (reals in
+        // [-1, 1); integers and bools zero, safe as indices).
+        std::map<std::string, value> inputs;
         std::mt19937 rng(1);
         for (const auto& name : m.inputs) {
             if (const auto f = input_files.find(name); f != input_files.end()) {
                 inputs[name] = read_tensor(f->second);
                 continue;
             }
-            std::vector<std::size_t> shape;
+            sgmatch::exec::shape shape;
+            sgmatch::dtype type = sgmatch::dtype::f32;
             for (auto n : m.graph.nodes())
                 if (m.graph.kind(n) == sgmatch::node_kind::input && m.graph.name(n) == name)
-                    if (const auto t = m.graph.value_type(n, 0))
+                    if (const auto t = m.graph.value_type(n, 0)) {
+                        if (t->type != sgmatch::dtype::unknown) type = t->type;
                         for (auto d : t->dims) {
                             if (d < 0) die("input '" + name + "' has an unknown dim: give --batch or --input");
-                            shape.push_back(static_cast<std::size_t>(d));
+                            shape.push_back(d);
                         }
-            array a = xt::zeros<float>(shape);
-            std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-            for (auto& v : a) v = u(rng);
-            inputs[name] = std::move(a);
+                    }
+            value v = value::zeros(type, shape);
+            if (type == sgmatch::dtype::f32) {
+                std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+                float* p = v.as<float>();
+                for (std::int64_t i = 0; i < v.size(); ++i) p[i] = u(rng);
+            }
+            inputs[name] = std::move(v);
         }
 
         const std::size_t nodes_before = m.graph.node_count();
@@ -158,34 +167,35 @@ int main(int argc, char** argv) {
         t0 = std::chrono::steady_clock::now();
         const sgmatch::exec::executor fused_run(fused, sgmatch::exec::mode::onednn);
         sgmatch::exec::run_stats st;
-        const array first = fused_run(inputs, &st).at(0);
+        const value first = fused_run.run(inputs, &st).at(0);
         const double first_ms = ms_since(t0) + partition_ms;
         const sgmatch::exec::executor unfused_run(m.graph, sgmatch::exec::mode::onednn);
-        (void)unfused_run(inputs);  // primitives created before timing
+        (void)unfused_run.run(inputs);  // primitives created before timing
 
         std::vector<double> fused_t, unfused_t;
         for (int r = 0; r < rounds; ++r) {  // interleaved
             t0 = std::chrono::steady_clock::now();
-            (void)fused_run(inputs);
+            (void)fused_run.run(inputs);
             fused_t.push_back(ms_since(t0));
             t0 = std::chrono::steady_clock::now();
-            (void)unfused_run(inputs);
+            (void)unfused_run.run(inputs);
             unfused_t.push_back(ms_since(t0));
         }
 
         double max_abs = -1;
         bool ok = true;
         if (!expect_path.empty()) {
-            const array want = read_tensor(expect_path);
-            if (want.shape() != first.shape()) {
+            const value want = read_tensor(expect_path);
+            if (want.dims() != first.dims() || want.type() != first.type()) {
                 ok = false;
                 max_abs = INFINITY;
             } else {
                 max_abs = 0;
-                for (std::size_t i = 0; i < want.size(); ++i) {
-                    const double d = std::abs(double(first.data()[i]) - want.data()[i]);
+                const auto w = want.as_constant(), g = first.as_constant();
+                for (std::size_t i = 0; i < static_cast<std::size_t>(want.size()); ++i) {
+                    const double d = std::abs(g.at(i) - w.at(i));
                     max_abs = std::max(max_abs, d);
-                    ok = ok && d <= 1e-4 + 1e-3 * std::abs(want.data()[i]);
+                    ok = ok && d <= 1e-4 + 1e-3 * std::abs(w.at(i));
                 }
             }
         }
