@@ -130,6 +130,10 @@ TEST_CASE("every attribute the kernels do not implement is refused, all at once,
     CHECK(refused(one_node("Reshape", 2, {{"allowzero", 1}})).find("allowzero = 1 is not implemented") != std::string::npos);
     CHECK(refused(one_node("BatchNormalization", 5, {{"training_mode", 1}})).find("training_mode = 1") != std::string::npos);
     CHECK(refused(one_node("Add", 2, {{"broadcast", 1}, {"axis", 1}})).find("attribute axis is not implemented") != std::string::npos);
+    // A required attribute given with a value the kernels do not implement is that, not "required".
+    const std::string cast = refused(one_node("Cast", 1, {{"to", 16}}));
+    CHECK(cast.find("attribute to = 16 is not implemented (implemented: 1 to 11)") != std::string::npos);
+    CHECK(cast.find("is required") == std::string::npos);
     // Input counts.
     CHECK(refused(one_node("Conv", 1, {})).find("1 inputs, expected 2 to 3") != std::string::npos);
     CHECK(refused(one_node("Relu", 2, {})).find("2 inputs, expected 1") != std::string::npos);

@@ -13,6 +13,7 @@
 // Absent attributes read their defaults from the description.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -120,7 +121,8 @@ public:
             for (std::size_t i = 0; i < schema.attr_count; ++i)
                 if (auto a = node.attr(schema.attrs[i].name)) take(schema.attrs[i], *a, problems);
         for (std::size_t i = 0; i < schema.attr_count; ++i)
-            if (schema.attrs[i].def.how == attr_default::from::required && find(schema.attrs[i].name) == nullptr)
+            if (schema.attrs[i].def.how == attr_default::from::required && find(schema.attrs[i].name) == nullptr &&
+                std::find(given_specs_.begin(), given_specs_.end(), &schema.attrs[i]) == given_specs_.end())
                 problems.push_back("attribute " + std::string(schema.attrs[i].name) + " is required");
         if (!problems.empty()) raise(node_, node.op_name(), problems);
     }
@@ -202,6 +204,7 @@ private:
     // Checks one given attribute against its spec; keeps it when its type fits.
     void take(const attr_spec& sp, const attribute& a, std::vector<std::string>& problems) {
         const std::string name(sp.name);
+        given_specs_.push_back(&sp);  // given, even when refused below (then not "required" too)
         auto wrong_type = [&](const char* want) { problems.push_back("attribute " + name + " is not " + want); };
         std::optional<attribute> v;
         switch (sp.type) {
@@ -290,6 +293,7 @@ private:
     const op_schema* s_;
     std::string node_;
     std::size_t outputs_ = 1;
+    std::vector<const attr_spec*> given_specs_;  // every attribute the node gave, accepted or not
     std::vector<std::pair<const attr_spec*, attribute>> given_;
 };
 

@@ -138,7 +138,9 @@ inline std::vector<dims> layer_norm(const shape_inputs& in, const op_attrs& a) {
     for (std::size_t i = 1; i < in.shapes.size(); ++i)
         if (broadcast(a, norm, in.shapes[i]) != norm)
             fail(a, "input " + std::to_string(i) + " " + to_string(in.shapes[i]) + " does not broadcast to " + to_string(norm));
-    return {x};
+    dims stat = x;  // Mean and InvStdDev: the normalized axes kept as 1
+    for (std::size_t i = ax; i < stat.size(); ++i) stat[i] = 1;
+    return {x, stat, stat};
 }
 
 }  // namespace rules
@@ -195,7 +197,7 @@ inline constexpr input_spec layer_norm_inputs[] = {{"X"}, {"Scale"}, {"B", input
 inline constexpr attr_spec layer_norm_attrs[] = {
     {"axis", attr_type::integer, def::value(-1), support::any()},
     {"epsilon", attr_type::real, def::value(1e-5), support::any()},
-    {"stash_type", attr_type::integer, def::value(1), support::any()},  // the mean's precision: f32 here
+    {"stash_type", attr_type::integer, def::value(1), support::only(1, "the mean's precision is float")},
 };
 inline constexpr attr_spec lrn_attrs[] = {
     {"size", attr_type::integer, def::required(), support::at_least(1)},
@@ -221,7 +223,8 @@ inline constexpr op_schema max_pool = describe<MaxPool>(pool_inputs, max_pool_at
 inline constexpr op_schema average_pool = describe<AveragePool>(pool_inputs, avg_pool_attrs, rules::pool);
 inline constexpr op_schema global_average_pool = describe<GlobalAveragePool>(pool_inputs, rules::global_pool);
 inline constexpr op_schema batch_norm = describe<BatchNorm>(batch_norm_inputs, batch_norm_attrs, rules::per_channel_same);
-inline constexpr op_schema layer_norm = describe<LayerNorm>(layer_norm_inputs, layer_norm_attrs, rules::layer_norm);
+/// LayerNorm: Y, and (outputs 1, 2, optional) the mean and the inverse standard deviation.
+inline constexpr op_schema layer_norm = describe<LayerNorm>(layer_norm_inputs, layer_norm_attrs, rules::layer_norm, {}, 3);
 inline constexpr op_schema lrn = describe<LRN>(pool_inputs, lrn_attrs, rules::same_as_input0);
 inline constexpr op_schema gemm = describe<Gemm>(gemm_inputs, gemm_attrs, rules::gemm);
 inline constexpr op_schema matmul = describe<MatMul>(a_b_inputs, rules::matmul);

@@ -45,7 +45,7 @@ inline std::vector<dims> reduce(const shape_inputs& in, const op_attrs& a) {
 
 namespace schemas {
 
-inline constexpr input_spec reduce_inputs[] = {{"data"}, {"axes", input_spec::presence::optional}};
+inline constexpr input_spec reduce_inputs[] = {{"data"}, {"axes", input_spec::presence::optional, true}};
 inline constexpr attr_spec reduce_attrs[] = {
     {"axes", attr_type::integers, def::absent(), support::any()},
     {"keepdims", attr_type::integer, def::value(1), support::range(0, 1)},

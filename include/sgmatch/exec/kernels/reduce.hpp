@@ -1,5 +1,6 @@
 // sgmatch/exec/kernels/reduce.hpp - the reductions' kernels (reference::reduce), their axes read
-// once, when the executor is built, from the attribute or a constant input.
+// once, when the executor is built, from the attribute or a constant input, or at each run when
+// the axes input is computed.
 #pragma once
 
 #include <vector>
@@ -15,8 +16,16 @@ namespace kernels {
 
 template <reference::reduce_kind K>
 reference_fn reduce(const node_context& c) {
-    const auto axes = c.ints_param(1, "axes").value_or(ops::dims{});
     const bool keep = c.a.i("keepdims") != 0;
+    if (c.input_count() > 1 && !c.input_is_constant(1)) {
+        // The axes (int64) come as exact numbers (executor: integer parameters of fp32 kernels).
+        return [keep, noop = c.a.i("noop_with_empty_axes") != 0](const std::vector<const array*>& x) {
+            const ops::dims axes(x.at(1)->begin(), x[1]->end());
+            if (axes.empty() && noop) return array(*x[0]);
+            return array(reference::reduce(*x[0], K, axes, keep));
+        };
+    }
+    const auto axes = c.ints_param(1, "axes").value_or(ops::dims{});
     if (axes.empty() && c.a.i("noop_with_empty_axes") != 0)
         return [](const std::vector<const array*>& x) { return *x.at(0); };
     return [axes, keep](const std::vector<const array*>& x) { return reference::reduce(*x.at(0), K, axes, keep); };

@@ -35,6 +35,7 @@
 #include "sgmatch/exec/value.hpp"
 #include "sgmatch/ops/attrs.hpp"
 #include "sgmatch/ops/elementwise.hpp"
+#include "sgmatch/ops/nn.hpp"
 #include "sgmatch/ops/shape_rules.hpp"
 #include "sgmatch/ops/table.hpp"
 #include "sgmatch/ops/tensor.hpp"
@@ -465,6 +466,50 @@ inline typed_fn split(const ops::op_attrs& a0, const ops::node_source&) {
     };
 }
 
+// ---- normalization ------------------------------------------------------------------------
+
+/// LayerNorm with its optional outputs, the mean and the inverse standard deviation over the
+/// normalized axes (float, computed in double).
+inline typed_fn layer_norm(const ops::op_attrs& a0, const ops::node_source&) {
+    return [a = a0](const values& xs) {
+        const value x = cast_to(in(xs, 0, a), dtype::f64), scale = cast_to(in(xs, 1, a), dtype::f64);
+        const value bias = xs.size() > 2 ? cast_to(xs[2], dtype::f64) : value::zeros(dtype::f64, {});
+        if (x.type() != dtype::f64 || in(xs, 0, a).type() != dtype::f32) fail(a, "the data is not float");
+        const std::vector<ops::dims> shapes = rule(a, xs);
+        const std::size_t ax = ops::rules::axis(a, a.i("axis"), x.rank());
+        std::int64_t outer = 1, inner = 1;
+        for (std::size_t k = 0; k < x.rank(); ++k) (k < ax ? outer : inner) *= x.dims()[k];
+        const shape norm(x.dims().begin() + static_cast<std::ptrdiff_t>(ax), x.dims().end());
+        const shape ss = broadcast_strides(scale.dims(), norm), bs = broadcast_strides(bias.dims(), norm);
+        // The scale's and bias's element for each normalized element.
+        std::vector<double> sc(static_cast<std::size_t>(inner)), bi(static_cast<std::size_t>(inner));
+        const double *sp = scale.as<double>(), *bp = bias.as<double>();
+        nd_loop<2>(norm, std::array<shape, 2>{ss, bs}, [&](std::int64_t i, const std::array<std::int64_t, 2>& off) {
+            sc[static_cast<std::size_t>(i)] = sp[off[0]];
+            bi[static_cast<std::size_t>(i)] = bp[off[1]];
+        });
+        value y = value::zeros(dtype::f32, shapes.at(0)), mean = value::zeros(dtype::f32, shapes.at(1)),
+              inv = value::zeros(dtype::f32, shapes.at(2));
+        const double eps = a.f("epsilon");
+        const double* p = x.as<double>();
+        float *yo = y.as<float>(), *mo = mean.as<float>(), *io = inv.as<float>();
+        for (std::int64_t o = 0; o < outer; ++o) {
+            const double* row = p + o * inner;
+            double m = 0, v = 0;
+            for (std::int64_t i = 0; i < inner; ++i) m += row[i];
+            m /= static_cast<double>(std::max<std::int64_t>(inner, 1));
+            for (std::int64_t i = 0; i < inner; ++i) v += (row[i] - m) * (row[i] - m);
+            v /= static_cast<double>(std::max<std::int64_t>(inner, 1));
+            const double r = 1.0 / std::sqrt(v + eps);
+            for (std::int64_t i = 0; i < inner; ++i)
+                yo[o * inner + i] = static_cast<float>((row[i] - m) * r * sc[static_cast<std::size_t>(i)] + bi[static_cast<std::size_t>(i)]);
+            mo[o] = static_cast<float>(m);
+            io[o] = static_cast<float>(r);
+        }
+        return values{y, mean, inv};
+    };
+}
+
 // ---- shapes and constants -----------------------------------------------------------------
 
 inline typed_fn shape_of(const ops::op_attrs& a0, const ops::node_source&) {
@@ -526,6 +571,7 @@ inline const typed_binding typed_ops[] = {
     {&ops::schemas::abs, typed::unary_kernel<typed::unop::abs>},
     {&ops::schemas::logical_not, typed::unary_kernel<typed::unop::logical_not>},
     {&ops::schemas::where, typed::where},
+    {&ops::schemas::layer_norm, typed::layer_norm},
     {&ops::schemas::identity, typed::identity},
     {&ops::schemas::dropout, typed::dropout},
     {&ops::schemas::reshape, typed::same_data},
