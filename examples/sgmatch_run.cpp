@@ -2,15 +2,16 @@
 //
 //   sgmatch-run model.onnx [--backend onednn|onednn.regions|none] [--batch N] [--threads T]
 //               [--input name=file.npy|file.pb ...] [--expect file.npy|file.pb] [--dot out.dot]
-//               [--rounds K] [--explain] [--json]
+//               [--save out.onnx] [--rounds K] [--explain] [--json]
 //
 // Prints the load report, the partition per property (candidates, fused, declined with
 // reasons), nodes before and after, load and first-run time, fused and unfused times
 // (interleaved medians of K rounds), and the largest difference from --expect (exit 1 when it
 // exceeds 1e-4 absolute + 1e-3 relative). --json prints the same as one JSON object.
 // Inputs not given are filled with deterministic values in [-1, 1] of their declared shape.
-// Known limitations: float inputs and outputs; the first graph output is the one compared;
-// no --save (writing ONNX back is not built yet) and no --profile (per-node times).
+// --save writes the partitioned graph as ONNX (fused nodes in the domain ai.sgmatch with their
+// pattern and member ops: open it in Netron).
+// Known limitations: the first graph output is the one compared; no --profile (per-node times).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -28,6 +29,7 @@
 #include <sgmatch/exec/subgraph.hpp>
 #include <sgmatch/onednn/backend.hpp>
 #include <sgmatch/onnx/load.hpp>
+#include <sgmatch/onnx/save.hpp>
 #include <sgmatch/partition/dot.hpp>
 #include <sgmatch/reference/npy.hpp>
 
@@ -77,7 +79,7 @@ std::string json_string(const std::string& s) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    std::string model_path, backend = "onednn", expect_path, dot_path;
+    std::string model_path, backend = "onednn", expect_path, dot_path, save_path;
     std::map<std::string, std::string> input_files;
     std::optional<std::int64_t> batch;
     int threads = 0, rounds = 5;
@@ -94,6 +96,7 @@ int main(int argc, char** argv) {
         else if (a == "--rounds") rounds = std::max(1, std::stoi(value()));
         else if (a == "--expect") expect_path = value();
         else if (a == "--dot") dot_path = value();
+        else if (a == "--save") save_path = value();
         else if (a == "--json") json = true;
         else if (a == "--explain") explain = true;
         else if (a == "--input") {
@@ -101,7 +104,7 @@ int main(int argc, char** argv) {
             const auto eq = v.find('=');
             if (eq == std::string::npos) die("--input takes name=file");
             input_files[v.substr(0, eq)] = v.substr(eq + 1);
-        } else if (a == "--save" || a == "--profile") {
+        } else if (a == "--profile") {
             die(a + " is not built yet");
         } else if (!a.empty() && a[0] == '-') {
             die("unknown option " + a);
@@ -159,6 +162,12 @@ int main(int argc, char** argv) {
         t0 = std::chrono::steady_clock::now();
         if (backend != "none") reports = sgmatch::apply_backend(fused, backend);
         const double partition_ms = ms_since(t0);
+        if (!save_path.empty()) {
+            sx::save_options so;
+            so.opset = m.opset;
+            so.fused = sgmatch::onednn::describe_fused;
+            sx::save(fused, save_path, so);
+        }
         if (!dot_path.empty()) {
             std::ofstream d(dot_path);
             sgmatch::write_dot(d, fused);

@@ -9,7 +9,8 @@
 // - Storage: a 32-byte hot record per node (op, first user, where its inputs are); inputs in one
 //   array, lists of 2+ users in another (a list that grows moves to the end, holes reclaimed
 //   when they reach a quarter); names, types, attributes and payloads apart, set only where given.
-// - Users are kept per node and updated by every write.
+// - Users are kept per node and updated by every write. A replace's new node takes the types
+//   (dims and element type) of the values it replaces.
 // - Known limitation: the first read after a write recomputes the order in a const member, so
 //   reads of one graph from several threads are safe only once a read has followed the last write.
 #pragma once
@@ -599,6 +600,16 @@ private:
             }
         }
 
+        // The replaced values' types go to the new node's outputs (copied, and room made, here).
+        std::vector<std::optional<tensor_type>> out_types;
+        bool typed = false;
+        out_types.reserve(r.outputs.size());
+        for (const auto& v : r.outputs) {
+            out_types.push_back(value_type(v.node, v.port));
+            typed = typed || out_types.back().has_value();
+        }
+        if (typed) types_.reserve(types_.size() + outputs);
+
         // ---- commit: nothing below throws (all capacity reserved above) ----
         ++writes_;
         if (slot == none) {
@@ -616,6 +627,12 @@ private:
         }
         cold_[id.value].payload = static_cast<std::uint32_t>(payloads_.size());
         payloads_.push_back(std::move(payload));
+        if (typed) {
+            cold_[id.value].type_begin = static_cast<std::uint32_t>(types_.size());
+            types_.resize(types_.size() + outputs);  // within the capacity reserved above
+            for (std::size_t i = 0; i < out_types.size(); ++i)
+                if (out_types[i]) types_[cold_[id.value].type_begin + i] = std::move(*out_types[i]);
+        }
         for (auto p : x.producers) prune_uses(p, [&](const use<node_id>& u) { return in_set(u.user); });
         for (std::size_t i = 0; i < r.inputs.size(); ++i)
             add_use(r.inputs[i].node, use<node_id>{id, static_cast<std::uint32_t>(i), r.inputs[i].port});

@@ -11,12 +11,15 @@
 // the reason, counted in the property_report and printed under SGMATCH_VERBOSE=1.
 #pragma once
 
+#include <any>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
 
+#include "sgmatch/analysis/notation.hpp"
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/graph/adapter.hpp"
 #include "sgmatch/onednn/fused_conv.hpp"
@@ -42,7 +45,25 @@ struct fused_node {
     /// kernel raises kernel_error.
     std::shared_ptr<const graph> ops;
     std::vector<std::size_t> ops_inputs;
+    std::string pattern;  // the property's pattern, in sgmatch's notation (analysis/notation.hpp)
+
+    /// The matched ops, in order (what a saved model shows of the fused node).
+    std::vector<std::string> members() const {
+        std::vector<std::string> m;
+        if (ops)
+            for (node_id n : ops->nodes())
+                if (ops->kind(n) == node_kind::op) m.emplace_back(ops->op_name(n));
+        return m;
+    }
 };
+
+/// The pattern and member ops of a fused node's payload (an onednn::fused_node), for
+/// onnx::save_options::fused; nullopt for another payload.
+inline std::optional<fused_description> describe_fused(const std::any& payload) {
+    const auto* f = std::any_cast<std::shared_ptr<const fused_node>>(&payload);
+    if (f == nullptr || !*f) return std::nullopt;
+    return fused_description{(*f)->pattern, (*f)->members()};
+}
 
 namespace detail {
 
@@ -64,7 +85,7 @@ std::size_t slot_of(const std::vector<value_ref<N>>& inputs, value_ref<N> v, con
 /// lowering tables).
 template <class G>
 std::shared_ptr<const fused_node> make_fused_node(const subgraph<G>& s, const std::vector<lowering_entry>& table,
-                                                  const std::vector<recognize_fn<G>>& composites) {
+                                                  const std::vector<recognize_fn<G>>& composites, const std::string& pattern) {
     const auto l = lower_match_with<G>(*s.graph, s.nodes.data(), s.nodes.size(), /*with_data=*/true, table, composites);
     if (!l.decline.empty()) throw lowering_error("sgmatch::onednn::make_fused_property: " + l.decline);
     if (s.outputs.size() != 1 || !(s.outputs[0] == l.dst))
@@ -79,6 +100,7 @@ std::shared_ptr<const fused_node> make_fused_node(const subgraph<G>& s, const st
     copied_subgraph ops = copy_subgraph(s, 4096);
     node->ops = std::move(ops.g);
     node->ops_inputs = std::move(ops.runtime_inputs);
+    node->pattern = pattern;
     return node;
 }
 
@@ -101,8 +123,8 @@ property<G> make_fused_property(std::string name, const P& p) {
         return property<G>(std::move(name), {});
     } else {
         using unit_list = typename detail::units<P>::type;
-        auto prop = make_property<G>(std::move(name), p, [](const subgraph<G>& s) {
-            return detail::make_fused_node<G>(s, detail::entries<unit_list>::get(), detail::composites<G, unit_list>::get());
+        auto prop = make_property<G>(std::move(name), p, [pattern = notation(p)](const subgraph<G>& s) {
+            return detail::make_fused_node<G>(s, detail::entries<unit_list>::get(), detail::composites<G, unit_list>::get(), pattern);
         });
         prop.check([](const G& g, const N* nodes, std::size_t count) {
             return lower_match<G, P>(g, nodes, count, /*with_data=*/false).decline;

@@ -29,6 +29,14 @@
 
 SGMATCH_BEGIN_NAMESPACE
 
+/// What a fused node shows of itself to tools (a saved model, a report): the pattern in
+/// sgmatch's notation and the matched ops, in order. A backend gives it for its payloads
+/// (onednn::describe_fused).
+struct fused_description {
+    std::string pattern;
+    std::vector<std::string> members;
+};
+
 /// A matched subgraph as a node factory sees it, read from the graph just before its rewrite.
 template <class G>
 struct subgraph {
