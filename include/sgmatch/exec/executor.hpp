@@ -169,6 +169,10 @@ public:
         return out;
     }
 
+    /// The most bytes one value computed by a typed kernel may take (16 GiB unless set): a shape
+    /// computed at run time is checked against it before anything is allocated.
+    void limit_value_bytes(std::size_t bytes) { max_value_bytes_ = bytes; }
+
     /// The same on oneDNN tensors, in whatever layout they come (what a region node gets from
     /// the kernels before it); the graph outputs stay in the layouts their kernels produced.
     std::vector<onednn::tensor> run_tensors(const std::map<std::string, onednn::tensor>& inputs,
@@ -274,6 +278,7 @@ private:
         std::shared_ptr<const executor> unfused = nullptr;        // a fused node's ops, one kernel each
         std::shared_ptr<detail::fallback_log> fallback = nullptr;       // shapes the kernel (op or fused) rejected
         typed_fn typed = nullptr;                                 // the op's typed kernel (kernels/typed.hpp)
+        std::shared_ptr<const ops::op_attrs> attrs = nullptr;     // with a typed kernel: for its size check
         bool typed_only = false;                                  // no fp32 kernel for this node
         std::size_t data_input = 0;                               // the input whose type picks the kernel
     };
@@ -311,7 +316,10 @@ private:
                 // (a Transpose of a weight) runs on the reference kernel.
                 if (s.op && !s.op->reads_constants() && g_.input_count(n) > 0 && c.input_is_constant(0)) s.op = nullptr;
             }
-            if (tk != nullptr) s.typed = tk->make(a, ops::node_of<graph>(g_, n));
+            if (tk != nullptr) {
+                s.typed = tk->make(a, ops::node_of<graph>(g_, n));
+                s.attrs = std::make_shared<const ops::op_attrs>(a);
+            }
             s.typed_only = s.ref == nullptr;
         } catch (const ops::op_error& e) {
             std::string_view m = e.what();
@@ -465,9 +473,14 @@ private:
             s.plain = std::move(a);
             return *s.plain;
         }
-        if (!s.plain && s.t.empty() && g_.kind(v.node) == node_kind::constant) {
-            s.t = constant_view(v.node);
-            s.plain = reference::to_array(s.t);
+        if (!s.plain && s.t.empty() && g_.kind(v.node) == node_kind::constant) {  // read as is (any rank)
+            const auto k = g_.constant(v.node);
+            if (!k || k->data == nullptr)
+                throw exec_error("sgmatch::exec::executor: constant '" + std::string(g_.name(v.node)) + "' has no data");
+            array a = xt::zeros<float>(std::vector<std::size_t>(k->dims, k->dims + k->rank));
+            const std::vector<float> f = k->to_floats().value_or(std::vector<float>{});
+            std::copy(f.begin(), f.end(), a.begin());
+            s.plain = std::move(a);
             return *s.plain;
         }
         if (!s.plain) {
@@ -531,6 +544,23 @@ private:
         for (std::size_t i = 0; i < g_.input_count(n); ++i) in.push_back(value_of(vs, g_.input(n, i), st));
         values out;
         try {
+            // The outputs' size by the op's shape rule before the kernel allocates them: values
+            // computed at run time (an Expand to a computed shape) may ask for anything.
+            if (s.attrs && s.attrs->schema().infer != nullptr) {
+                long double bytes = 0;
+                try {
+                    for (const auto& d : ops::infer_shapes(*s.attrs, typed::shapes_of(in))) {
+                        long double count = 8;  // the widest element
+                        for (auto x : d) count *= static_cast<long double>(std::max<std::int64_t>(x, 0));
+                        bytes += count;
+                    }
+                } catch (const ops::op_error&) {  // the kernel says what is wrong, below
+                }
+                if (bytes > static_cast<long double>(max_value_bytes_))
+                    throw exec_error("sgmatch::exec::executor: node '" + std::string(g_.name(n)) + "' (" + std::string(g_.op_name(n)) +
+                                     ") would compute " + std::to_string(static_cast<double>(bytes)) + " bytes, over the limit of " +
+                                     std::to_string(max_value_bytes_) + " (executor::limit_value_bytes)");
+            }
             out = s.typed(in);
         } catch (const value_error& e) {
             throw exec_error("sgmatch::exec::executor: node '" + std::string(g_.name(n)) + "' (" + std::string(g_.op_name(n)) +
@@ -568,11 +598,28 @@ private:
                 in.push_back(&plain_of(vs, v, st));
             }
         }
-        return s.ref(in);
+        try {
+            return s.ref(in);
+        } catch (const ops::op_error& e) {  // a shape rule refusing the inputs (it names the node)
+            std::string_view m = e.what();
+            if (m.substr(0, 9) == "sgmatch: ") m.remove_prefix(9);
+            throw exec_error("sgmatch::exec::executor: " + std::string(m));
+        } catch (const exec_error&) {
+            throw;
+        } catch (const std::logic_error& e) {  // reference::kernel_error, xtensor's checks: inputs the kernel
+            throw kernel_failed(s.n, e);       // cannot take, known only now
+        } catch (const std::runtime_error& e) {
+            throw kernel_failed(s.n, e);
+        }
+    }
+    exec_error kernel_failed(node_id n, const std::exception& e) const {
+        return exec_error("sgmatch::exec::executor: node '" + std::string(g_.name(n)) + "' (" + std::string(g_.op_name(n)) +
+                          "): " + e.what());
     }
 
     const graph& g_;
     std::vector<step> steps_;
+    std::size_t max_value_bytes_ = std::size_t{16} << 30;
 };
 
 }  // namespace exec

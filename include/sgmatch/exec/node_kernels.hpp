@@ -7,6 +7,7 @@
 // file and one line in `kernel_bindings` (exec/kernels.hpp).
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -83,6 +84,19 @@ inline const array& in(const std::vector<const array*>& xs, std::size_t i, const
     if (i >= xs.size())
         throw exec_error("sgmatch::exec::executor: " + a.where() + " needs " + std::to_string(i + 1) + " inputs");
     return *xs[i];
+}
+
+/// A parameter read at run time (axes, pads) as integers: each value must be a whole number
+/// (an int64 parameter arrives as exact floats); anything else is an error naming the node.
+inline ops::dims int_values(const array& x, const ops::op_attrs& a, const char* what) {
+    ops::dims v;
+    v.reserve(x.size());
+    for (const float f : x) {
+        if (!(std::abs(f) <= 9.0e15f) || f != std::trunc(f))
+            throw exec_error("sgmatch::exec::executor: " + a.where() + ": " + what + " holds " + std::to_string(f) + ", not an integer");
+        v.push_back(static_cast<std::int64_t>(f));
+    }
+    return v;
 }
 
 /// The number of spatial axes of an NC... input.

@@ -77,13 +77,18 @@ inline std::string to_string(const shape& d) {
     return s + "]";
 }
 
-/// Elements of a shape; a value_error for a negative dim or a count over 2^40 elements.
+/// Elements of a shape; a value_error for a negative dim, or a dim or a count over 2^40.
 inline std::int64_t element_count(const shape& d) {
-    std::int64_t n = 1;
+    constexpr std::int64_t cap = std::int64_t{1} << 40;
+    std::int64_t n = 1, nonzero = 1;  // the product of the dims other than 0 is bounded too (strides)
     for (auto x : d) {
         if (x < 0) throw value_error("sgmatch::exec::value: a negative dim in " + to_string(d));
-        if (x != 0 && n > (std::int64_t{1} << 40) / x)
-            throw value_error("sgmatch::exec::value: " + to_string(d) + " has over 2^40 elements");
+        if (x == 0) {
+            n = 0;
+            continue;
+        }
+        if (nonzero > cap / x) throw value_error("sgmatch::exec::value: " + to_string(d) + " has over 2^40 elements");
+        nonzero *= x;
         n *= x;
     }
     return n;

@@ -158,7 +158,7 @@ public:
         if (values.size() != t.element_count())
             throw kernel_error("sgmatch::onednn::tensor: " + std::to_string(values.size()) + " values for shape " +
                                onednn::to_string(shape));
-        std::memcpy(t.mem_.get_data_handle(), values.data(), values.size() * sizeof(float));
+        if (!values.empty()) std::memcpy(t.mem_.get_data_handle(), values.data(), values.size() * sizeof(float));
         return t;
     }
 

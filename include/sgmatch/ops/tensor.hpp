@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -48,6 +49,8 @@ inline dims reshape_to(const op_attrs& a, const dims& in, const dims& shape) {
         } else if (out[i] < 0) {
             fail(a, "shape " + to_string(shape) + " has a negative dim");
         } else {
+            if (out[i] != 0 && known > std::numeric_limits<std::int64_t>::max() / out[i])  // far more than the input has
+                fail(a, "cannot reshape " + to_string(in) + " (" + std::to_string(total) + " values) to " + to_string(shape));
             known *= out[i];
         }
     }
@@ -208,6 +211,7 @@ inline slice_params slice_params_of(const shape_inputs& in, const op_attrs& a) {
 
 /// The length of one sliced axis (ONNX's clamping).
 inline std::int64_t slice_length(std::int64_t dim, std::int64_t start, std::int64_t end, std::int64_t step) {
+    if (dim <= 0) return 0;  // nothing to take (the clamping below needs dim >= 1)
     auto clamp = [](std::int64_t v, std::int64_t lo, std::int64_t hi) { return v < lo ? lo : v > hi ? hi : v; };
     std::int64_t s = start < 0 ? (start < -dim ? -1 : start + dim) : start;
     const std::int64_t e = end < 0 ? (end < -dim ? (step > 0 ? 0 : -1) : end + dim) : end;
@@ -242,6 +246,8 @@ inline std::vector<dims> gather(const shape_inputs& in, const op_attrs& a) {
 
 inline std::vector<dims> expand(const shape_inputs& in, const op_attrs& a) {
     const auto shape = param(in, a, 1, "shape");
+    for (auto d : *shape)
+        if (d < 0) fail(a, "a negative dim in the shape " + to_string(*shape));
     return {broadcast(a, in.shapes.at(0), *shape)};
 }
 

@@ -455,7 +455,15 @@ inline array flatten(const array& x, std::int64_t axis = 1) {
 inline array concat(const std::vector<array>& xs, std::int64_t axis) {
     if (xs.empty()) throw kernel_error("sgmatch::reference::concat: no inputs");
     const auto r = static_cast<std::int64_t>(xs[0].dimension());
+    if (axis < -r || axis >= r)
+        throw kernel_error("sgmatch::reference::concat: axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(r));
     if (axis < 0) axis += r;
+    for (const auto& x : xs) {
+        bool fits = x.dimension() == xs[0].dimension();
+        for (std::size_t k = 0; fits && k < x.dimension(); ++k)
+            fits = k == static_cast<std::size_t>(axis) || x.shape()[k] == xs[0].shape()[k];
+        if (!fits) throw kernel_error("sgmatch::reference::concat: the inputs' shapes differ off the axis");
+    }
     std::vector<std::size_t> shape(xs[0].shape().begin(), xs[0].shape().end());
     shape[static_cast<std::size_t>(axis)] = 0;
     for (auto& x : xs) shape[static_cast<std::size_t>(axis)] += x.shape()[static_cast<std::size_t>(axis)];

@@ -19,8 +19,8 @@ reference_fn reduce(const node_context& c) {
     const bool keep = c.a.i("keepdims") != 0;
     if (c.input_count() > 1 && !c.input_is_constant(1)) {
         // The axes (int64) come as exact numbers (executor: integer parameters of fp32 kernels).
-        return [keep, noop = c.a.i("noop_with_empty_axes") != 0](const std::vector<const array*>& x) {
-            const ops::dims axes(x.at(1)->begin(), x[1]->end());
+        return [a = c.a, keep, noop = c.a.i("noop_with_empty_axes") != 0](const std::vector<const array*>& x) {
+            const ops::dims axes = int_values(in(x, 1, a), a, "axes");
             if (axes.empty() && noop) return array(*x[0]);
             return array(reference::reduce(*x[0], K, axes, keep));
         };

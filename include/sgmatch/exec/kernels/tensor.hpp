@@ -42,12 +42,14 @@ inline std::shared_ptr<const onednn::op_kernel> onednn_flatten(const node_contex
 
 inline ops::dims shape_of(const array& x) { return ops::dims(x.shape().begin(), x.shape().end()); }
 
-/// Reshape: the shape from input 1 (opset >= 5) or the `shape` attribute (older).
+/// Reshape: the shape from a constant input 1 (opset >= 5) or the `shape` attribute (older); a
+/// shape computed at run time is the typed kernel's (it reads int64 values).
 inline reference_fn reshape(const node_context& c) {
-    return [a = c.a](const std::vector<const array*>& x) {
+    const auto given = c.input_count() > 1 ? c.ints_param(1, "shape") : std::optional<ops::dims>(c.a.ints("shape"));
+    if (!given) c.refuse("the shape (input 1) holds values that are not integers");
+    const ops::dims shape = *given;
+    return [a = c.a, shape](const std::vector<const array*>& x) {
         const array& X = in(x, 0, a);
-        ops::dims shape = a.ints("shape");
-        if (x.size() > 1) shape.assign(x[1]->begin(), x[1]->end());
         const ops::dims to = ops::rules::reshape_to(a, shape_of(X), shape);
         array y = X;
         y.reshape(std::vector<std::size_t>(to.begin(), to.end()));
@@ -82,7 +84,7 @@ inline reference_fn pad(const node_context& c) {
                                      : reference::pad_mode::constant;
     return [a = c.a, m](const std::vector<const array*>& x) {
         reference::dims pads = a.ints("pads");
-        if (x.size() > 1) pads.assign(x[1]->begin(), x[1]->end());
+        if (x.size() > 1) pads = int_values(*x[1], a, "pads");
         float value = static_cast<float>(a.f("value"));
         if (x.size() > 2 && x[2]->size() == 1) value = x[2]->data()[0];
         return reference::pad(in(x, 0, a), pads, m, value);
@@ -158,8 +160,10 @@ inline reference_fn gather(const node_context& c) {
 }
 
 inline reference_fn expand(const node_context& c) {
-    const auto shape = *c.ints_param(1, "shape");
-    return [shape](const std::vector<const array*>& x) { return reference::expand(*x.at(0), shape); };
+    const params_t params{c.ints_param(1, "shape")};
+    return [a = c.a, params](const std::vector<const array*>& x) {
+        return reference::expand(*x.at(0), rule_shape(ops::rules::expand, a, *x.at(0), params));  // checked by the rule first
+    };
 }
 
 /// Dropout in inference: the input; a training_mode input must be a constant false.

@@ -383,9 +383,11 @@ inline typed_fn slice(const ops::op_attrs& a0, const ops::node_source&) {
             const std::int64_t dim = x.dims()[ax], step = p.steps[k], start = p.starts[k];
             // The first index taken: ONNX's clamping into [0, dim] (positive steps) or [0, dim - 1]
             // (negative), as in the shape rule.
-            std::int64_t s = start < 0 ? start + dim : start;
-            s = step > 0 ? std::clamp<std::int64_t>(s, 0, dim) : std::clamp<std::int64_t>(s, 0, dim - 1);
-            if (out_dims[ax] > 0) base += s * src[ax];
+            if (out_dims[ax] > 0) {  // then dim >= 1
+                std::int64_t s = start < 0 ? start + dim : start;
+                s = step > 0 ? std::clamp<std::int64_t>(s, 0, dim) : std::clamp<std::int64_t>(s, 0, dim - 1);
+                base += s * src[ax];
+            }
             st[ax] = src[ax] * step;
         }
         value out = value::zeros(x.type(), out_dims);
