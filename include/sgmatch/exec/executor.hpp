@@ -546,16 +546,8 @@ private:
         try {
             // The outputs' size by the op's shape rule before the kernel allocates them: values
             // computed at run time (an Expand to a computed shape) may ask for anything.
-            if (s.attrs && s.attrs->schema().infer != nullptr) {
-                long double bytes = 0;
-                try {
-                    for (const auto& d : ops::infer_shapes(*s.attrs, typed::shapes_of(in))) {
-                        long double count = 8;  // the widest element
-                        for (auto x : d) count *= static_cast<long double>(std::max<std::int64_t>(x, 0));
-                        bytes += count;
-                    }
-                } catch (const ops::op_error&) {  // the kernel says what is wrong, below
-                }
+            if (s.attrs) {
+                const long double bytes = typed::estimated_bytes(*s.attrs, in);
                 if (bytes > static_cast<long double>(max_value_bytes_))
                     throw exec_error("sgmatch::exec::executor: node '" + std::string(g_.name(n)) + "' (" + std::string(g_.op_name(n)) +
                                      ") would compute " + std::to_string(static_cast<double>(bytes)) + " bytes, over the limit of " +

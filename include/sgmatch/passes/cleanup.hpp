@@ -188,15 +188,7 @@ private:
             const ops::op_attrs a(*s, src);
             // The outputs' size from the op's shape rule first: nothing is allocated for a result
             // over the limit (an Expand or ConstantOfShape to a huge shape).
-            if (s->infer != nullptr) {
-                long double bytes = 0;
-                for (const auto& d : ops::infer_shapes(a, exec::typed::shapes_of(in))) {
-                    long double count = 8;  // the widest element
-                    for (auto x : d) count *= static_cast<long double>(std::max<std::int64_t>(x, 0));
-                    bytes += count;
-                }
-                if (bytes > static_cast<long double>(o_.max_folded_bytes)) return false;
-            }
+            if (exec::typed::estimated_bytes(a, in) > static_cast<long double>(o_.max_folded_bytes)) return false;
             out = k->make(a, src)(in);
         } catch (const std::exception& e) {  // an op_error, exec_error or value_error: the node stays
             r_.notes.push_back("'" + std::string(traits::name(g_, n)) + "' (" + std::string(traits::op_name(g_, n)) +

@@ -88,6 +88,23 @@ inline std::vector<ops::dims> rule(const ops::op_attrs& a, const values& x) {
     }
 }
 
+/// An upper bound of the bytes a node's kernel computes from `x`, by the op's shape rule (8
+/// bytes an element); 0 when the rule has no answer (the kernel then says what is wrong).
+inline long double estimated_bytes(const ops::op_attrs& a, const values& x) {
+    if (a.schema().infer == nullptr) return 0;
+    long double bytes = 0;
+    try {
+        for (const auto& d : ops::infer_shapes(a, shapes_of(x))) {
+            long double count = 8;
+            for (auto k : d) count *= static_cast<long double>(std::max<std::int64_t>(k, 0));
+            bytes += count;
+        }
+    } catch (const ops::op_error&) {
+        return 0;
+    }
+    return bytes;
+}
+
 /// Strides (in elements) of `d` read as `out` under numpy broadcasting: 0 along broadcast axes.
 inline shape broadcast_strides(const shape& d, const shape& out) {
     const shape dense = value::dense_strides(d);
