@@ -37,6 +37,19 @@ TEST_CASE("a >> b: chains follow output 0 to a user") {
     CHECK(nodes_of(g, match(g, ids[0], op<Conv>())) == std::vector<node_id>{ids[0]});
 }
 
+TEST_CASE("get<Name>() on a failed match is an error, not a read of an empty result") {
+    graph g;
+    auto ids = build::chain(g, {"Conv", "Relu"});
+    const auto p = op<Conv>().as<conv>() >> op<BatchNorm>().as<bn>();
+    const auto m = match(g, ids[0], p);
+    REQUIRE_FALSE(m);
+    CHECK_THROWS_WITH_AS(m.get<conv>(), doctest::Contains("the match failed; check it first"), std::logic_error);
+    CHECK_THROWS_AS((m.get<conv, bn>()), std::logic_error);
+    const auto ok = match(g, ids[0], op<Conv>().as<conv>() >> op<Relu>());
+    REQUIRE(ok);
+    CHECK(ok.get<conv>() == ids[0]);
+}
+
 TEST_CASE("op<A, B> matches one of several kinds - aliases resolve per graph") {
     graph g;
     auto ids = build::chain(g, {"Convolution", "Clip"});  // MXNet spelling

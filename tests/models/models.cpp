@@ -9,6 +9,8 @@
 #include <cmath>
 #include <map>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "sgmatch/exec/executor.hpp"
 #include "sgmatch/onednn/backend.hpp"
@@ -118,4 +120,26 @@ TEST_CASE("a transformer encoder exported by PyTorch (attention, GELU, LayerNorm
     // Exported with constant folding off, the weights sit behind Transpose nodes: the loader's
     // clean-up folds them, and the same four fuse.
     CHECK(kept.fused == 4);
+}
+
+TEST_CASE("one built executor run from 8 threads at once computes what one thread computes") {
+    onednn::register_backend<graph>();
+    for (const std::string stem : {"resnet_tiny", "encoder_tiny"}) {
+        CAPTURE(stem);
+        sgmatch::onnx::model m = sgmatch::onnx::load(path(stem + ".preserve.onnx"));
+        (void)apply_backend(m.graph, "onednn");
+        const exec::executor run(m.graph, exec::mode::onednn);
+        const array x = reference::read_npy(path(stem + ".input.npy"));
+        const array want = run({{m.inputs[0], x}}).at(0);
+        std::vector<int> same(8, 0);
+        std::vector<std::thread> threads;
+        for (std::size_t t = 0; t < same.size(); ++t)
+            threads.emplace_back([&, t] {
+                int ok = 1;
+                for (int round = 0; round < 20; ++round) ok &= run({{m.inputs[0], x}}).at(0) == want ? 1 : 0;
+                same[t] = ok;
+            });
+        for (auto& t : threads) t.join();
+        CHECK(same == std::vector<int>(8, 1));
+    }
 }

@@ -3,15 +3,19 @@
 // kernel, or a single oneDNN primitive.
 //
 //   sgmatch::exec::executor run(g);                       // checks the graph, picks a kernel per node
-//   auto outputs = run({{"data", x}});                    // graph outputs, in order, as arrays
+//   auto outputs = run({{"data", x}});                    // graph outputs, in order, as f32 arrays
+//   auto typed = run.run({{"data", exec::value::view(p, dtype::f32, dims)}});  // any element type
 //
 // - Unfused graphs run entirely on the reference kernels (the oracle in tests). Partitioned
 //   graphs run each fused node (payload onednn::fused_node) on its kernel.
 // - Building the executor checks every op node against its op's description (ops/table.hpp):
 //   an op with no kernel, a wrong number of inputs, and every attribute value no kernel
 //   implements are refused there, naming the node; nothing is ignored.
-// - Every computed value is checked against the shape the graph declares for it (where it
-//   declares one); a mismatch is an exec_error naming the node. fp32 only: an op whose declared
+// - Values carry their element type (exec::value, run()): fp32 values run on the reference or
+//   oneDNN kernels, other types (int64 shapes, bool masks, several outputs, parameters computed
+//   at run time) on the typed kernels (kernels/typed.hpp). Every computed value is checked
+//   against the element type and shape the graph declares for it (where it declares them); a
+//   mismatch is an exec_error naming the node. An op with only fp32 kernels whose declared
 //   output type is another is refused when the executor is built.
 // - Values between kernels keep their layout: a fused node's output stays a oneDNN tensor in the
 //   layout its primitive chose and goes as is into the next fused node; it is reordered to a
@@ -26,8 +30,8 @@
 //   mode::onednn_plain forces plain NCHW layouts (a naive integration).
 //
 // Known limitations: runs the built-in graph (a region of an adapter graph is copied into one,
-// subgraph.hpp); fp32 only; nodes run one after another (kernels use
-// oneDNN's threads); buffers are recycled through a pool, not planned ahead.
+// subgraph.hpp); fused kernels and oneDNN primitives are fp32; nodes run one after another
+// (kernels use oneDNN's threads); buffers are recycled through a pool, not planned ahead.
 #pragma once
 
 #include <any>

@@ -36,14 +36,14 @@ namespace exec {
 
 /// The C++ type of an element type's values (bool for dtype::boolean; f16 and bf16 as their
 /// 16 bits).
-template <class T> constexpr dtype dtype_of_v = dtype::unknown;
-template <> constexpr dtype dtype_of_v<float> = dtype::f32;
-template <> constexpr dtype dtype_of_v<double> = dtype::f64;
-template <> constexpr dtype dtype_of_v<std::int64_t> = dtype::i64;
-template <> constexpr dtype dtype_of_v<std::int32_t> = dtype::i32;
-template <> constexpr dtype dtype_of_v<std::int8_t> = dtype::i8;
-template <> constexpr dtype dtype_of_v<std::uint8_t> = dtype::u8;
-template <> constexpr dtype dtype_of_v<bool> = dtype::boolean;
+template <class T> inline constexpr dtype dtype_of_v = dtype::unknown;
+template <> inline constexpr dtype dtype_of_v<float> = dtype::f32;
+template <> inline constexpr dtype dtype_of_v<double> = dtype::f64;
+template <> inline constexpr dtype dtype_of_v<std::int64_t> = dtype::i64;
+template <> inline constexpr dtype dtype_of_v<std::int32_t> = dtype::i32;
+template <> inline constexpr dtype dtype_of_v<std::int8_t> = dtype::i8;
+template <> inline constexpr dtype dtype_of_v<std::uint8_t> = dtype::u8;
+template <> inline constexpr dtype dtype_of_v<bool> = dtype::boolean;
 static_assert(sizeof(bool) == 1, "sgmatch: ONNX bool tensors are one byte per element");
 
 /// Calls f(hana::type_c<T>) with the C++ type of `t`'s elements; false when `t` has none that

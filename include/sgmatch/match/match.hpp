@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -69,9 +70,11 @@ public:
 
     /// The capture Name: a node_type, std::optional<node_type> or std::vector<node_type>
     /// depending on where it sits in the pattern (see capture_kind). Several names give a tuple,
-    /// for structured bindings.
+    /// for structured bindings. On a failed match: std::logic_error (check the result first).
     template <class Name, class... More>
     auto get() const {
+        if (count_ == 0)
+            throw std::logic_error("sgmatch::match_result::get<Name>(): the match failed; check it first (if (m) ...)");
         if constexpr (sizeof...(More) > 0) {
             return std::make_tuple(get<Name>(), get<More>()...);
         } else {

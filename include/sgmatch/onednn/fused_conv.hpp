@@ -213,7 +213,6 @@ struct conv_spec {
         int sums = 0, dws = 0;
         for (auto& p : post_ops) {
             if (p.k == post_op::kind::sum) ++sums;
-            if (p.k == post_op::kind::binary && p.swap) fail("a binary post-op with the operand on the left");
             if ((p.k == post_op::kind::sum || p.k == post_op::kind::binary) && dws == 0 &&
                 std::any_of(post_ops.begin(), post_ops.end(), [](const post_op& q) { return q.k == post_op::kind::depthwise; }))
                 fail("sum and binary post-ops must follow the depthwise post-op");

@@ -39,7 +39,6 @@ struct post_op {
     int input = -1;
     std::vector<float> values;
     broadcast bcast = broadcast::full;
-    bool swap = false;  // binary only: the operand is the left side (c - y, c / y); rejected for now
     // depthwise: a 3x3 depthwise convolution, pad 1, stride `stride` (1 or 2), after a 1x1
     // convolution; weights [O, 1, 3, 3] in `values`, bias (O values or empty) in `dw_bias`.
     std::int64_t stride = 1;
