@@ -493,6 +493,23 @@ private:
         }
     }
 
+    // What a shape rule reads of a node's inputs when every input's dims are known (constant
+    // inputs of up to 64 values lend their values: a Reshape's shape); nullopt otherwise.
+    static std::optional<ops::shape_inputs> known_inputs(const graph& g, node_id id) {
+        ops::shape_inputs in;
+        for (std::size_t i = 0; i < g.input_count(id); ++i) {
+            const auto v = g.input(id, i);
+            const auto t = g.value_type(v.node, v.port);
+            const auto c = g.constant(v.node);
+            if (!t || (t->dims.empty() && !(c && c->rank == 0))) return std::nullopt;  // an unknown rank
+            for (auto d : t->dims)
+                if (d < 0) return std::nullopt;
+            in.shapes.push_back(t->dims);
+            in.values.push_back(c && c->data && c->element_count() <= 64 ? c->to_ints() : std::nullopt);
+        }
+        return in;
+    }
+
     // Shapes still unknown after the clean-up passes, by the descriptions' rules, in order (a
     // Reshape whose shape was folded into a constant, and everything after it).
     static void fill_shapes(graph& g) {
@@ -505,22 +522,11 @@ private:
             }
             const ops::op_schema* s = ops::find_schema(g.op_name(id));
             if (!missing || s == nullptr || s->infer == nullptr) continue;
-            ops::shape_inputs in;
-            bool known = true;
-            for (std::size_t i = 0; known && i < g.input_count(id); ++i) {
-                const auto v = g.input(id, i);
-                const auto t = g.value_type(v.node, v.port);
-                const auto c = g.constant(v.node);
-                known = t && (!t->dims.empty() || (c && c->rank == 0));
-                for (std::size_t k = 0; known && k < t->dims.size(); ++k) known = t->dims[k] >= 0;
-                if (!known) break;
-                in.shapes.push_back(t->dims);
-                in.values.push_back(c && c->data && c->element_count() <= 64 ? c->to_ints() : std::nullopt);
-            }
-            if (!known) continue;
+            const auto in = known_inputs(g, id);
+            if (!in) continue;
             try {
                 const ops::op_attrs a(*s, ops::node_of<graph>(g, id));
-                const std::vector<ops::dims> outs = ops::infer_shapes(a, in);
+                const std::vector<ops::dims> outs = ops::infer_shapes(a, *in);
                 for (std::uint32_t p = 0; p < g.output_count(id) && p < outs.size(); ++p) {
                     auto t = g.value_type(id, p).value_or(tensor_type{});
                     if (!t.dims.empty()) continue;
@@ -538,21 +544,11 @@ private:
     // the model declares must agree; the rule's refusal (inputs that do not fit) is reported.
     void propagate(graph& g, const ::onnx::NodeProto& n, node_id id, const ops::op_attrs& a) {
         if (a.schema().infer == nullptr) return;
-        ops::shape_inputs in;
-        for (std::size_t i = 0; i < g.input_count(id); ++i) {
-            const auto v = g.input(id, i);
-            const auto t = g.value_type(v.node, v.port);
-            const auto c = g.constant(v.node);
-            const bool scalar = c && c->rank == 0;
-            if (!t || (t->dims.empty() && !scalar)) return;  // unknown rank
-            for (auto d : t->dims)
-                if (d < 0) return;
-            in.shapes.push_back(t->dims);
-            in.values.push_back(c && c->data && c->element_count() <= 64 ? c->to_ints() : std::nullopt);
-        }
+        const auto in = known_inputs(g, id);
+        if (!in) return;
         std::vector<ops::dims> outs;
         try {
-            outs = ops::infer_shapes(a, in);
+            outs = ops::infer_shapes(a, *in);
         } catch (const ops::unknown_value& e) {
             // A parameter computed at run time: fine where the kernels read it then (the output
             // shapes stay unknown until the op runs), refused otherwise.
