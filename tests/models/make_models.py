@@ -1,7 +1,7 @@
 """Small models with the architectures of common CNNs and transformers, exported by PyTorch the
 two ways a user gets them, with PyTorch's own outputs as the oracle of tests/models/models.cpp.
 
-    /usr/bin/python3 tests/models/make_models.py tests/models      (Debian python3-torch,
+    /usr/bin/python3 tests/models/make_models.py tests/models [NAME ...]   (Debian python3-torch,
                                                                      python3-onnx, python3-numpy)
 
 For each model NAME it writes
@@ -143,6 +143,28 @@ class ShuffleTiny(nn.Module):
         return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
 
 
+class UNetTiny(nn.Module):
+    """Encoder-decoder (U-Net / FPN shape): downsampling by max pooling and a strided conv,
+    upsampling by F.interpolate (nearest, and bilinear as PyTorch exports it: Resize with
+    pytorch_half_pixel), skip connections joined by concat and by add."""
+
+    def __init__(self):
+        super().__init__()
+        self.enc1 = nn.Sequential(conv_bn(3, 8, 3), nn.ReLU())
+        self.enc2 = nn.Sequential(conv_bn(8, 16, 3), nn.ReLU())
+        self.enc3 = nn.Sequential(conv_bn(16, 16, 3, 2), nn.ReLU())
+        self.dec2 = nn.Sequential(conv_bn(32, 8, 3), nn.ReLU())
+        self.head = nn.Conv2d(8, 4, 1)
+
+    def forward(self, x):
+        e1 = self.enc1(x)
+        e2 = self.enc2(F.max_pool2d(e1, 2))
+        e3 = self.enc3(e2)
+        d2 = self.dec2(torch.cat([e2, F.interpolate(e3, scale_factor=2.0, mode="nearest")], 1))
+        d1 = F.interpolate(d2, scale_factor=2.0, mode="bilinear", align_corners=False) + e1
+        return self.head(d1)
+
+
 class EncoderTiny(nn.Module):
     """A transformer encoder: one layer of multi-head attention (4 heads), GELU feed-forward,
     LayerNorm, on a sequence of 16 vectors of 32."""
@@ -162,12 +184,14 @@ MODELS = {
     "dense_tiny": (DenseTiny, (1, 3, 16, 16)),
     "shuffle_tiny": (ShuffleTiny, (1, 3, 32, 32)),
     "encoder_tiny": (EncoderTiny, (1, 16, 32)),
+    "unet_tiny": (UNetTiny, (1, 3, 16, 16)),
 }
 
 
-def main(out):
+def main(out, names):
     os.makedirs(out, exist_ok=True)
-    for name, (make, shape) in MODELS.items():
+    for name in names or MODELS:
+        make, shape = MODELS[name]
         torch.manual_seed(0)
         model = make().eval()
         x = torch.randn(*shape)
@@ -185,4 +209,4 @@ def main(out):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__)))
+    main(sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__)), sys.argv[2:])

@@ -1,5 +1,5 @@
 // Small models exported by PyTorch (tests/models/make_models.py: ResNet-, MobileNetV2-,
-// DenseNet/Inception-, ShuffleNetV2-shaped CNNs and a transformer encoder), each in the two forms
+// DenseNet/Inception-, ShuffleNetV2-, U-Net-shaped CNNs and a transformer encoder), each in the two forms
 // a user gets (BatchNorm folded by the exporter; BatchNorm kept with constant folding off), run
 // from the .onnx file against PyTorch's own output: on the reference kernels, on one oneDNN
 // primitive per op, and after the ready-made fusion backend, with the fusions counted.
@@ -95,6 +95,7 @@ TEST_CASE("CNNs exported by PyTorch load, run as PyTorch computes them, and ever
         {"mobile_tiny", 11, 10},  // the stem, 3 inverted residuals x 3 convs, the classifier
         {"dense_tiny", 9, 8},     // the stem, 3 dense layers, 4 convs in the branches, the classifier
         {"shuffle_tiny", 8, 7},   // the stem, 2 units x 3 convs, the classifier
+        {"unet_tiny", 5, 5},      // 4 conv + BatchNorm + ReLU and the head; the two Resizes run between them
     };
     for (const auto& e : cnns) {
         for (const std::string form : {".onnx", ".preserve.onnx"}) {

@@ -229,6 +229,108 @@ TEST_CASE("opset meanings: Softmax before 13 gets an explicit axis or is refused
           std::string::npos);
 }
 
+TEST_CASE("auto_pad and ConvTranspose's output_shape are written out as pads from the input's dims, or refused by name") {
+    auto string_attr = [](::onnx::NodeProto* n, const std::string& k, const std::string& v) {
+        auto* a = n->add_attribute();
+        a->set_name(k);
+        a->set_type(::onnx::AttributeProto::STRING);
+        a->set_s(v);
+    };
+    auto pads_of = [](const sx::model& m, const char* name) {
+        for (auto n : m.graph.nodes())
+            if (m.graph.name(n) == name) return *m.graph.attr(n, "pads")->as_ints();
+        return std::vector<std::int64_t>{};
+    };
+    // 5 wide, window 2, stride 2: 3 outputs need 1 pad; SAME_UPPER puts it at the end,
+    // SAME_LOWER at the start; VALID drops it (2 outputs).
+    for (const auto& [mode, want, out] : {std::tuple<const char*, std::vector<std::int64_t>, std::int64_t>{"SAME_UPPER", {0, 0, 1, 1}, 3},
+                                          {"SAME_LOWER", {1, 1, 0, 0}, 3},
+                                          {"VALID", {0, 0, 0, 0}, 2}}) {
+        CAPTURE(mode);
+        builder b;
+        b.input("x", {1, 1, 5, 5});
+        auto* p = b.node("MaxPool", {"x"}, {"y"}, "pool");
+        builder::ints(p, "kernel_shape", {2, 2});
+        builder::ints(p, "strides", {2, 2});
+        string_attr(p, "auto_pad", mode);
+        b.output("y");
+        const sx::model m = b.load();
+        CHECK(pads_of(m, "pool") == want);
+        for (auto n : m.graph.nodes())
+            if (m.graph.name(n) == "pool") {
+                CHECK(!m.graph.attr(n, "auto_pad"));
+                CHECK(m.graph.value_type(n, 0)->dims == std::vector<std::int64_t>{1, 1, out, out});
+            }
+        CHECK(m.report.notes.size() == 1);
+    }
+    // ConvTranspose: output_shape 10 from 3 inputs at stride 3 and a window of 3 is one more than
+    // the 9 it makes unpadded: the one goes to output_padding.
+    {
+        std::mt19937 rng(3);
+        builder b;
+        b.input("x", {1, 1, 3, 3});
+        b.init("w", {1, 2, 3, 3}, test::random_values(18, rng, 0.5f));
+        auto* t = b.node("ConvTranspose", {"x", "w"}, {"y"}, "up");
+        builder::ints(t, "strides", {3, 2});
+        builder::ints(t, "output_shape", {10, 8});
+        b.output("y");
+        const sx::model m = b.load();
+        for (auto n : m.graph.nodes())
+            if (m.graph.name(n) == "up") {
+                CHECK(*m.graph.attr(n, "pads")->as_ints() == std::vector<std::int64_t>{0, 0, 0, 0});
+                CHECK(*m.graph.attr(n, "output_padding")->as_ints() == std::vector<std::int64_t>{1, 1});
+                CHECK(m.graph.value_type(n, 0)->dims == std::vector<std::int64_t>{1, 2, 10, 8});
+            }
+    }
+    // Spatial dims unknown at load: refused, by name.
+    builder u;
+    u.input("x", {1, 1, -1, 5});
+    auto* p = u.node("AveragePool", {"x"}, {"y"}, "avg");
+    builder::ints(p, "kernel_shape", {2, 2});
+    string_attr(p, "auto_pad", "SAME_UPPER");
+    u.output("y");
+    CHECK(u.error().find("node 'avg' (AveragePool): auto_pad SAME_UPPER on an input whose spatial dims are not known at load") !=
+          std::string::npos);
+    // A graph built by hand with auto_pad SAME is refused when the executor is built, saying why.
+    sgmatch::graph g;
+    const auto x = g.add_input("x");
+    const auto q = g.add_op("MaxPool", "pool", {x}, {{"kernel_shape", std::vector<std::int64_t>{2, 2}}, {"auto_pad", std::string("SAME_UPPER")}});
+    g.mark_output(q);
+    std::string why;
+    try {
+        sgmatch::exec::executor run(g);
+    } catch (const std::exception& e) {
+        why = e.what();
+    }
+    CAPTURE(why);
+    CHECK(why.find("node 'pool' (MaxPool): attribute auto_pad = 'SAME_UPPER' is not implemented") != std::string::npos);
+    CHECK(why.find("give explicit pads") != std::string::npos);
+}
+
+TEST_CASE("Upsample (opset 9) is written as Resize and repeats each element") {
+    builder b(9);
+    b.input("x", {1, 1, 2, 2});
+    auto* s = b.g->add_initializer();
+    s->set_name("scales");
+    s->set_data_type(::onnx::TensorProto::FLOAT);
+    s->add_dims(4);
+    for (float v : {1.0f, 1.0f, 2.0f, 3.0f}) s->add_float_data(v);
+    b.node("Upsample", {"x", "scales"}, {"y"}, "up");
+    b.output("y");
+    const sx::model m = b.load();
+    for (auto n : m.graph.nodes())
+        if (m.graph.name(n) == "up") {
+            CHECK(m.graph.op_name(n) == "Resize");
+            CHECK(m.graph.value_type(n, 0)->dims == std::vector<std::int64_t>{1, 1, 4, 6});
+        }
+    sgmatch::reference::array x = sgmatch::reference::array::from_shape({1, 1, 2, 2});
+    for (std::size_t i = 0; i < 4; ++i) x.data()[i] = static_cast<float>(i + 1);
+    const auto y = sgmatch::exec::executor(m.graph)({{"x", x}}).at(0);
+    REQUIRE(y.shape() == std::vector<std::size_t>{1, 1, 4, 6});
+    for (std::size_t r = 0; r < 4; ++r)
+        for (std::size_t c = 0; c < 6; ++c) CHECK(y(0, 0, r, c) == x(0, 0, r / 2, c / 3));
+}
+
 TEST_CASE("bad input is a load_error naming what is wrong, never a crash") {
     std::mt19937 rng(2);
     const std::string good = conv_relu(rng).bytes();

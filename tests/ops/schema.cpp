@@ -56,11 +56,11 @@ TEST_CASE("every op of the vocabulary has one description, found by each of its 
                         ReduceMax, ReduceMin, ReduceProd, ReduceSumSquare, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp,
                         GlobalMaxPool, LogSoftmax, Unsqueeze, Squeeze, Slice, Gather, Expand, Dropout, Cast>();
     every_tag_described<Split, Shape, Size, ConstantOfShape, Where, Equal, Less, Greater, LessOrEqual, GreaterOrEqual, And,
-                        Or, Xor, Not>();
-    // ... and nothing else: every description belongs to one of those tags (86 of them).
-    CHECK(ops::all_schemas().size() == 86);
+                        Or, Xor, Not, Resize>();
+    // ... and nothing else: every description belongs to one of those tags (87 of them).
+    CHECK(ops::all_schemas().size() == 87);
     std::set<const ops::op_schema*> distinct(ops::all_schemas().begin(), ops::all_schemas().end());
-    CHECK(distinct.size() == 86);
+    CHECK(distinct.size() == 87);
     CHECK(ops::find_schema("NoSuchOp") == nullptr);
     // Attribute names for adapters that cannot list attributes: each once, from the descriptions.
     const auto& names = ops::all_attribute_names();
@@ -109,23 +109,23 @@ TEST_CASE("every attribute the kernels do not implement is refused, all at once,
         }
         return "";
     };
-    // MaxPool: dilations, an Indices layout, no kernel_shape, an unknown attribute, a wrong type:
-    // five problems in one message.
-    const one_node pool("MaxPool", 1, {{"dilations", attribute::ints{2, 2}}, {"storage_order", 1}, {"padding", 2}, {"strides", "2"}});
+    // MaxPool: a dilation of 0, an Indices layout, no kernel_shape, an unknown attribute, a wrong
+    // type: five problems in one message.
+    const one_node pool("MaxPool", 1, {{"dilations", attribute::ints{0, 2}}, {"storage_order", 1}, {"padding", 2}, {"strides", "2"}});
     const std::string m = refused(pool);
     CHECK(m.find("node 'node7' (MaxPool)") != std::string::npos);
-    CHECK(m.find("attribute dilations = [2, 2] is not implemented (implemented: 1)") != std::string::npos);
+    CHECK(m.find("attribute dilations = [0, 2] is not implemented (implemented: >= 1)") != std::string::npos);
     CHECK(m.find("attribute storage_order = 1 is not implemented") != std::string::npos);
     CHECK(m.find("attribute padding is not one of MaxPool's attributes") != std::string::npos);
     CHECK(m.find("attribute strides is not a list of integers") != std::string::npos);
     CHECK(m.find("attribute kernel_shape is required") != std::string::npos);
 
     CHECK(refused(one_node("Conv", 2, {{"auto_pad", "SAME_UPPER"}})).find(
-              "attribute auto_pad = 'SAME_UPPER' is not implemented (implemented: NOTSET)") != std::string::npos);
+              "attribute auto_pad = 'SAME_UPPER' is not implemented (implemented: NOTSET): give explicit pads") != std::string::npos);
     CHECK(refused(one_node("Conv", 2, {{"strides", attribute::ints{1, 0}}})).find("attribute strides = [1, 0] is not implemented (implemented: >= 1)") !=
           std::string::npos);
     CHECK(refused(one_node("ConvTranspose", 2, {{"output_shape", attribute::ints{8, 8}}})).find(
-              "attribute output_shape is not implemented: give pads and output_padding instead") != std::string::npos);
+              "attribute output_shape is not implemented: give pads and output_padding (the ONNX front end writes them out)") != std::string::npos);
     CHECK(refused(one_node("Gelu", 1, {{"approximate", "fast"}})).find("approximate = 'fast'") != std::string::npos);
     CHECK(refused(one_node("Reshape", 2, {{"allowzero", 1}})).find("allowzero = 1 is not implemented") != std::string::npos);
     CHECK(refused(one_node("BatchNormalization", 5, {{"training_mode", 1}})).find("training_mode = 1") != std::string::npos);

@@ -24,7 +24,7 @@ std::string infer1(const ops::op_schema& s, graph_attrs_t attrs, std::vector<ops
                  std::vector<std::optional<std::vector<std::int64_t>>> values = {}) {
     values.resize(in.size());
     const ops::op_attrs a(s, std::move(attrs), "n");
-    const auto out = ops::infer_shapes(a, ops::shape_inputs{std::move(in), std::move(values)});
+    const auto out = ops::infer_shapes(a, ops::shape_inputs{std::move(in), std::move(values), {}});
     REQUIRE(out.size() == 1);
     return ops::to_string(out[0]);
 }

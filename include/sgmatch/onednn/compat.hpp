@@ -237,8 +237,8 @@ inline pooling_forward::primitive_desc pooling_pd(const dnnl::engine& eng, dnnl:
                                                   const dnnl::memory::desc& src, const dnnl::memory::desc& dst,
                                                   const dnnl::memory::dims& strides, const dnnl::memory::dims& kernel,
                                                   const dnnl::memory::dims& pad_l, const dnnl::memory::dims& pad_r,
-                                                  const dnnl::primitive_attr& attr) {
-    const dnnl::memory::dims dilation(kernel.size(), 0);
+                                                  const dnnl::primitive_attr& attr, dnnl::memory::dims dilation = {}) {
+    if (dilation.empty()) dilation.assign(kernel.size(), 0);  // oneDNN counts the gaps: ONNX's dilation - 1
 #if DNNL_VERSION_MAJOR >= 3
     return pooling_forward::primitive_desc(eng, dnnl::prop_kind::forward_inference, alg, src, dst, strides, kernel,
                                            dilation, pad_l, pad_r, attr);

@@ -261,13 +261,14 @@ private:
 
 /// Max or average pooling (2-D or 3-D), destination layout chosen by oneDNN. Global average
 /// pooling is average pooling with the window set to the input's spatial size (kernel empty).
+/// Dilations as ONNX counts them (1: adjacent taps; empty: all 1).
 class pool_kernel final : public op_kernel {
 public:
     /// plain_dst: the destination in plain layout instead of oneDNN's choice.
     pool_kernel(bool max, dims kernel, dims strides, dims pads_begin, dims pads_end, bool count_include_pad = false,
-                bool plain_dst = false)
+                bool plain_dst = false, dims dilations = {})
         : max_(max), kernel_(std::move(kernel)), strides_(std::move(strides)), pb_(std::move(pads_begin)),
-          pe_(std::move(pads_end)), include_pad_(count_include_pad), plain_(plain_dst) {}
+          pe_(std::move(pads_end)), dil_(std::move(dilations)), include_pad_(count_include_pad), plain_(plain_dst) {}
     const char* kind() const override { return "pool"; }
     tensor run(const std::vector<tensor>& in) const override {
         const tensor& x = in.at(0);
@@ -280,15 +281,17 @@ public:
             if (st.empty()) st.assign(sp, 1);
             if (pb.empty()) pb.assign(sp, 0);
             if (pe.empty()) pe.assign(sp, 0);
+            dims gaps(sp, 0);  // oneDNN's dilation: the gap between taps
+            for (std::size_t i = 0; i < sp && i < dil_.size(); ++i) gaps[i] = dil_[i] - 1;
             dims out{xs[0], xs[1]};
-            for (std::size_t i = 0; i < sp; ++i) out.push_back((xs[2 + i] + pb[i] + pe[i] - k[i]) / st[i] + 1);
+            for (std::size_t i = 0; i < sp; ++i) out.push_back((xs[2 + i] + pb[i] + pe[i] - (k[i] - 1) * (gaps[i] + 1) - 1) / st[i] + 1);
             const auto alg = max_ ? dnnl::algorithm::pooling_max
                                   : include_pad_ ? dnnl::algorithm::pooling_avg_include_padding
                                                  : dnnl::algorithm::pooling_avg_exclude_padding;
             const dnnl::memory::desc dst(out, dnnl::memory::data_type::f32,
                                          plain_ ? plain_tag(out.size()) : dnnl::memory::format_tag::any);
             return detail::make_pd<pd_t>(
-                [&] { return compat::pooling_pd(cpu_engine(), alg, d, dst, st, k, pb, pe, detail::user_scratchpad()); },
+                [&] { return compat::pooling_pd(cpu_engine(), alg, d, dst, st, k, pb, pe, detail::user_scratchpad(), gaps); },
                 [&] { return "sgmatch::onednn::pool_kernel: oneDNN has no pooling for input " + to_string(xs); });
         });
         return detail::run_src_dst<compat::pooling_forward>(*pd, x);
@@ -297,7 +300,7 @@ public:
 private:
     using pd_t = compat::pooling_forward::primitive_desc;
     bool max_;
-    dims kernel_, strides_, pb_, pe_;
+    dims kernel_, strides_, pb_, pe_, dil_;
     bool include_pad_, plain_;
     detail::shape_cache<std::string, pd_t> cache_;
 };

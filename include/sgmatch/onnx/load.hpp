@@ -376,7 +376,9 @@ private:
             return add_opaque(g, n);
         }
         if (n.op_type() == "Constant" && n.output_size() == 1 && add_constant_node(g, n)) return;
-        const ops::op_schema* schema = ops::find_schema(n.op_type());
+        // Upsample is written as Resize (write_upsample).
+        const std::string op = n.op_type() == "Upsample" ? std::string("Resize") : n.op_type();
+        const ops::op_schema* schema = ops::find_schema(op);
         if (schema == nullptr) {
             unsupported(n, "op " + n.op_type() + " is not supported");
             return add_opaque(g, n);
@@ -392,6 +394,8 @@ private:
             } else if (n.op_type() == "Clip" && (k == 1 || k == 2)) {
                 ins.push_back(filler(g, name_of(n) + (k == 1 ? ":min" : ":max"),
                                      k == 1 ? -FLT_MAX : FLT_MAX));
+            } else if (op == "Resize" && (k == 1 || k == 2)) {  // no roi; no scales, sizes given
+                ins.push_back(input_ref(g.add_constant(name_of(n) + (k == 1 ? ":roi" : ":scales"), {0}, dtype::f32, {})));
             } else {
                 unsupported(n, "input " + std::to_string(k) + " is absent while a later one is given");
                 return add_opaque(g, n);
@@ -433,7 +437,9 @@ private:
             attrs.emplace_back(a.name(), std::move(*v));
         }
         write_opset_meaning(n, attrs);
-        const node_id id = g.add_op(n.op_type(), name_of(n), ins, {}, static_cast<std::uint32_t>(std::max(1, n.output_size())));
+        if (!write_pads(g, n, ins, attrs)) return add_opaque(g, n);
+        if (op == "Resize" && (n.op_type() == "Upsample" || opset_ < 11) && !write_upsample(g, n, ins, attrs)) return add_opaque(g, n);
+        const node_id id = g.add_op(op, name_of(n), ins, {}, static_cast<std::uint32_t>(std::max(1, n.output_size())));
         for (auto& [k, v] : attrs) g.set_attr(id, k, std::move(v));
         finish(g, n, id);
         // The op's description: attributes and input count, every problem at once; then its
@@ -506,6 +512,12 @@ private:
                 if (d < 0) return std::nullopt;
             in.shapes.push_back(t->dims);
             in.values.push_back(c && c->data && c->element_count() <= 64 ? c->to_ints() : std::nullopt);
+            std::optional<std::vector<double>> reals;  // Resize's scales
+            if (c && (c->data || c->element_count() == 0) && c->element_count() <= 64) {
+                reals.emplace(static_cast<std::size_t>(c->element_count()));
+                for (std::size_t k = 0; k < reals->size(); ++k) (*reals)[k] = c->at(k);
+            }
+            in.reals.push_back(std::move(reals));
         }
         return in;
     }
@@ -637,6 +649,131 @@ private:
         if (n.op_type() == "Pad" && opset_ < 2)  // opset 1 spelled pads "paddings"
             for (auto& a : attrs)
                 if (a.first == "paddings") a.first = "pads";
+    }
+
+    // Upsample, and Resize before opset 11 (inputs X, scales), written as Resize(X, roi, scales)
+    // with the asymmetric coordinate transformation and nearest rounding down: integer scales
+    // repeat each element, as those opsets define it.
+    bool write_upsample(graph& g, const ::onnx::NodeProto& n, std::vector<input_ref>& ins,
+                        std::vector<std::pair<std::string, attribute>>& attrs) {
+        std::optional<input_ref> scales;
+        if (ins.size() >= 2) scales = ins[1];
+        for (auto it = attrs.begin(); it != attrs.end();) {
+            if (it->first == "scales" && it->second.as_reals() && !scales) {  // Upsample opset 7: an attribute
+                std::vector<float> v(it->second.as_reals()->begin(), it->second.as_reals()->end());
+                std::vector<unsigned char> b(v.size() * sizeof(float));
+                if (!v.empty()) std::memcpy(b.data(), v.data(), b.size());
+                scales = input_ref(g.add_constant(name_of(n) + ":scales", {static_cast<std::int64_t>(v.size())}, dtype::f32, std::move(b)));
+                it = attrs.erase(it);
+            } else if (it->first == "mode" && it->second.as_string() && *it->second.as_string() == "bilinear") {
+                it->second = attribute(std::string("linear"));
+                ++it;
+            } else {
+                ++it;
+            }
+        }
+        if (!scales || ins.empty()) {
+            unsupported(n, "no scales (opset 1's height_scale and width_scale are not supported)");
+            return false;
+        }
+        ins = {ins[0], input_ref(g.add_constant(name_of(n) + ":roi", {0}, dtype::f32, {})), *scales};
+        attrs.emplace_back("coordinate_transformation_mode", attribute(std::string("asymmetric")));
+        attrs.emplace_back("nearest_mode", attribute(std::string("floor")));
+        report_->notes.push_back(node_label(n) + ": opset " + std::to_string(opset_) + " " + n.op_type() +
+                                 " written as Resize (asymmetric, nearest rounding down)");
+        return true;
+    }
+
+    // Padding given implicitly, written out as explicit pads from the input's spatial dims (known
+    // at load): auto_pad SAME_UPPER / SAME_LOWER / VALID of Conv, ConvTranspose and pooling, and
+    // ConvTranspose's output_shape (the padding that makes it, and output_padding where the
+    // output grows at the end). False, with the node reported, where the dims are not known or
+    // the padding cannot be written (it would crop the start).
+    bool write_pads(const graph& g, const ::onnx::NodeProto& n, const std::vector<input_ref>& ins,
+                    std::vector<std::pair<std::string, attribute>>& attrs) {
+        const std::string& op = n.op_type();
+        const bool transposed = op == "ConvTranspose";
+        if (op != "Conv" && !transposed && op != "MaxPool" && op != "AveragePool") return true;
+        auto find = [&](const char* k) -> attribute* {
+            for (auto& a : attrs)
+                if (a.first == k) return &a.second;
+            return nullptr;
+        };
+        auto erase = [&](const char* k) {
+            attrs.erase(std::remove_if(attrs.begin(), attrs.end(), [&](auto& a) { return a.first == k; }), attrs.end());
+        };
+        const attribute* ap = find("auto_pad");
+        const std::string mode = ap && ap->as_string() ? std::string(*ap->as_string()) : "NOTSET";
+        const attribute* os = transposed ? find("output_shape") : nullptr;
+        if (mode != "SAME_UPPER" && mode != "SAME_LOWER" && mode != "VALID" && os == nullptr) return true;  // NOTSET, or refused by the description
+
+        auto dims_of = [&](std::size_t i) -> std::optional<std::vector<std::int64_t>> {
+            if (i >= ins.size()) return std::nullopt;
+            const auto t = g.value_type(ins[i].v.node, ins[i].v.port);
+            if (!t || t->dims.size() < 3) return std::nullopt;
+            for (auto d : t->dims)
+                if (d < 0) return std::nullopt;
+            return t->dims;
+        };
+        const auto x = dims_of(0);
+        if (!x) {
+            unsupported(n, (os ? std::string("output_shape") : "auto_pad " + mode) + " on an input whose spatial dims are not known at load");
+            return false;
+        }
+        const std::size_t sp = x->size() - 2;
+        auto ints = [&](const char* k, std::int64_t fill) {
+            const attribute* a = find(k);
+            return a && a->as_ints() ? *a->as_ints() : std::vector<std::int64_t>(sp, fill);
+        };
+        std::vector<std::int64_t> kernel = ints("kernel_shape", -1);
+        if (kernel[0] < 0)
+            if (const auto w = dims_of(1)) kernel.assign(w->begin() + 2, w->end());
+        const auto strides = ints("strides", 1), dilations = ints("dilations", 1);
+        auto out_pad = ints("output_padding", 0);
+        std::vector<std::int64_t> target = os && os->as_ints() ? *os->as_ints() : std::vector<std::int64_t>{};
+        if (target.size() == sp + 2) target.erase(target.begin(), target.begin() + 2);  // given with N and C
+        if (kernel.size() != sp || kernel[0] < 0 || strides.size() != sp || dilations.size() != sp || out_pad.size() != sp ||
+            (os && target.size() != sp)) {
+            unsupported(n, "kernel_shape, strides, dilations, output_padding or output_shape do not fit the input's " +
+                               std::to_string(sp) + " spatial axes");
+            return false;
+        }
+        auto floor_div = [](std::int64_t a, std::int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); };
+        std::vector<std::int64_t> pads(2 * sp, 0);
+        for (std::size_t i = 0; i < sp && mode != "VALID"; ++i) {
+            const std::int64_t in = (*x)[i + 2], s = strides[i], span = (kernel[i] - 1) * dilations[i] + 1;
+            std::int64_t total;
+            if (transposed) {
+                const std::int64_t out = os ? target[i] : in * s;
+                total = s * (in - 1) + out_pad[i] + span - out;
+            } else {
+                total = std::max<std::int64_t>(0, ((in + s - 1) / s - 1) * s + span - in);
+            }
+            // SAME_UPPER puts the odd pad at the end; SAME_LOWER, and ConvTranspose's
+            // output_shape without SAME_UPPER, at the start (ONNX's rounding, towards -inf).
+            pads[i] = mode == "SAME_UPPER" ? floor_div(total, 2) : total - floor_div(total, 2);
+            pads[i + sp] = total - pads[i];
+            if (pads[i + sp] < 0) {  // the output grows at the end: output_padding
+                out_pad[i] -= pads[i + sp];
+                pads[i + sp] = 0;
+            }
+            if (pads[i] < 0) {
+                unsupported(n, "output_shape " + ops::to_string(target) + " would need a negative pad at the start");
+                return false;
+            }
+        }
+        erase("auto_pad");
+        erase("output_shape");
+        erase("pads");
+        attrs.emplace_back("pads", attribute(attribute::ints(pads)));
+        if (transposed) {
+            erase("output_padding");
+            attrs.emplace_back("output_padding", attribute(attribute::ints(out_pad)));
+        }
+        report_->notes.push_back(node_label(n) + ": " + (os ? std::string("output_shape") : "auto_pad " + mode) +
+                                 " written as pads " + ops::to_string(pads) +
+                                 (transposed ? ", output_padding " + ops::to_string(out_pad) : std::string()));
+        return true;
     }
 
     ::onnx::ModelProto& m_;

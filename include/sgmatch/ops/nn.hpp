@@ -147,9 +147,11 @@ inline std::vector<dims> layer_norm(const shape_inputs& in, const op_attrs& a) {
 
 namespace schemas {
 
+/// auto_pad SAME / VALID depend on the input's dims: the ONNX front end writes them out as pads.
+inline constexpr std::string_view auto_pad_why = "give explicit pads (the ONNX front end writes SAME and VALID out)";
 inline constexpr input_spec conv_inputs[] = {{"X"}, {"W"}, {"B", input_spec::presence::optional}};
 inline constexpr attr_spec conv_attrs[] = {
-    {"auto_pad", attr_type::string, def::text("NOTSET"), support::one_of("NOTSET")},
+    {"auto_pad", attr_type::string, def::text("NOTSET"), support::one_of("NOTSET", auto_pad_why)},
     {"dilations", attr_type::integers, def::per_axis(1), support::at_least(1)},
     {"group", attr_type::integer, def::value(1), support::at_least(1)},
     {"kernel_shape", attr_type::integers, def::absent(), support::at_least(1)},
@@ -157,27 +159,27 @@ inline constexpr attr_spec conv_attrs[] = {
     {"strides", attr_type::integers, def::per_axis(1), support::at_least(1)},
 };
 inline constexpr attr_spec conv_transpose_attrs[] = {
-    {"auto_pad", attr_type::string, def::text("NOTSET"), support::one_of("NOTSET")},
+    {"auto_pad", attr_type::string, def::text("NOTSET"), support::one_of("NOTSET", auto_pad_why)},
     {"dilations", attr_type::integers, def::per_axis(1), support::at_least(1)},
     {"group", attr_type::integer, def::value(1), support::at_least(1)},
     {"kernel_shape", attr_type::integers, def::absent(), support::at_least(1)},
     {"output_padding", attr_type::integers, def::per_axis(0), support::at_least(0)},
-    {"output_shape", attr_type::integers, def::absent(), support::none("give pads and output_padding instead")},
+    {"output_shape", attr_type::integers, def::absent(), support::none("give pads and output_padding (the ONNX front end writes them out)")},
     {"pads", attr_type::integers, def::per_axis2(0), support::at_least(0)},
     {"strides", attr_type::integers, def::per_axis(1), support::at_least(1)},
 };
 inline constexpr input_spec pool_inputs[] = {{"X"}};
 inline constexpr attr_spec max_pool_attrs[] = {
-    {"auto_pad", attr_type::string, def::text("NOTSET"), support::one_of("NOTSET")},
+    {"auto_pad", attr_type::string, def::text("NOTSET"), support::one_of("NOTSET", auto_pad_why)},
     {"ceil_mode", attr_type::integer, def::value(0), support::range(0, 1)},
-    {"dilations", attr_type::integers, def::per_axis(1), support::range(1, 1)},
+    {"dilations", attr_type::integers, def::per_axis(1), support::at_least(1)},
     {"kernel_shape", attr_type::integers, def::required(), support::at_least(1)},
     {"pads", attr_type::integers, def::per_axis2(0), support::at_least(0)},
     {"storage_order", attr_type::integer, def::value(0), support::only(0, "the Indices output is not computed")},
     {"strides", attr_type::integers, def::per_axis(1), support::at_least(1)},
 };
 inline constexpr attr_spec avg_pool_attrs[] = {
-    {"auto_pad", attr_type::string, def::text("NOTSET"), support::one_of("NOTSET")},
+    {"auto_pad", attr_type::string, def::text("NOTSET"), support::one_of("NOTSET", auto_pad_why)},
     {"ceil_mode", attr_type::integer, def::value(0), support::range(0, 1)},  // not with count_include_pad 1
     {"count_include_pad", attr_type::integer, def::value(0), support::range(0, 1)},
     {"kernel_shape", attr_type::integers, def::required(), support::at_least(1)},

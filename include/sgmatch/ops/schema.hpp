@@ -94,8 +94,9 @@ constexpr attr_support any() { return {}; }
 constexpr attr_support range(double lo, double hi) { return {lo, hi, {}, true, {}}; }
 constexpr attr_support at_least(double lo) { return {lo, std::numeric_limits<double>::infinity(), {}, true, {}}; }
 constexpr attr_support only(double v, std::string_view why) { return {v, v, {}, true, why}; }
-constexpr attr_support one_of(std::string_view values) { return {-std::numeric_limits<double>::infinity(),
-                                                                  std::numeric_limits<double>::infinity(), values, true, {}}; }
+constexpr attr_support one_of(std::string_view values, std::string_view why = {}) {
+    return {-std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity(), values, true, why};
+}
 constexpr attr_support none(std::string_view why) { return {0, 0, {}, false, why}; }
 }  // namespace support
 
@@ -120,7 +121,8 @@ struct input_spec {
 /// constants (integers or reals, as int64 after truncation: a Reshape's shape, Pad's pads).
 struct shape_inputs {
     std::vector<dims> shapes;
-    std::vector<std::optional<std::vector<std::int64_t>>> values;
+    std::vector<std::optional<std::vector<std::int64_t>>> values;  // integer parameters, where known
+    std::vector<std::optional<std::vector<double>>> reals;          // real parameters (Resize's scales), where known; may be shorter
 };
 
 class op_attrs;

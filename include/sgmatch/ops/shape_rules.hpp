@@ -68,6 +68,14 @@ inline std::optional<dims> param(const shape_inputs& in, const op_attrs& a, std:
     return std::nullopt;
 }
 
+/// A real-valued parameter input (Resize's scales); one computed at run time cannot be known here.
+inline std::vector<double> real_param(const shape_inputs& in, const op_attrs& a, std::size_t slot, const char* what) {
+    if (in.reals.size() <= slot || !in.reals[slot])
+        throw unknown_value("sgmatch: " + a.where() + ": " + what + " (input " + std::to_string(slot) +
+                            ") is computed: unknown before the op runs", slot);
+    return *in.reals[slot];
+}
+
 /// The spatial extent of a sliding window: floor((in + pads - ((k - 1) d + 1)) / s) + 1.
 inline std::int64_t window_out(const op_attrs& a, std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t d,
                                std::int64_t pb, std::int64_t pe, bool ceil) {

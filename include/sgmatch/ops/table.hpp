@@ -36,7 +36,7 @@ inline const std::vector<const op_schema*>& all_schemas() {
         &neg, &reciprocal, &softsign, &selu, &celu, &thresholded_relu, &prelu, &sum, &mean,
         &reduce_mean, &reduce_sum, &reduce_max, &reduce_min, &reduce_prod, &reduce_sum_square, &reduce_l1, &reduce_l2,
         &reduce_log_sum, &reduce_log_sum_exp, &log_softmax, &global_max_pool,
-        &unsqueeze, &squeeze, &slice, &gather, &expand, &dropout, &cast,
+        &unsqueeze, &squeeze, &slice, &resize, &gather, &expand, &dropout, &cast,
         &split, &shape, &size, &constant_of_shape, &where, &equal, &less, &greater, &less_or_equal, &greater_or_equal,
         &logical_and, &logical_or, &logical_xor, &logical_not};
     return all;

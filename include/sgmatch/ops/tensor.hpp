@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -235,6 +236,30 @@ inline std::vector<dims> slice(const shape_inputs& in, const op_attrs& a) {
     return {x};
 }
 
+/// Resize: `sizes` (input 3) when given and not empty, else floor(dim * scale) for `scales`
+/// (input 2); one value per axis.
+inline std::vector<dims> resize(const shape_inputs& in, const op_attrs& a) {
+    const dims& x = in.shapes.at(0);
+    auto given = [&](std::size_t slot) { return in.shapes.size() > slot && in.shapes[slot] != dims{0}; };
+    if (given(3)) {
+        const dims sizes = *param(in, a, 3, "sizes");
+        if (sizes.size() != x.size()) fail(a, "sizes has " + std::to_string(sizes.size()) + " values for input " + to_string(x));
+        for (auto v : sizes)
+            if (v < 0) fail(a, "sizes " + to_string(sizes) + " has a negative value");
+        if (given(2)) fail(a, "both scales and sizes are given");
+        return {sizes};
+    }
+    if (!given(2)) fail(a, "neither scales (input 2) nor sizes (input 3) is given");
+    const std::vector<double> scales = real_param(in, a, 2, "scales");
+    if (scales.size() != x.size()) fail(a, "scales has " + std::to_string(scales.size()) + " values for input " + to_string(x));
+    dims out;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        if (!(scales[i] > 0 && scales[i] < 1e6)) fail(a, "a scale of " + std::to_string(scales[i]));
+        out.push_back(static_cast<std::int64_t>(std::floor(static_cast<double>(x[i]) * scales[i])));
+    }
+    return {out};
+}
+
 inline std::vector<dims> gather(const shape_inputs& in, const op_attrs& a) {
     const dims& x = in.shapes.at(0);
     const std::size_t ax = axis(a, a.i("axis"), x.size());
@@ -353,6 +378,19 @@ inline constexpr input_spec slice_inputs[] = {{"data"},
 inline constexpr attr_spec slice_attrs[] = {{"starts", attr_type::integers, def::absent(), support::any()},
                                             {"ends", attr_type::integers, def::absent(), support::any()},
                                             {"axes", attr_type::integers, def::absent(), support::any()}};
+inline constexpr input_spec resize_inputs[] = {{"X"},
+                                               {"roi", input_spec::presence::optional, true},
+                                               {"scales", input_spec::presence::optional, true},
+                                               {"sizes", input_spec::presence::optional, true}};
+inline constexpr attr_spec resize_attrs[] = {
+    {"coordinate_transformation_mode", attr_type::string, def::text("half_pixel"),
+     support::one_of("half_pixel|pytorch_half_pixel|align_corners|asymmetric|tf_half_pixel_for_nn|tf_crop_and_resize")},
+    {"cubic_coeff_a", attr_type::real, def::value(-0.75), support::any()},
+    {"exclude_outside", attr_type::integer, def::value(0), support::range(0, 1)},
+    {"extrapolation_value", attr_type::real, def::value(0.0), support::any()},
+    {"mode", attr_type::string, def::text("nearest"), support::one_of("nearest|linear|cubic")},
+    {"nearest_mode", attr_type::string, def::text("round_prefer_floor"), support::one_of("round_prefer_floor|round_prefer_ceil|floor|ceil")},
+};
 inline constexpr input_spec gather_inputs[] = {{"data"}, {"indices", input_spec::presence::required, true}};
 inline constexpr attr_spec gather_attrs[] = {{"axis", attr_type::integer, def::value(0), support::any()}};
 inline constexpr input_spec expand_inputs[] = {{"input"}, {"shape", input_spec::presence::required, true}};
@@ -372,6 +410,9 @@ inline constexpr op_schema concat = typed(describe<Concat>(concat_inputs, concat
 inline constexpr op_schema unsqueeze = typed(describe<Unsqueeze>(axes_inputs, axes_attrs, rules::unsqueeze), types::all);
 inline constexpr op_schema squeeze = typed(describe<Squeeze>(axes_inputs, axes_attrs, rules::squeeze), types::all);
 inline constexpr op_schema slice = typed(describe<Slice>(slice_inputs, slice_attrs, rules::slice), types::all);
+/// Resize (opset >= 11 inputs X, roi, scales, sizes; the ONNX front end writes Upsample and
+/// opset-10 Resize in these terms).
+inline constexpr op_schema resize = describe<Resize>(resize_inputs, resize_attrs, rules::resize);
 inline constexpr op_schema gather = typed(describe<Gather>(gather_inputs, gather_attrs, rules::gather), types::all);
 inline constexpr op_schema expand = typed(describe<Expand>(expand_inputs, rules::expand), types::all);
 /// Dropout in inference: the data, and (output 1) a mask of all true.

@@ -300,10 +300,10 @@ inline array batch_norm(const array& x, const array& scale, const array& bias, c
 
 enum class pool_kind { max, average };
 
-/// Max or average pooling over 1 to 3 spatial dims. Average pooling divides by the window
-/// inside the input unless count_include_pad.
+/// Max or average pooling over 1 to 3 spatial dims, the window's taps `dilations` apart (1 when
+/// empty). Average pooling divides by the window inside the input unless count_include_pad.
 inline array pool(const array& x, pool_kind kind, const dims& kernel, const dims& strides, const dims& pads_begin,
-                  const dims& pads_end, bool count_include_pad = false) {
+                  const dims& pads_end, bool count_include_pad = false, const dims& dilations = {}) {
     if (x.dimension() < 3 || x.dimension() > 5) throw kernel_error("sgmatch::reference::pool: input must be 3-D to 5-D");
     const std::size_t sp = x.dimension() - 2;
     dims in_sp;
@@ -311,8 +311,9 @@ inline array pool(const array& x, pool_kind kind, const dims& kernel, const dims
     const auto I = detail::lift(in_sp, sp, 1, "input"), K = detail::lift(kernel, sp, 1, "kernel");
     const auto S = detail::lift(strides, sp, 1, "strides");
     const auto PB = detail::lift(pads_begin, sp, 0, "pads_begin"), PE = detail::lift(pads_end, sp, 0, "pads_end");
+    const auto D = detail::lift(dilations.empty() ? dims(sp, 1) : dilations, sp, 1, "dilations");
     detail::spatial3 OUT;
-    for (int i = 0; i < 3; ++i) OUT.d[i] = (I.d[i] + PB.d[i] + PE.d[i] - K.d[i]) / S.d[i] + 1;
+    for (int i = 0; i < 3; ++i) OUT.d[i] = (I.d[i] + PB.d[i] + PE.d[i] - (K.d[i] - 1) * D.d[i] - 1) / S.d[i] + 1;
     const std::int64_t NC = static_cast<std::int64_t>(x.shape()[0] * x.shape()[1]);
     dims out_shape{static_cast<std::int64_t>(x.shape()[0]), static_cast<std::int64_t>(x.shape()[1])};
     for (std::size_t i = 0; i < sp; ++i) out_shape.push_back(OUT.d[3 - sp + i]);
@@ -328,9 +329,9 @@ inline array pool(const array& x, pool_kind kind, const dims& kernel, const dims
                     for (std::int64_t kd = 0; kd < K.d[0]; ++kd)
                         for (std::int64_t kh = 0; kh < K.d[1]; ++kh)
                             for (std::int64_t kw = 0; kw < K.d[2]; ++kw) {
-                                const std::int64_t id = od * S.d[0] - PB.d[0] + kd;
-                                const std::int64_t ih = oh * S.d[1] - PB.d[1] + kh;
-                                const std::int64_t iw = ow * S.d[2] - PB.d[2] + kw;
+                                const std::int64_t id = od * S.d[0] - PB.d[0] + kd * D.d[0];
+                                const std::int64_t ih = oh * S.d[1] - PB.d[1] + kh * D.d[1];
+                                const std::int64_t iw = ow * S.d[2] - PB.d[2] + kw * D.d[2];
                                 const bool in = id >= 0 && id < I.d[0] && ih >= 0 && ih < I.d[1] && iw >= 0 && iw < I.d[2];
                                 const bool in_padded = id < I.d[0] + PE.d[0] && ih < I.d[1] + PE.d[1] && iw < I.d[2] + PE.d[2];
                                 if (in_padded) ++padded;

@@ -70,8 +70,8 @@ inline void pool_pads(const ops::op_attrs& a, const ops::dims& in_spatial, refer
     split_pads(w.pads, b, e);
     if (a.i("ceil_mode") == 0) return;
     for (std::size_t i = 0; i < sp; ++i) {
-        const std::int64_t o = ops::rules::window_out(a, in_spatial[i], w.kernel[i], w.strides[i], 1, b[i], e[i], true);
-        e[i] = std::max(e[i], (o - 1) * w.strides[i] + w.kernel[i] - in_spatial[i] - b[i]);
+        const std::int64_t o = ops::rules::window_out(a, in_spatial[i], w.kernel[i], w.strides[i], w.dilations[i], b[i], e[i], true);
+        e[i] = std::max(e[i], (o - 1) * w.strides[i] + (w.kernel[i] - 1) * w.dilations[i] + 1 - in_spatial[i] - b[i]);
     }
 }
 
@@ -84,7 +84,8 @@ reference_fn pool(const node_context& c) {
         reference::dims b, e;
         pool_pads(a, ops::dims(X.shape().begin() + 2, X.shape().end()), b, e);
         return reference::pool(X, K, a.ints("kernel_shape"), a.ints("strides", spatial(X)), b, e,
-                               K == reference::pool_kind::average && a.i("count_include_pad") != 0);
+                               K == reference::pool_kind::average && a.i("count_include_pad") != 0,
+                               ops::rules::window_of(a, spatial(X)).dilations);
     };
 }
 /// A oneDNN pooling primitive; with ceil_mode only for an input of declared spatial dims.
@@ -106,7 +107,8 @@ std::shared_ptr<const onednn::op_kernel> onednn_pool(const node_context& c, bool
     }
     constexpr bool max = K == reference::pool_kind::max;
     return std::make_shared<onednn::pool_kernel>(max, ks, c.a.ints("strides", ks.size()), b, e,
-                                                 !max && c.a.i("count_include_pad") != 0, plain);
+                                                 !max && c.a.i("count_include_pad") != 0, plain,
+                                                 ops::rules::window_of(c.a, ks.size()).dilations);
 }
 
 inline reference_fn global_average_pool(const node_context&) {

@@ -112,7 +112,7 @@ using params_t = std::vector<std::optional<std::vector<std::int64_t>>>;
 
 // What a shape rule sees at run time: the input's shape and the parameters read at build time.
 inline ops::shape_inputs shape_inputs_of(const array& x, const params_t& params) {
-    ops::shape_inputs in{{shape_of(x)}, {std::nullopt}};
+    ops::shape_inputs in{{shape_of(x)}, {std::nullopt}, {}};
     for (const auto& p : params) {
         in.shapes.push_back(p ? ops::dims{static_cast<std::int64_t>(p->size())} : ops::dims{});
         in.values.push_back(p);

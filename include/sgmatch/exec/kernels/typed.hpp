@@ -4,7 +4,8 @@
 // What shape subgraphs and masks compute: Shape, Size, ConstantOfShape, Cast, comparisons and
 // logic (bool results), Where, Split, the integer (and double) forms of Add, Sub, Mul, Div, Pow,
 // Neg and Abs, and the ops that move data without arithmetic (Reshape, Unsqueeze, Squeeze,
-// Flatten, Transpose, Concat, Slice, Gather, Expand, Identity, Dropout) on any element type.
+// Flatten, Transpose, Concat, Slice, Gather, Expand, Identity, Dropout) on any element type;
+// Resize (kernels/resize.hpp) on f32.
 //
 // The executor runs an op's typed kernel when the op has no fp32 kernel, when its data input is
 // not f32, when an input computed at run time is not f32 (an int64 shape, a bool mask), or when
@@ -32,6 +33,7 @@
 
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/exec/error.hpp"
+#include "sgmatch/exec/kernels/resize.hpp"
 #include "sgmatch/exec/value.hpp"
 #include "sgmatch/ops/attrs.hpp"
 #include "sgmatch/ops/elementwise.hpp"
@@ -75,6 +77,13 @@ inline ops::shape_inputs shapes_of(const values& x) {
         s.shapes.push_back(v.dims());
         const bool integer = v.type() == dtype::i64 || v.type() == dtype::i32;
         s.values.push_back(integer && v.has_data() && v.size() <= 4096 ? std::optional<ops::dims>(v.to_ints()) : std::nullopt);
+        std::optional<std::vector<double>> reals;
+        if ((v.type() == dtype::f32 || v.type() == dtype::f64) && v.has_data() && v.size() <= 4096) {
+            const auto c = v.as_constant();
+            reals.emplace(static_cast<std::size_t>(v.size()));
+            for (std::size_t k = 0; k < reals->size(); ++k) (*reals)[k] = c.at(k);
+        }
+        s.reals.push_back(std::move(reals));
     }
     return s;
 }
@@ -600,6 +609,7 @@ inline const typed_binding typed_ops[] = {
     {&ops::schemas::transpose, typed::transpose},
     {&ops::schemas::concat, typed::concat},
     {&ops::schemas::slice, typed::slice},
+    {&ops::schemas::resize, typed::resize},
     {&ops::schemas::gather, typed::gather},
     {&ops::schemas::expand, typed::expand},
     {&ops::schemas::split, typed::split},
