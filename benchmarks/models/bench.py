@@ -1,0 +1,203 @@
+"""Real models: sgmatch against ONNX Runtime and PyTorch, interleaved in the same minutes.
+
+    /usr/bin/python3 benchmarks/models/export.py build/models
+    npm install --prefix build/models/peers --onnxruntime-node-install=skip onnxruntime-node@1.30.0
+    /usr/bin/python3 benchmarks/models/bench.py --models build/models \
+        --worker build/test/benchmarks/sgmatch_worker --node-modules build/models/peers/node_modules
+
+Every engine is a worker process that loads the model once and then runs it when asked
+(sgmatch_worker.cpp, ort_worker.js, torch_worker.py). For each model and batch, all workers are
+started one after another (their load and first-run times are recorded), then each round asks
+every worker in turn (the order rotating) for --iters runs; an engine's time is the median over
+the rounds of its per-round medians. Around each request the script reads /proc/stat and the
+worker's own CPU time, and reports the share of the machine that everything else used while it
+ran (a noisy minute shows there). Every engine's first output is compared with PyTorch's.
+
+Engines: sgmatch (backend onednn), sgmatch.regions (onednn.regions), sgmatch.unfused (one oneDNN
+primitive per op), ort (ONNX Runtime 1.30, CPU, graphOptimizationLevel all), torch (PyTorch
+torch.jit.optimize_for_inference). --smoke runs the sgmatch engines on a committed small model,
+one round, and fails on a wrong output (the test preset runs it; no timing is asserted).
+"""
+import argparse
+import array
+import ast
+import json
+import os
+import statistics
+import struct
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ALL_MODELS = ["resnet50", "resnet18", "mobilenet_v2", "densenet121", "shufflenet_v2", "encoder"]
+ALL_ENGINES = ["sgmatch", "sgmatch.regions", "sgmatch.unfused", "ort", "torch"]
+
+
+def read_npy(path):
+    """A float32 .npy file as (shape, array('f')), without numpy."""
+    with open(path, "rb") as f:
+        b = f.read()
+    if b[1:6] != b"NUMPY":
+        raise ValueError(path + ": not a .npy file")
+    hlen, start = (struct.unpack_from("<H", b, 8)[0], 10) if b[6] == 1 else (struct.unpack_from("<I", b, 8)[0], 12)
+    header = ast.literal_eval(b[start:start + hlen].decode("latin1"))
+    if header["descr"] != "<f4" or header["fortran_order"]:
+        raise ValueError(path + ": only little-endian float32 in C order is read")
+    data = array.array("f")
+    data.frombytes(b[start + hlen:])
+    return header["shape"], data
+
+
+def cpu_jiffies():
+    """(busy, total) jiffies of the whole machine."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    idle = v[3] + v[4]
+    return sum(v) - idle, sum(v)
+
+
+def proc_jiffies(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        s = f.read()
+    v = s[s.rindex(")") + 2:].split()
+    return int(v[11]) + int(v[12])  # utime + stime, every thread
+
+
+class Worker:
+    def __init__(self, engine, cmd, env):
+        self.engine = engine
+        self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True, env=env)
+        self.start = self._reply()
+        self.round_medians, self.busy_other, self.total = [], 0, 0
+
+    def _reply(self):
+        line = self.p.stdout.readline()
+        if not line:
+            err = self.p.stderr.read()
+            raise RuntimeError(f"{self.engine} worker stopped: {err.strip()[-2000:]}")
+        return json.loads(line)
+
+    def run(self, k):
+        b0, t0 = cpu_jiffies()
+        w0 = proc_jiffies(self.p.pid)
+        self.p.stdin.write(f"{k}\n")
+        self.p.stdin.flush()
+        ms = self._reply()["ms"]
+        b1, t1 = cpu_jiffies()
+        w1 = proc_jiffies(self.p.pid)
+        self.busy_other += max(0, (b1 - b0) - (w1 - w0))
+        self.total += t1 - t0
+        return ms
+
+    def close(self):
+        self.p.stdin.close()
+        self.p.wait(timeout=60)
+
+
+def files(models, name, batch):
+    for stem in (f"{name}.b{batch}", name):
+        i, o = os.path.join(models, stem + ".input.npy"), os.path.join(models, stem + ".output.npy")
+        if os.path.exists(i) and os.path.exists(o):
+            return os.path.join(models, name + ".onnx"), i, o
+    raise FileNotFoundError(f"{models}: no input/output .npy for {name} at batch {batch}")
+
+
+def command(a, engine, name, batch):
+    model, inp, exp = files(a.models, name, batch)
+    t = str(a.threads)
+    if engine.startswith("sgmatch"):
+        backend = {"sgmatch": "onednn", "sgmatch.regions": "onednn.regions", "sgmatch.unfused": "none"}[engine]
+        return [a.worker, model, backend, str(batch), inp, exp, t]
+    if engine == "ort":
+        return ["node", os.path.join(HERE, "ort_worker.js"), model, inp, exp, t]
+    if engine == "torch":
+        return ["/usr/bin/python3", os.path.join(HERE, "torch_worker.py"), name, inp, exp, t]
+    raise ValueError(engine)
+
+
+def bench(a, name, batch):
+    env = dict(os.environ, OMP_NUM_THREADS=str(a.threads))
+    if a.node_modules:
+        env["NODE_PATH"] = os.path.abspath(a.node_modules)
+    _, want = read_npy(files(a.models, name, batch)[2])
+    scale = max(abs(v) for v in want)
+    workers = []
+    try:
+        for e in a.engines:
+            workers.append(Worker(e, command(a, e, name, batch), env))
+        for w in workers:
+            w.run(1)  # warm-up, untimed
+        for r in range(a.rounds):
+            for i in range(len(workers)):
+                w = workers[(i + r) % len(workers)]
+                w.round_medians.append(statistics.median(w.run(a.iters)))
+                time.sleep(0.05)  # let the last worker's spinning threads go to sleep
+    finally:
+        for w in workers:
+            try:
+                w.close()
+            except Exception:  # noqa: BLE001 - a dead worker has said why already
+                w.p.kill()
+    rows = {}
+    for w in workers:
+        d = w.start.get("max_abs_diff")
+        ok = d is not None and d <= 1e-4 + 1e-3 * scale and w.start.get("ok", True)
+        rows[w.engine] = {
+            "ms": statistics.median(w.round_medians), "load_ms": w.start["load_ms"],
+            "first_run_ms": w.start["first_run_ms"], "max_abs_diff": d, "ok": ok,
+            "others_cpu": w.busy_other / w.total if w.total else 0.0,
+            "fused_nodes": w.start.get("fused_nodes"), "fallbacks": w.start.get("fallbacks"),
+        }
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--models", required=True, help="folder of NAME.onnx, NAME.bB.input.npy, NAME.bB.output.npy")
+    ap.add_argument("--names", nargs="*", default=None)
+    ap.add_argument("--batches", nargs="*", type=int, default=[1, 8])
+    ap.add_argument("--engines", nargs="*", default=ALL_ENGINES)
+    ap.add_argument("--rounds", type=int, default=9)
+    ap.add_argument("--iters", type=int, default=3, help="runs per worker per round")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--worker", required=True, help="the sgmatch_worker executable")
+    ap.add_argument("--node-modules", default=None, help="node_modules holding onnxruntime-node")
+    ap.add_argument("--json", default=None, help="write every figure here")
+    ap.add_argument("--smoke", action="store_true", help="resnet_tiny, sgmatch engines, batch 1, one round")
+    a = ap.parse_args()
+    if a.smoke:
+        a.names, a.batches, a.rounds, a.iters = ["resnet_tiny"], [1], 1, 1
+        a.engines = [e for e in ALL_ENGINES if e.startswith("sgmatch")]
+    names = a.names or ALL_MODELS
+    results, bad = {}, []
+    for name in names:
+        for batch in a.batches:
+            rows = bench(a, name, batch)
+            results[f"{name}/b{batch}"] = rows
+            base = rows.get("ort")
+            print(f"\n{name}, batch {batch}")
+            print(f"  {'engine':16} {'median ms':>10} {'/ ort':>7} {'load ms':>9} {'first ms':>9} {'max|diff|':>10} {'others':>7}")
+            for e, r in rows.items():
+                ratio = f"{r['ms'] / base['ms']:.2f}" if base else "-"
+                diff = "n/a" if r["max_abs_diff"] is None else f"{r['max_abs_diff']:.2g}"
+                print(f"  {e:16} {r['ms']:10.2f} {ratio:>7} {r['load_ms']:9.0f} {r['first_run_ms']:9.1f} "
+                      f"{diff:>10}{'' if r['ok'] else '!'} {100 * r['others_cpu']:6.0f}%")
+                if not r["ok"]:
+                    bad.append(f"{name} b{batch} {e}")
+            if "sgmatch" in rows and "sgmatch.unfused" in rows:
+                print(f"  fused / unfused: {rows['sgmatch']['ms'] / rows['sgmatch.unfused']['ms']:.2f}")
+            sys.stdout.flush()
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(results, f, indent=1)
+    if bad:
+        print("\nwrong output (beyond 1e-4 + 1e-3 * max|expected|): " + ", ".join(bad))
+        return 1
+    print("\nevery output matches PyTorch's")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

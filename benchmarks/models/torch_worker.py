@@ -1,0 +1,49 @@
+"""PyTorch's side of benchmarks/models/bench.py: one model in one process, driven over stdin.
+
+    /usr/bin/python3 torch_worker.py NAME input.npy expected.npy THREADS
+
+Builds NAME as export.py does (same seed, same weights), traces it and applies
+torch.jit.optimize_for_inference, runs once and prints one JSON line: load_ms (build, trace,
+optimize), first_run_ms, max_abs_diff against expected.npy. Then each line "K" on stdin runs K
+times and prints {"ms": [...]}; end of input ends the process.
+"""
+import json
+import os
+import sys
+import time
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from export import MODELS  # noqa: E402
+
+
+def main(name, input_path, expect_path, threads):
+    torch.set_num_threads(int(threads))
+    x = torch.from_numpy(np.load(input_path))
+    want = np.load(expect_path)
+    t0 = time.perf_counter()
+    torch.manual_seed(0)
+    model = MODELS[name][0]().eval()
+    with torch.no_grad():
+        fn = torch.jit.optimize_for_inference(torch.jit.freeze(torch.jit.trace(model, x)))
+    load_ms = (time.perf_counter() - t0) * 1e3
+    t0 = time.perf_counter()
+    with torch.no_grad():
+        y = fn(x).numpy()
+    first_ms = (time.perf_counter() - t0) * 1e3
+    diff = float(np.abs(y - want).max()) if y.shape == want.shape else None
+    print(json.dumps({"load_ms": load_ms, "first_run_ms": first_ms, "max_abs_diff": diff}), flush=True)
+    for line in sys.stdin:
+        times = []
+        with torch.no_grad():
+            for _ in range(int(line)):
+                t = time.perf_counter()
+                fn(x)
+                times.append((time.perf_counter() - t) * 1e3)
+        print(json.dumps({"ms": times}), flush=True)
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:])
