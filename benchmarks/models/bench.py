@@ -143,7 +143,7 @@ def bench(a, name, batch):
     rows = {}
     for w in workers:
         d = w.start.get("max_abs_diff")
-        ok = d is not None and d <= 1e-4 + 1e-3 * scale and w.start.get("ok", True)
+        ok = d is not None and d <= 1e-4 + 1e-3 * scale  # the same rule for every engine
         rows[w.engine] = {
             "ms": statistics.median(w.round_medians), "load_ms": w.start["load_ms"],
             "first_run_ms": w.start["first_run_ms"], "max_abs_diff": d, "ok": ok,

@@ -9,6 +9,7 @@
 #include <random>
 
 #include "sgmatch/exec/executor.hpp"
+#include "sgmatch/exec/subgraph.hpp"
 
 using namespace sgmatch;
 using exec::value;
@@ -99,6 +100,46 @@ TEST_CASE("a flatten written as PyTorch exports it (Shape, Gather, Unsqueeze, Co
         CHECK_THROWS_WITH_AS(run({{"x", xt::zeros<float>({1, 3, 4})}}),
                              doctest::Contains("the value of 'target' (output 0) is int64"), exec::exec_error);
     }
+}
+
+TEST_CASE("regions (onednn.regions) leave int64 shape computations outside, on the typed kernels") {
+    // relu -> (Shape, Gather, Unsqueeze, Concat: int64) -> Reshape -> relu -> sigmoid: Concat and Reshape have
+    // oneDNN kernels, but not on int64 values, and a region's inputs and outputs are f32.
+    graph g;
+    auto x = g.add_input("x", tensor_type{dtype::f32, {2, 3, 4}});
+    auto r0 = g.add_op("Relu", "r0", {x});
+    auto shape = g.add_op("Shape", "shape", {r0});
+    auto n = g.add_op("Gather", "batch", {shape, constant<std::int64_t>(g, "zero", {}, {0})});
+    auto n1 = g.add_op("Unsqueeze", "batch1", {n}, {{"axes", attribute::ints{0}}});
+    auto target = g.add_op("Concat", "target", {n1, constant<std::int64_t>(g, "minus1", {1}, {-1})}, {{"axis", 0}});
+    auto y = g.add_op("Reshape", "flat", {r0, target});
+    auto z = g.add_op("Sigmoid", "s", {g.add_op("Relu", "r1", {y})});
+    g.mark_output(z);
+    g.set_type({r0, 0}, tensor_type{dtype::f32, {2, 3, 4}});
+    g.set_type({shape, 0}, tensor_type{dtype::i64, {3}});
+    g.set_type({n, 0}, tensor_type{dtype::i64, {}});
+    g.set_type({n1, 0}, tensor_type{dtype::i64, {1}});
+    g.set_type({target, 0}, tensor_type{dtype::i64, {2}});
+    std::vector<float> data(24);
+    for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<float>(i) - 11.5f;
+    const std::map<std::string, value> in{{"x", value::of<float>({2, 3, 4}, data)}};
+    const auto want = exec::executor(g).run(in).at(0);
+
+    graph regions = g;
+    exec::register_region_backend();
+    (void)apply_backend(regions, "onednn.regions");
+    bool concat_outside = false;
+    for (node_id v : regions.nodes())
+        if (regions.kind(v) == node_kind::op && regions.name(v) == "target") concat_outside = regions.op_name(v) == "Concat";
+    CHECK(concat_outside);
+    exec::run_stats st;
+    const auto got = exec::executor(regions, exec::mode::onednn).run(in, &st).at(0);
+    CHECK(got.dims() == exec::shape{2, 12});
+    const auto a = elements<float>(got), b = elements<float>(want);
+    REQUIRE(a.size() == b.size());
+    for (std::size_t i = 0; i < a.size(); ++i) CHECK(a[i] == doctest::Approx(b[i]).epsilon(1e-6));  // oneDNN's sigmoid
+    CHECK(st.typed_nodes >= 4);  // Shape, Gather, Unsqueeze, Concat
+    CHECK(st.region_nodes == 1);  // r1 and s; r0 alone is too small a region
 }
 
 TEST_CASE("comparisons, logic and Where against brute force, with numpy broadcasting") {

@@ -68,6 +68,18 @@ TEST_CASE("cleanup: Identity and inference Dropout go, their users read the inpu
     CHECK(ops_named(pass, "Identity") == 1);
 }
 
+TEST_CASE("cleanup: a Pad of zero pads goes (PyTorch's before an AveragePool), one that pads stays") {
+    graph g;
+    auto x = g.add_input("x", tensor_type{dtype::f32, {1, 1, 2, 2}});
+    auto zero = g.add_op("Pad", "pad0", {x, g.add_constant("z", {8}, dtype::i64, int64_bytes({0, 0, 0, 0, 0, 0, 0, 0}))});
+    auto zero_attr = g.add_op("Pad", "pad0_attr", {zero}, {{"pads", attribute::ints{0, 0, 0, 0, 0, 0, 0, 0}}});
+    auto one = g.add_op("Pad", "pad1", {zero_attr, g.add_constant("p", {8}, dtype::i64, int64_bytes({0, 0, 1, 0, 0, 0, 0, 1}))});
+    g.mark_output(g.add_op("Relu", "relu", {one}));
+    const auto r = clean_and_compare(g, {{"x", value::of<float>({1, 1, 2, 2}, {-1, 2, -3, 4})}});
+    CHECK(r.pass_through == 2);
+    CHECK(ops_named(g, "Pad") == 1);
+}
+
 TEST_CASE("cleanup: a shape subgraph of known dims folds into a Reshape's constant shape") {
     graph g;
     auto x = g.add_input("x", tensor_type{dtype::f32, {2, 3, 4}});

@@ -6,7 +6,7 @@
 //   sgmatch::exec::executor(g, sgmatch::exec::mode::onednn)(inputs);
 //
 // make_region_property(name) is a capability property over the ops that have oneDNN kernels
-// (region_ops): each maximal connected convex region of them becomes one node whose payload is an
+// (region_ops) on f32 values (region_support): each maximal connected convex region of them becomes one node whose payload is an
 // exec::subgraph_node. Its factory copies the region into a graph of its own (inputs "0", "1",
 // ... for the values read at run time; constants, weights included, copied in), applies the
 // ready-made backend's fusions inside it (conv / matmul chains with their post-ops, 1x1 +
@@ -29,8 +29,12 @@
 // inside the region.
 #pragma once
 
+#include <algorithm>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/exec/executor.hpp"
@@ -55,6 +59,39 @@ using region_ops =
                   ops::Flatten, ops::Softmax, ops::Concat, ops::LRN, ops::LayerNorm, ops::Reshape, ops::Transpose, ops::Pow,
                   ops::Erf>;
 
+/// Whether a node goes into a region: its op is one of region_ops, and every value it computes or
+/// reads at run time is f32 (or of a type the graph does not say): an int64 shape computation or
+/// a bool mask stays outside, on the typed kernels. Constant inputs of any type are fine (a
+/// Reshape's shape).
+struct region_support {
+    template <class G>
+    bool operator()(const node_view<G>& v) const {
+        if (!has_name(v.op_name())) return false;
+        auto f32 = [](const std::optional<tensor_type>& t) { return !t || t->type == dtype::f32 || t->type == dtype::unknown; };
+        for (std::uint32_t p = 0; p < v.output_count(); ++p)
+            if (!f32(v.type(p))) return false;
+        for (std::size_t i = 0; i < v.input_count(); ++i)
+            if (!v.input(i).is_constant() && !f32(v.input_type(i))) return false;
+        return true;
+    }
+
+private:
+    template <class... Tags>
+    static std::vector<std::string_view> names(supported_ops<Tags...>) {
+        std::vector<std::string_view> n;
+        auto add = [&](auto tag) {
+            using T = decltype(tag);
+            for (std::size_t a = 0; a < op_tag_traits<T>::alias_count; ++a) n.push_back(op_tag_traits<T>::alias(a));
+        };
+        (add(Tags{}), ...);
+        return n;
+    }
+    static bool has_name(std::string_view op) {
+        static const std::vector<std::string_view> all = names(region_ops{});
+        return std::find(all.begin(), all.end(), op) != all.end();
+    }
+};
+
 /// The region of s (in the user's graph, read through its adapter) as a built-in graph of its
 /// own, with the fusions applied inside, and its executor.
 template <class G>
@@ -74,7 +111,7 @@ std::shared_ptr<const subgraph_node> build_region(const subgraph<G>& s) {
 /// A capability property whose regions run as region nodes (see the top of this file).
 template <class G = graph>
 property<G> make_region_property(std::string name = "onednn.regions", std::size_t min_size = 2) {
-    auto prop = make_capability_property<G>(std::move(name), region_ops{},
+    auto prop = make_capability_property<G>(std::move(name), region_support{},
                                             [](const subgraph<G>& s) { return build_region<G>(s); });
     prop.min_size(min_size).fused_op("onednn.region").inference_only();
     return prop;

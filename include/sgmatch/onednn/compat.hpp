@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -214,6 +215,35 @@ inline dnnl::layer_normalization_forward::primitive_desc layer_norm_pd(const dnn
     return ln::primitive_desc(eng, dnnl::prop_kind::forward_inference, d, d, eps, flags, attr);
 #else
     return ln::primitive_desc(ln::desc(dnnl::prop_kind::forward_inference, d, eps, flags), attr, eng);
+#endif
+}
+
+/// The layout of `like` for other dims of the same rank, where it is one of the layouts the
+/// kernels' primitives choose (plain, channels last, channels blocked by 4, 8 or 16); none
+/// otherwise.
+inline std::optional<dnnl::memory::desc> same_layout(const dnnl::memory::desc& like, const dnnl::memory::dims& d) {
+    using tag = dnnl::memory::format_tag;
+    const dnnl::memory::dims ld = dims_of(like);
+    if (ld.size() != d.size()) return std::nullopt;
+    std::vector<tag> tags;
+    switch (d.size()) {
+        case 3: tags = {tag::abc, tag::acb, tag::aBc16b, tag::aBc8b, tag::aBc4b}; break;
+        case 4: tags = {tag::abcd, tag::acdb, tag::aBcd16b, tag::aBcd8b, tag::aBcd4b}; break;
+        case 5: tags = {tag::abcde, tag::acdeb, tag::aBcde16b, tag::aBcde8b, tag::aBcde4b}; break;
+        default: return std::nullopt;
+    }
+    for (tag t : tags)
+        if (dnnl::memory::desc(ld, data_type_of(like), t) == like) return dnnl::memory::desc(d, data_type_of(like), t);
+    return std::nullopt;
+}
+
+/// A concatenation along `axis` into `dst` (its layout given).
+inline dnnl::concat::primitive_desc concat_pd(const dnnl::engine& eng, const dnnl::memory::desc& dst, int axis,
+                                              const std::vector<dnnl::memory::desc>& srcs, const dnnl::primitive_attr& attr) {
+#if DNNL_VERSION_MAJOR >= 3
+    return dnnl::concat::primitive_desc(eng, dst, axis, srcs, attr);
+#else
+    return dnnl::concat::primitive_desc(dst, axis, srcs, eng, attr);
 #endif
 }
 

@@ -510,36 +510,71 @@ public:
         if (in.empty()) throw kernel_error("sgmatch::onednn::concat_kernel: no inputs");
         const dims first = in[0].shape();
         const int axis = detail::axis_index(axis_, first.size(), "concat_kernel");
-        std::vector<dnnl::memory::desc> descs;
+        dims out = first;
+        out[static_cast<std::size_t>(axis)] = 0;
         std::string key;
         for (const auto& t : in) {
             dims d = t.shape();
             if (d.size() != first.size())
                 throw kernel_error("sgmatch::onednn::concat_kernel: parts " + to_string(first) + " and " + to_string(d) +
                                    " differ in rank");
+            out[static_cast<std::size_t>(axis)] += d[static_cast<std::size_t>(axis)];
             d[static_cast<std::size_t>(axis)] = first[static_cast<std::size_t>(axis)];
             if (d != first)
                 throw kernel_error("sgmatch::onednn::concat_kernel: parts " + to_string(first) + " and " +
                                    to_string(t.shape()) + " differ outside axis " + std::to_string(axis));
-            descs.push_back(t.desc());
-            key += detail::layout_key(descs.back()) + "|";
+            key += detail::layout_key(t.desc()) + "|";
         }
-        auto pd = cache_.get(key, [&] {
-            return detail::make_pd<pd_t>(
-                [&] { return compat::concat_pd(cpu_engine(), axis, descs, detail::user_scratchpad()); },
+        // One layout for every part and the result: the one that holds most of the elements
+        // (parts in layouts mixed are concatenated by oneDNN's reference code, and the result's
+        // layout would be the first part's); the others are reordered into it.
+        auto plan = cache_.get(key, [&] {
+            // layout (as a key) -> elements held in it, and a part in it
+            std::map<std::string, std::pair<std::size_t, std::size_t>> weight;
+            for (std::size_t i = 0; i < in.size(); ++i) {
+                const auto l = compat::same_layout(in[i].desc(), first);
+                auto& w = weight[l ? detail::layout_key(*l) : "?" + std::to_string(i)];
+                w.first += in[i].element_count();
+                w.second = i;
+            }
+            std::size_t best = 0, most = 0;
+            for (const auto& [k, w] : weight)
+                if (w.first > most && compat::same_layout(in[w.second].desc(), first)) most = w.first, best = w.second;
+            const auto dst = weight.size() > 1 ? compat::same_layout(in[best].desc(), out) : std::nullopt;
+            auto p = std::make_shared<concat_plan>();
+            for (const auto& t : in) p->srcs.push_back(dst ? compat::same_layout(in[best].desc(), t.shape()).value_or(t.desc()) : t.desc());
+            p->pd = detail::make_pd<pd_t>(
+                [&] {
+                    return dst ? compat::concat_pd(cpu_engine(), *dst, axis, p->srcs, detail::user_scratchpad())
+                               : compat::concat_pd(cpu_engine(), axis, p->srcs, detail::user_scratchpad());
+                },
                 [] { return std::string("sgmatch::onednn::concat_kernel: oneDNN has no concat for these parts"); });
+            return std::shared_ptr<const concat_plan>(std::move(p));
         });
+        const pd_t* pd = plan->pd.get();
         tensor y = tensor::allocate(pd->dst_desc());
         std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_DST, y.memory()}};
-        for (std::size_t i = 0; i < in.size(); ++i) args[DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i)] = in[i].memory();
+        std::vector<tensor> moved;  // parts reordered into the common layout, alive until the run ends
+        for (std::size_t i = 0; i < in.size(); ++i) {
+            if (in[i].desc() == plan->srcs[i]) {
+                args[DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i)] = in[i].memory();
+                continue;
+            }
+            moved.push_back(in[i].in_layout(plan->srcs[i], dnnl::stream(cpu_engine())));
+            args[DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i)] = moved.back().memory();
+        }
         detail::exec_with_scratch(dnnl::concat(*pd), pd->scratchpad_desc(), std::move(args));
         return y;
     }
 
 private:
     using pd_t = dnnl::concat::primitive_desc;
+    struct concat_plan {
+        std::vector<dnnl::memory::desc> srcs;  // the layout each part is read in
+        std::shared_ptr<const pd_t> pd;
+    };
     std::int64_t axis_;
-    detail::shape_cache<std::string, pd_t> cache_;
+    detail::shape_cache<std::string, concat_plan> cache_;
 };
 
 /// ONNX MatMul of two tensors computed at run time (or a constant right operand): [.., M, K] x

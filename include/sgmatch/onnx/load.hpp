@@ -200,9 +200,21 @@ public:
         }
         if (o_.cleanup && out.report.unsupported.empty()) {
             // Identity and Dropout gone, shape subgraphs and Transpose / Cast of weights folded:
-            // shapes computed at run time before may be known now.
-            out.report.cleanup = passes::cleanup(g, o_.cleanup_options);
-            fill_shapes(g);
+            // shapes computed at run time before may be known now, and with them the next
+            // shape subgraph (a channel shuffle's Reshape, then the Shape of its output): again,
+            // until no shape becomes known.
+            auto& total = out.report.cleanup;
+            for (std::size_t round = 0; round <= g.node_count(); ++round) {
+                passes::cleanup_report r = passes::cleanup(g, o_.cleanup_options);
+                total.pass_through += r.pass_through;
+                total.shapes += r.shapes;
+                total.folded += r.folded;
+                total.erased += r.erased;
+                for (auto& n : r.notes)
+                    if (std::find(total.notes.begin(), total.notes.end(), n) == total.notes.end()) total.notes.push_back(std::move(n));
+                const bool changed = r.pass_through + r.shapes + r.folded + r.erased > 0;
+                if (fill_shapes(g) == 0 || (!changed && round > 0)) break;
+            }
         }
         if (o_.check_support && !out.report.unsupported.empty()) {
             std::string m = "sgmatch::onnx: the model has " + std::to_string(out.report.unsupported.size()) +
@@ -524,7 +536,8 @@ private:
 
     // Shapes still unknown after the clean-up passes, by the descriptions' rules, in order (a
     // Reshape whose shape was folded into a constant, and everything after it).
-    static void fill_shapes(graph& g) {
+    static std::size_t fill_shapes(graph& g) {
+        std::size_t filled = 0;
         for (node_id id : g.nodes()) {
             if (g.kind(id) != node_kind::op) continue;
             bool missing = false;
@@ -544,11 +557,13 @@ private:
                     if (!t.dims.empty()) continue;
                     t.dims = outs[p];
                     g.set_type({id, p}, t);
+                    ++filled;
                 }
             } catch (const ops::op_error&) {
                 // left unknown: the executor computes and checks it at run time
             }
         }
+        return filled;
     }
 
     // The node's output shapes by its description's shape rule, when every input's shape is

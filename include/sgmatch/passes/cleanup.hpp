@@ -3,7 +3,8 @@
 //
 //   sgmatch::passes::cleanup_report r = sgmatch::passes::cleanup(g);   // options: cleanup_options
 //
-// - pass-through ops removed: Identity, and Dropout in inference (its mask unread); their users
+// - pass-through ops removed: Identity, Dropout in inference (its mask unread), and a Pad of
+//   zero pads (PyTorch exports one before an AveragePool that counts the padding); their users
 //   read the input instead. A bias routed through an Identity is a constant again.
 // - shapes made constants: Shape and Size of a value whose dims are all known.
 // - constants folded: an op whose inputs are all constants runs once, on its typed kernel
@@ -19,7 +20,9 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -64,7 +67,20 @@ struct all_inputs_constant {
         return true;
     }
 };
-inline constexpr auto pass_through = op<ops::Identity>() | op<ops::Dropout>();
+/// A Pad that pads nothing: its pads (attribute, or constant input 1) all zero.
+struct pads_nothing {
+    template <class View>
+    bool operator()(const View& v) const {
+        std::optional<std::vector<std::int64_t>> pads = v.attr_ints("pads");
+        if (!pads && v.input_count() > 1)
+            if (const auto c = v.input(1).constant(); c && c->data) pads = c->to_ints();
+        if (!pads) return false;
+        for (auto p : *pads)
+            if (p != 0) return false;
+        return true;
+    }
+};
+inline constexpr auto pass_through = op<ops::Identity>() | op<ops::Dropout>() | op<ops::Pad>().where(pads_nothing{});
 inline constexpr auto shape_of_known = (op<ops::Shape>() | op<ops::Size>());
 inline constexpr auto of_constants = any().where(all_inputs_constant{});
 }  // namespace patterns
@@ -114,7 +130,7 @@ private:
         bool changed = false;
         for (N n : matches(patterns::pass_through)) {
             if (traits::input_count(g_, n) == 0) continue;
-            if (traits::op_name(g_, n) != "Identity") {  // Dropout: inference only, its mask unread
+            if (traits::op_name(g_, n) == "Dropout") {  // inference only, its mask unread
                 bool ok = traits::output_count(g_, n) < 2 || !port_read(n, 1);
                 if (ok && traits::input_count(g_, n) > 2) {
                     const auto t = adapter<G>::constant(g_, traits::input(g_, n, 2).node);
