@@ -45,8 +45,6 @@ TEST_CASE("explain covers kinds, counts, predicates and success") {
     fixture f;
     CHECK(explain(f.g, f.bn, op<Conv>()).find("node 'bn_3' is BatchNormalization, expected Conv") != std::string::npos);
     CHECK(explain(f.g, f.x, op<Conv>()).find("node 'x' is a graph input or constant, expected Conv") != std::string::npos);
-    CHECK(explain(f.g, f.conv, op<Conv>(constant())).find("node 'conv_3' has 1 input(s), the pattern expects 1") ==
-          std::string::npos);
     CHECK(explain(f.g, f.conv, op<Conv>(constant())).find("node 'x' is not a constant") != std::string::npos);
     CHECK(explain(f.g, f.conv, op<Conv>(any(), any())).find("has 1 input(s), the pattern expects 2") != std::string::npos);
     CHECK(explain(f.g, f.conv, op<Conv>().where(pred::attr_eq("group", 2)))

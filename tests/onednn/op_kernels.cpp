@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <random>
 #include <string>
@@ -224,6 +225,75 @@ TEST_CASE("concat and matmul of computed operands on oneDNN == reference") {
         CHECK(o.error <= 1e-4);
         CHECK(o.stats.onednn_nodes == 1);
         CHECK(o.stats.reference_nodes == 0);
+    }
+}
+
+TEST_CASE("Slice on oneDNN == reference: after a conv, parts that cut a layout's blocks, negative and clamped bounds") {
+    std::mt19937 rng(12);
+    struct slice_case {
+        std::vector<std::int64_t> starts, ends, axes, steps;
+        bool on_onednn;
+    };
+    const slice_case cases[] = {
+        {{0}, {12}, {1}, {}, true},                 // ShuffleNet's chunk: the first half of the channels
+        {{12}, {24}, {1}, {}, true},                // the second half
+        {{5}, {17}, {1}, {}, true},                 // cuts across blocks of 8 and 16: read plain
+        {{-3, 1}, {100, -1}, {2, 3}, {}, true},     // negative start, end past the dim (clamped), negative end
+        {{1, 0}, {3, 4}, {-2, 0}, {1, 1}, true},    // negative axis, explicit unit steps
+        {{0}, {24}, {1}, {2}, false},               // a step of 2: the reference kernel
+        {{7}, {3}, {1}, {}, true},                  // empty
+    };
+    for (const auto& sc : cases) {
+        CAPTURE(sc.starts.size());
+        CAPTURE(sc.starts[0]);
+        CAPTURE(sc.ends[0]);
+        for (bool after_conv : {true, false}) {
+            CAPTURE(after_conv);
+            graph g;
+            auto x = g.add_input("x", tensor_type{dtype::f32, {2, 24, 5, 6}});
+            const input_ref src = after_conv ? input_ref(conv_in_front(g, x, 24, rng)) : input_ref(x);
+            auto i64 = [&](const char* name, const std::vector<std::int64_t>& v) {
+                std::vector<unsigned char> b(v.size() * sizeof(std::int64_t));
+                std::memcpy(b.data(), v.data(), b.size());
+                return g.add_constant(name, {static_cast<std::int64_t>(v.size())}, dtype::i64, std::move(b));
+            };
+            std::vector<input_ref> ins{src, i64("starts", sc.starts), i64("ends", sc.ends), i64("axes", sc.axes)};
+            if (!sc.steps.empty()) ins.push_back(i64("steps", sc.steps));
+            g.mark_output(g.add_op("Relu", "after", {g.add_op("Slice", "slice", ins)}));
+            const auto o = run_both(g, {{"x", test::random_array({2, 24, 5, 6}, rng, 1.0f)}});
+            CHECK(o.error <= 1e-5);
+            CHECK(o.stats.reference_nodes == (sc.on_onednn ? 0u : 1u));
+        }
+    }
+}
+
+TEST_CASE("reductions on oneDNN == reference, plain and after a conv, axes kept or dropped") {
+    std::mt19937 rng(13);
+    struct red_case {
+        const char* op;
+        std::vector<std::int64_t> axes;
+        std::int64_t keepdims;
+    };
+    const red_case cases[] = {{"ReduceMean", {-1}, 1},    {"ReduceMean", {2, 3}, 0}, {"ReduceSum", {1}, 1},
+                              {"ReduceMax", {0, 2}, 0},   {"ReduceMin", {3}, 1},     {"ReduceProd", {1}, 0},
+                              {"ReduceL1", {2, 3}, 1},    {"ReduceL2", {1, 2, 3}, 0}, {"ReduceSumSquare", {-2}, 1},
+                              {"ReduceMean", {}, 1}};
+    for (const auto& rc : cases) {
+        CAPTURE(rc.op);
+        CAPTURE(rc.axes.size());
+        for (bool after_conv : {true, false}) {
+            CAPTURE(after_conv);
+            graph g;
+            auto x = g.add_input("x", tensor_type{dtype::f32, {2, 16, 3, 4}});
+            const input_ref src = after_conv ? input_ref(conv_in_front(g, x, 16, rng)) : input_ref(x);
+            const auto r = g.add_op(rc.op, "reduce", {src}, {{"keepdims", rc.keepdims}});
+            if (!rc.axes.empty()) g.set_attr(r, "axes", attribute::ints(rc.axes));
+            g.mark_output(r);
+            // ReduceProd of 16 values near 1; the others on [-1, 1].
+            const auto o = run_both(g, {{"x", test::random_array({2, 16, 3, 4}, rng, 1.0f)}});
+            CHECK(o.error <= 1e-5);
+            CHECK(o.stats.reference_nodes == 0);
+        }
     }
 }
 

@@ -218,6 +218,16 @@ inline dnnl::layer_normalization_forward::primitive_desc layer_norm_pd(const dnn
 #endif
 }
 
+/// A reduction of src into dst (dst's dims 1 where src is reduced).
+inline dnnl::reduction::primitive_desc reduction_pd(const dnnl::engine& eng, dnnl::algorithm alg, const dnnl::memory::desc& src,
+                                                    const dnnl::memory::desc& dst, float p, const dnnl::primitive_attr& attr) {
+#if DNNL_VERSION_MAJOR >= 3
+    return dnnl::reduction::primitive_desc(eng, alg, src, dst, p, 0.0f, attr);
+#else
+    return dnnl::reduction::primitive_desc(dnnl::reduction::desc(alg, src, dst, p, 0.0f), attr, eng);
+#endif
+}
+
 /// The layout of `like` for other dims of the same rank, where it is one of the layouts the
 /// kernels' primitives choose (plain, channels last, channels blocked by 4, 8 or 16); none
 /// otherwise.

@@ -651,18 +651,108 @@ public:
         std::int64_t st = 1;
         for (std::size_t i = xs.size(); i-- > 0;) ystrides[i] = st, st *= ys[i];
         for (std::size_t i = 0; i < xs.size(); ++i) xstrides[static_cast<std::size_t>(perm[i])] = ystrides[i];
+        // One reorder from the source in whatever layout it has (NHWC, blocked) into the result.
         dnnl::stream s(cpu_engine());
-        const tensor src = in[0].in_layout(plain_desc(xs), s);
         tensor y = tensor::allocate(plain_desc(ys));
         const dnnl::memory as_x(dnnl::memory::desc(xs, dnnl::memory::data_type::f32, xstrides), cpu_engine(),
                                 y.memory().get_data_handle());
-        src.reorder_into(tensor(as_x), s);
+        in[0].reorder_into(tensor(as_x), s);
         s.wait();
         return y;
     }
 
 private:
     dims perm_;
+};
+
+/// A reduction over `axes` (all when empty) as a oneDNN reduction primitive, reading the source
+/// in its layout; the result plain, the reduced axes kept as 1 or dropped (keepdims).
+class reduce_kernel final : public op_kernel {
+public:
+    reduce_kernel(dnnl::algorithm alg, float p, dims axes, bool keepdims)
+        : alg_(alg), p_(p), axes_(std::move(axes)), keep_(keepdims) {}
+    const char* kind() const override { return "reduce"; }
+    tensor run(const std::vector<tensor>& in) const override {
+        const tensor& x = in.at(0);
+        const dims xs = x.shape();
+        std::vector<bool> reduced(xs.size(), axes_.empty());
+        for (auto a : axes_) reduced[static_cast<std::size_t>(detail::axis_index(a, xs.size(), "reduce_kernel"))] = true;
+        dims kept = xs, out;
+        for (std::size_t i = 0; i < xs.size(); ++i) {
+            if (reduced[i]) kept[i] = 1;
+            if (!reduced[i] || keep_) out.push_back(kept[i]);
+        }
+        if (out.empty()) out.push_back(1);  // every axis dropped: one value
+        auto pd = cache_.get(detail::layout_key(x.desc()), [&] {
+            return detail::make_pd<pd_t>(
+                [&] { return compat::reduction_pd(cpu_engine(), alg_, x.desc(), plain_desc(kept), p_, detail::user_scratchpad()); },
+                [&] { return "sgmatch::onednn::reduce_kernel: oneDNN has no reduction of " + to_string(xs); });
+        });
+        tensor y = tensor::allocate(pd->dst_desc());
+        detail::exec_with_scratch(dnnl::reduction(*pd), pd->scratchpad_desc(),
+                                  {{DNNL_ARG_SRC, x.memory()}, {DNNL_ARG_DST, y.memory()}});
+        return keep_ ? y : y.reshaped(out);
+    }
+
+private:
+    using pd_t = dnnl::reduction::primitive_desc;
+    dnnl::algorithm alg_;
+    float p_;
+    dims axes_;
+    bool keep_;
+    detail::shape_cache<std::string, pd_t> cache_;
+};
+
+/// Slice with unit steps (ONNX's clamping of starts and ends): one reorder from the part of the
+/// source it keeps, read in the source's layout, into a result in that layout (plain where the
+/// layout's blocks do not divide the part: the source is then made plain first).
+class slice_kernel final : public op_kernel {
+public:
+    slice_kernel(dims starts, dims ends, dims axes) : starts_(std::move(starts)), ends_(std::move(ends)), axes_(std::move(axes)) {}
+    const char* kind() const override { return "slice"; }
+    tensor run(const std::vector<tensor>& in) const override {
+        const tensor& x = in.at(0);
+        const dims xs = x.shape();
+        dims offsets(xs.size(), 0), out = xs;
+        for (std::size_t k = 0; k < axes_.size(); ++k) {
+            const int ax = detail::axis_index(axes_[k], xs.size(), "slice_kernel");
+            const std::int64_t dim = xs[static_cast<std::size_t>(ax)];
+            auto clamp = [dim](std::int64_t v) { return std::min(std::max(v < 0 ? v + dim : v, std::int64_t{0}), dim); };
+            const std::int64_t b = clamp(starts_[k]), e = clamp(ends_[k]);
+            offsets[static_cast<std::size_t>(ax)] = b;
+            out[static_cast<std::size_t>(ax)] = std::max<std::int64_t>(e - b, 0);
+        }
+        auto p = cache_.get(detail::layout_key(x.desc()) + to_string(offsets) + to_string(out), [&] {
+            auto r = std::make_shared<plan>();
+            try {
+                r->part = x.desc().submemory_desc(out, offsets);
+                r->dst = compat::same_layout(x.desc(), out).value_or(plain_desc(out));
+            } catch (const dnnl::error&) {  // blocks cut across: read it plain
+                r->plain_first = true;
+                r->part = plain_desc(xs).submemory_desc(out, offsets);
+                r->dst = plain_desc(out);
+            }
+            r->prim = guarded([&] { return dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), r->part, cpu_engine(), r->dst)); });
+            return std::shared_ptr<const plan>(std::move(r));
+        });
+        dnnl::stream s(cpu_engine());
+        const tensor src = p->plain_first ? x.in_layout(plain_desc(xs), s) : x;
+        tensor y = tensor::allocate(p->dst);
+        dnnl::memory part(p->part, cpu_engine(), src.memory().get_data_handle());
+        dnnl::memory dst = y.memory();
+        p->prim.execute(s, part, dst);
+        s.wait();
+        return y;
+    }
+
+private:
+    struct plan {
+        bool plain_first = false;  // the source read plain
+        dnnl::memory::desc part, dst;
+        dnnl::reorder prim;
+    };
+    dims starts_, ends_, axes_;
+    detail::shape_cache<std::string, plan> cache_;
 };
 
 /// Reshape to a constant shape (ONNX: 0 copies the input's dim, -1 is inferred): the values

@@ -1,12 +1,14 @@
-// sgmatch/exec/kernels/reduce.hpp - the reductions' kernels (reference::reduce), their axes read
-// once, when the executor is built, from the attribute or a constant input, or at each run when
-// the axes input is computed.
+// sgmatch/exec/kernels/reduce.hpp - the reductions' kernels (reference::reduce, and a oneDNN
+// reduction primitive for all but ReduceLogSum / LogSumExp), their axes read once, when the
+// executor is built, from the attribute or a constant input, or at each run when the axes input
+// is computed (the reference kernel then).
 #pragma once
 
 #include <vector>
 
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/exec/node_kernels.hpp"
+#include "sgmatch/onednn/op_kernels.hpp"
 #include "sgmatch/ops/reduce.hpp"
 #include "sgmatch/reference/tensor_ops.hpp"
 
@@ -31,16 +33,28 @@ reference_fn reduce(const node_context& c) {
     return [axes, keep](const std::vector<const array*>& x) { return reference::reduce(*x.at(0), K, axes, keep); };
 }
 
+/// A oneDNN reduction primitive: constant axes (or none: every axis), not the identity of
+/// noop_with_empty_axes. ReduceL1 / L2 / SumSquare are oneDNN's p-norms with p 1, 2 and the
+/// p-th power sum with p 2.
+template <dnnl::algorithm Alg, int P = 0>
+std::shared_ptr<const onednn::op_kernel> onednn_reduce(const node_context& c, bool) {
+    if (c.input_count() > 1 && !c.input_is_constant(1)) return nullptr;
+    const auto axes = c.ints_param(1, "axes").value_or(ops::dims{});
+    if (axes.empty() && c.a.i("noop_with_empty_axes") != 0) return nullptr;
+    return std::make_shared<onednn::reduce_kernel>(Alg, static_cast<float>(P), axes, c.a.i("keepdims") != 0);
+}
+
 using rk = reference::reduce_kind;
+using ra = dnnl::algorithm;
 inline const kernel_binding reductions[] = {
-    {&ops::schemas::reduce_mean, reduce<rk::mean>, nullptr},
-    {&ops::schemas::reduce_sum, reduce<rk::sum>, nullptr},
-    {&ops::schemas::reduce_max, reduce<rk::max>, nullptr},
-    {&ops::schemas::reduce_min, reduce<rk::min>, nullptr},
-    {&ops::schemas::reduce_prod, reduce<rk::prod>, nullptr},
-    {&ops::schemas::reduce_sum_square, reduce<rk::sum_square>, nullptr},
-    {&ops::schemas::reduce_l1, reduce<rk::l1>, nullptr},
-    {&ops::schemas::reduce_l2, reduce<rk::l2>, nullptr},
+    {&ops::schemas::reduce_mean, reduce<rk::mean>, onednn_reduce<ra::reduction_mean>},
+    {&ops::schemas::reduce_sum, reduce<rk::sum>, onednn_reduce<ra::reduction_sum>},
+    {&ops::schemas::reduce_max, reduce<rk::max>, onednn_reduce<ra::reduction_max>},
+    {&ops::schemas::reduce_min, reduce<rk::min>, onednn_reduce<ra::reduction_min>},
+    {&ops::schemas::reduce_prod, reduce<rk::prod>, onednn_reduce<ra::reduction_mul>},
+    {&ops::schemas::reduce_sum_square, reduce<rk::sum_square>, onednn_reduce<ra::reduction_norm_lp_power_p_sum, 2>},
+    {&ops::schemas::reduce_l1, reduce<rk::l1>, onednn_reduce<ra::reduction_norm_lp_sum, 1>},
+    {&ops::schemas::reduce_l2, reduce<rk::l2>, onednn_reduce<ra::reduction_norm_lp_sum, 2>},
     {&ops::schemas::reduce_log_sum, reduce<rk::log_sum>, nullptr},
     {&ops::schemas::reduce_log_sum_exp, reduce<rk::log_sum_exp>, nullptr},
 };

@@ -149,6 +149,29 @@ inline reference_fn slice(const node_context& c) {
     };
 }
 
+/// Slice on oneDNN: unit steps and constant parameters (the reference kernel takes the rest).
+inline std::shared_ptr<const onednn::op_kernel> onednn_slice(const node_context& c, bool) {
+    auto param = [&](std::size_t slot, const char* attr) -> std::optional<ops::dims> {
+        if (slot < c.input_count()) {
+            const auto v = c.constant_view(slot);
+            if (!v || v->data == nullptr) return std::nullopt;
+            return v->to_ints();
+        }
+        if (c.a.has(attr)) return c.a.ints(attr);
+        return ops::dims{};
+    };
+    const auto starts = param(1, "starts"), ends = param(2, "ends"), axes = param(3, "axes");
+    const auto steps = c.input_count() > 4 ? param(4, "steps") : std::optional<ops::dims>(ops::dims{});
+    if (!starts || !ends || !axes || !steps || starts->size() != ends->size()) return nullptr;
+    for (auto st : *steps)
+        if (st != 1) return nullptr;
+    ops::dims ax = *axes;
+    if (ax.empty())
+        for (std::size_t i = 0; i < starts->size(); ++i) ax.push_back(static_cast<std::int64_t>(i));
+    if (ax.size() != starts->size()) return nullptr;
+    return std::make_shared<onednn::slice_kernel>(*starts, *ends, ax);
+}
+
 inline reference_fn gather(const node_context& c) {
     const auto v = c.constant_view(1);
     if (!v || v->data == nullptr) c.refuse("the indices (input 1) are computed at run time: not supported");
@@ -180,7 +203,7 @@ inline reference_fn dropout(const node_context& c) {
 inline const kernel_binding tensor[] = {
     {&ops::schemas::unsqueeze, reaxis<ops::rules::unsqueeze>, nullptr},
     {&ops::schemas::squeeze, reaxis<ops::rules::squeeze>, nullptr},
-    {&ops::schemas::slice, slice, nullptr},
+    {&ops::schemas::slice, slice, onednn_slice},
     {&ops::schemas::gather, gather, nullptr},
     {&ops::schemas::expand, expand, nullptr},
     {&ops::schemas::dropout, dropout, nullptr},
