@@ -57,7 +57,8 @@ using region_ops =
                   ops::Exp, ops::Log, ops::Sqrt, ops::Square, ops::Abs, ops::Round, ops::Add, ops::Sub, ops::Mul, ops::Div,
                   ops::Max, ops::Min, ops::MaxPool, ops::AveragePool, ops::GlobalAveragePool, ops::Gemm, ops::MatMul,
                   ops::Flatten, ops::Softmax, ops::Concat, ops::LRN, ops::LayerNorm, ops::Reshape, ops::Transpose, ops::Pow,
-                  ops::Erf>;
+                  ops::Erf, ops::Slice, ops::ReduceMean, ops::ReduceSum, ops::ReduceMax, ops::ReduceMin, ops::ReduceProd,
+                  ops::ReduceL1, ops::ReduceL2, ops::ReduceSumSquare>;
 
 /// Whether a node goes into a region: its op is one of region_ops, and every value it computes or
 /// reads at run time is f32 (or of a type the graph does not say): an int64 shape computation or

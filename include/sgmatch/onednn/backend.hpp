@@ -11,6 +11,7 @@
 //   onednn.conv_transpose_post_ops  convtranspose + (the same)
 //   onednn.matmul_post_ops  (matmul | gemm) + bias add? + batchnorm? + act? + [unary | binary]{0,3}
 //   onednn.batch_norm_relu  batchnorm + relu (oneDNN's fuse_norm_relu)
+//   onednn.layer_norm       a LayerNorm written out as exporters emit it (layer_norm.hpp)
 // where act is a GELU (erf or tanh), Swish or HardSwish written out as exporters emit them
 // (decomposed.hpp): one eltwise post-op.
 //
@@ -23,6 +24,7 @@
 
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/onednn/decomposed.hpp"
+#include "sgmatch/onednn/layer_norm.hpp"
 #include "sgmatch/onednn/property.hpp"
 #include "sgmatch/partition/partition.hpp"
 #include "sgmatch/pattern/combinators.hpp"
@@ -145,7 +147,10 @@ bool register_backend(const std::string& name = "onednn") {
     register_property<G>(name, std::move(mm));
     auto bn = make_fused_property<G>("onednn.batch_norm_relu", batch_norm_relu);
     bn.fused_op("onednn.fused_batch_norm").inference_only();
-    return register_property<G>(name, std::move(bn));
+    register_property<G>(name, std::move(bn));
+    auto ln = make_layer_norm_property<G>();
+    ln.fused_op("onednn.fused_layer_norm").inference_only();
+    return register_property<G>(name, std::move(ln));
 }
 
 }  // namespace onednn
