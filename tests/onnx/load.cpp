@@ -243,9 +243,16 @@ TEST_CASE("auto_pad and ConvTranspose's output_shape are written out as pads fro
     };
     // 5 wide, window 2, stride 2: 3 outputs need 1 pad; SAME_UPPER puts it at the end,
     // SAME_LOWER at the start; VALID drops it (2 outputs).
-    for (const auto& [mode, want, out] : {std::tuple<const char*, std::vector<std::int64_t>, std::int64_t>{"SAME_UPPER", {0, 0, 1, 1}, 3},
-                                          {"SAME_LOWER", {1, 1, 0, 0}, 3},
-                                          {"VALID", {0, 0, 0, 0}, 2}}) {
+    struct auto_pad_case {
+        const char* mode;
+        std::vector<std::int64_t> want;
+        std::int64_t out;
+    };
+    for (const auto& c : {auto_pad_case{"SAME_UPPER", {0, 0, 1, 1}, 3}, auto_pad_case{"SAME_LOWER", {1, 1, 0, 0}, 3},
+                          auto_pad_case{"VALID", {0, 0, 0, 0}, 2}}) {
+        const std::string mode = c.mode;
+        const auto& want = c.want;
+        const std::int64_t out = c.out;
         CAPTURE(mode);
         builder b;
         b.input("x", {1, 1, 5, 5});

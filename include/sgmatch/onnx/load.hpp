@@ -753,6 +753,12 @@ private:
                                std::to_string(sp) + " spatial axes");
             return false;
         }
+        // Out-of-range values are the description's to refuse (auto_pad is left as given).
+        constexpr std::int64_t big = std::int64_t{1} << 31;
+        for (std::size_t i = 0; i < sp; ++i)
+            if (kernel[i] < 1 || kernel[i] > big || strides[i] < 1 || strides[i] > big || dilations[i] < 1 || dilations[i] > big ||
+                out_pad[i] < 0 || out_pad[i] > big || (*x)[i + 2] > big || (os && (target[i] < 0 || target[i] > big)))
+                return true;
         auto floor_div = [](std::int64_t a, std::int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); };
         std::vector<std::int64_t> pads(2 * sp, 0);
         for (std::size_t i = 0; i < sp && mode != "VALID"; ++i) {

@@ -255,7 +255,9 @@ inline std::vector<dims> resize(const shape_inputs& in, const op_attrs& a) {
     dims out;
     for (std::size_t i = 0; i < x.size(); ++i) {
         if (!(scales[i] > 0 && scales[i] < 1e6)) fail(a, "a scale of " + std::to_string(scales[i]));
-        out.push_back(static_cast<std::int64_t>(std::floor(static_cast<double>(x[i]) * scales[i])));
+        const double d = std::floor(static_cast<double>(x[i]) * scales[i]);
+        if (!(d < 4.0e18)) fail(a, "a scale of " + std::to_string(scales[i]) + " makes a dim too large");
+        out.push_back(static_cast<std::int64_t>(d));
     }
     return {out};
 }

@@ -220,6 +220,9 @@ inline std::function<std::vector<value>(const std::vector<value>&)> resize(const
         } catch (const ops::op_error& e) {
             fail(e.what());
         }
+        std::int64_t count = 1;
+        for (auto d : out) count = d == 0 ? 0 : count;
+        if (count == 0) return std::vector<value>{value::zeros(dtype::f32, out)};  // no taps to lay out
         resize_spec sp = s;
         if (sp.coordinates == resize_coordinates::tf_crop_and_resize) sp.roi = xs.size() > 1 ? reals[1] : std::vector<double>{};
         const bool by_sizes = xs.size() > 3 && xs[3].size() > 0;
