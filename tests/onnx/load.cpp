@@ -298,6 +298,15 @@ TEST_CASE("auto_pad and ConvTranspose's output_shape are written out as pads fro
     u.output("y");
     CHECK(u.error().find("node 'avg' (AveragePool): auto_pad SAME_UPPER on an input whose spatial dims are not known at load") !=
           std::string::npos);
+    // An empty kernel_shape with auto_pad: refused, by name (it once read past the list).
+    builder e;
+    e.input("x", {1, 3, 8, 8});
+    auto* k = e.node("MaxPool", {"x"}, {"y"}, "empty");
+    builder::ints(k, "kernel_shape", {});
+    string_attr(k, "auto_pad", "SAME_UPPER");
+    e.output("y");
+    CHECK(e.error().find("node 'empty' (MaxPool): kernel_shape, strides, dilations, output_padding or output_shape do not fit") !=
+          std::string::npos);
     // A graph built by hand with auto_pad SAME is refused when the executor is built, saying why.
     sgmatch::graph g;
     const auto x = g.add_input("x");

@@ -55,14 +55,20 @@ struct node_context {
     /// A list parameter: constant input `slot` (newer opsets) or attribute `attr` (older); a
     /// computed input is refused (its values are unknown until the run).
     std::optional<std::vector<std::int64_t>> ints_param(std::size_t slot, const char* attr) const {
+        if (slot >= input_count() && !a.has(attr)) return std::nullopt;
+        auto v = known_ints_param(slot, attr);
+        if (!v) refuse(std::string(attr) + " (input " + std::to_string(slot) + ") is computed at run time or not integers: not supported");
+        return v;
+    }
+    /// The same list (empty when neither is given), or nullopt when the input is computed: for a
+    /// kernel that declines such a node rather than refusing it.
+    std::optional<std::vector<std::int64_t>> known_ints_param(std::size_t slot, const char* attr) const {
         if (slot < input_count()) {
             const auto v = constant_view(slot);
-            if (!v || v->data == nullptr)
-                refuse(std::string(attr) + " (input " + std::to_string(slot) + ") is computed at run time: not supported");
+            if (!v || v->data == nullptr) return std::nullopt;
             return v->to_ints();
         }
-        if (a.has(attr)) return a.ints(attr);
-        return std::nullopt;
+        return a.has(attr) ? a.ints(attr) : std::vector<std::int64_t>{};
     }
     [[noreturn]] void refuse(const std::string& why) const {
         throw exec_error("sgmatch::exec::executor: " + a.where() + ": " + why);

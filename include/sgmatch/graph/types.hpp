@@ -221,10 +221,17 @@ struct const_tensor_view {
         }
         return 0;
     }
-    /// The values as int64 (integers and bools; reals truncated), or nullopt without data or for
-    /// a real that no int64 holds (NaN, infinite, beyond +-2^63).
+    /// The values as doubles (every type), or nullopt without data (none needed for no elements).
+    std::optional<std::vector<double>> to_reals() const {
+        if (type == dtype::unknown || (data == nullptr && element_count() != 0)) return std::nullopt;
+        std::vector<double> v(static_cast<std::size_t>(element_count()));
+        for (std::size_t i = 0; i < v.size(); ++i) v[i] = at(i);
+        return v;
+    }
+    /// The values as int64 (integers and bools; reals truncated), or nullopt without data (none
+    /// needed for no elements) or for a real that no int64 holds (NaN, infinite, beyond +-2^63).
     std::optional<std::vector<std::int64_t>> to_ints() const {
-        if (data == nullptr || type == dtype::unknown) return std::nullopt;
+        if (type == dtype::unknown || (data == nullptr && element_count() != 0)) return std::nullopt;
         const auto n = static_cast<std::size_t>(element_count());
         std::vector<std::int64_t> v(n);
         for (std::size_t i = 0; i < n; ++i) {

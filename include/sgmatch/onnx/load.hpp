@@ -523,13 +523,9 @@ private:
             for (auto d : t->dims)
                 if (d < 0) return std::nullopt;
             in.shapes.push_back(t->dims);
-            in.values.push_back(c && c->data && c->element_count() <= 64 ? c->to_ints() : std::nullopt);
-            std::optional<std::vector<double>> reals;  // Resize's scales
-            if (c && (c->data || c->element_count() == 0) && c->element_count() <= 64) {
-                reals.emplace(static_cast<std::size_t>(c->element_count()));
-                for (std::size_t k = 0; k < reals->size(); ++k) (*reals)[k] = c->at(k);
-            }
-            in.reals.push_back(std::move(reals));
+            const bool small = c && c->element_count() <= 64;
+            in.values.push_back(small ? c->to_ints() : std::nullopt);
+            in.reals.push_back(small ? c->to_reals() : std::nullopt);  // Resize's scales
         }
         return in;
     }
@@ -741,13 +737,13 @@ private:
             return a && a->as_ints() ? *a->as_ints() : std::vector<std::int64_t>(sp, fill);
         };
         std::vector<std::int64_t> kernel = ints("kernel_shape", -1);
-        if (kernel[0] < 0)
+        if (!kernel.empty() && kernel[0] < 0)
             if (const auto w = dims_of(1)) kernel.assign(w->begin() + 2, w->end());
         const auto strides = ints("strides", 1), dilations = ints("dilations", 1);
         auto out_pad = ints("output_padding", 0);
         std::vector<std::int64_t> target = os && os->as_ints() ? *os->as_ints() : std::vector<std::int64_t>{};
         if (target.size() == sp + 2) target.erase(target.begin(), target.begin() + 2);  // given with N and C
-        if (kernel.size() != sp || kernel[0] < 0 || strides.size() != sp || dilations.size() != sp || out_pad.size() != sp ||
+        if (kernel.size() != sp || kernel.front() < 0 || strides.size() != sp || dilations.size() != sp || out_pad.size() != sp ||
             (os && target.size() != sp)) {
             unsupported(n, "kernel_shape, strides, dilations, output_padding or output_shape do not fit the input's " +
                                std::to_string(sp) + " spatial axes");

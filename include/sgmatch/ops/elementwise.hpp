@@ -79,6 +79,9 @@ inline constexpr op_schema sub = typed(describe<Sub>(a_b, legacy_broadcast, rule
 inline constexpr op_schema mul = typed(describe<Mul>(a_b, legacy_broadcast, rules::broadcast_all), types::numeric);
 inline constexpr op_schema div = typed(describe<Div>(a_b, legacy_broadcast, rules::broadcast_all), types::numeric);
 inline constexpr op_schema pow = typed(describe<Pow>(a_b, legacy_broadcast, rules::broadcast_all), types::numeric);
+/// Mod: fmod 0 takes the divisor's sign (Python's %, integers only), fmod 1 the dividend's (C's fmod).
+inline constexpr attr_spec mod_attrs[] = {{"fmod", attr_type::integer, def::value(0), support::range(0, 1)}};
+inline constexpr op_schema mod = typed(describe<Mod>(a_b, mod_attrs, rules::broadcast_all), types::numeric);
 inline constexpr op_schema max = describe<Max>(variadic, consumed, rules::broadcast_all);
 inline constexpr op_schema min = describe<Min>(variadic, consumed, rules::broadcast_all);
 inline constexpr op_schema sum = describe<Sum>(variadic, consumed, rules::broadcast_all);

@@ -4,7 +4,7 @@
 //   if (const ops::op_schema* s = ops::find_schema(g.op_name(n))) ...
 //
 // Adding an op: its tag in pattern/vocabulary.hpp, its description in the family's header
-// (elementwise.hpp, nn.hpp, reduce.hpp, tensor.hpp), one line in `all_schemas` below, and its kernels
+// (elementwise.hpp, nn.hpp, positions.hpp, reduce.hpp, tensor.hpp), one line in `all_schemas` below, and its kernels
 // (exec/kernels/, onednn/).
 #pragma once
 
@@ -18,6 +18,7 @@
 #include "sgmatch/ops/attrs.hpp"
 #include "sgmatch/ops/elementwise.hpp"
 #include "sgmatch/ops/nn.hpp"
+#include "sgmatch/ops/positions.hpp"
 #include "sgmatch/ops/reduce.hpp"
 #include "sgmatch/ops/schema.hpp"
 #include "sgmatch/ops/tensor.hpp"
@@ -38,7 +39,7 @@ inline const std::vector<const op_schema*>& all_schemas() {
         &reduce_log_sum, &reduce_log_sum_exp, &log_softmax, &global_max_pool,
         &unsqueeze, &squeeze, &slice, &resize, &gather, &expand, &dropout, &cast,
         &split, &shape, &size, &constant_of_shape, &where, &equal, &less, &greater, &less_or_equal, &greater_or_equal,
-        &logical_and, &logical_or, &logical_xor, &logical_not};
+        &logical_and, &logical_or, &logical_xor, &logical_not, &mod, &tile, &trilu, &range, &cumsum, &arg_max, &arg_min};
     return all;
 }
 

@@ -72,6 +72,7 @@ SGMATCH_DETAIL_BINARY(Mul, true, "Mul", "elemwise_mul", "broadcast_mul", "_mul")
 SGMATCH_DETAIL_BINARY(Div, false, "Div", "elemwise_div", "broadcast_div", "_div")
 SGMATCH_DETAIL_BINARY(Max, true, "Max", "maximum", "broadcast_maximum")
 SGMATCH_DETAIL_BINARY(Min, true, "Min", "minimum", "broadcast_minimum")
+SGMATCH_DETAIL_BINARY(Mod, false, "Mod", "broadcast_mod")
 SGMATCH_DETAIL_OP(Sum, "Sum", "add_n")
 SGMATCH_DETAIL_OP(Mean, "Mean")
 
@@ -114,6 +115,14 @@ SGMATCH_DETAIL_OP(Shape, "Shape", "shape_array")
 SGMATCH_DETAIL_OP(Size, "Size", "size_array")
 SGMATCH_DETAIL_OP(ConstantOfShape, "ConstantOfShape")
 SGMATCH_DETAIL_OP(Where, "Where", "where")
+
+// By element position: repeat, mask, count, scan, search.
+SGMATCH_DETAIL_OP(Tile, "Tile", "tile")
+SGMATCH_DETAIL_OP(Trilu, "Trilu")
+SGMATCH_DETAIL_OP(Range, "Range", "arange")
+SGMATCH_DETAIL_OP(CumSum, "CumSum", "cumsum")
+SGMATCH_DETAIL_OP(ArgMax, "ArgMax", "argmax")
+SGMATCH_DETAIL_OP(ArgMin, "ArgMin", "argmin")
 
 // Comparisons and logic (bool results).
 SGMATCH_DETAIL_BINARY(Equal, true, "Equal", "broadcast_equal")

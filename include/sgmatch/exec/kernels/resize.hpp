@@ -25,6 +25,7 @@
 
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/exec/error.hpp"
+#include "sgmatch/exec/kernels/typed_support.hpp"
 #include "sgmatch/exec/value.hpp"
 #include "sgmatch/ops/attrs.hpp"
 #include "sgmatch/ops/tensor.hpp"
@@ -180,7 +181,7 @@ namespace typed {
 
 /// Resize's kernel: roi, scales and sizes read from the values at run time; the output's dims by
 /// the description's rule (which checks them against the input).
-inline std::function<std::vector<value>(const std::vector<value>&)> resize(const ops::op_attrs& a0, const ops::node_source&) {
+inline typed_fn resize(const ops::op_attrs& a0, const ops::node_source&) {
     resize_spec s;
     const std::string_view mode = a0.s("mode"), ctm = a0.s("coordinate_transformation_mode"), nm = a0.s("nearest_mode");
     s.mode = mode == "linear" ? resize_mode::linear : mode == "cubic" ? resize_mode::cubic : resize_mode::nearest;
@@ -196,41 +197,25 @@ inline std::function<std::vector<value>(const std::vector<value>&)> resize(const
     s.cubic_a = a0.f("cubic_coeff_a");
     s.exclude_outside = a0.i("exclude_outside") != 0;
     s.extrapolation = a0.f("extrapolation_value");
-    return [a = a0, s](const std::vector<value>& xs) {
-        auto fail = [&](const std::string& why) -> void { throw exec_error("sgmatch::exec::executor: " + a.where() + ": " + why); };
-        if (xs.empty() || xs[0].type() != dtype::f32) fail("the data is not float");
+    return [a = a0, s](const values& xs) {
+        if (xs.empty() || xs[0].type() != dtype::f32) fail(a, "the data is not float");
         const value x = xs[0].dense_value();
         // What the rule reads: every input's dims, sizes as integers, roi and scales as reals.
-        ops::shape_inputs si;
-        std::vector<std::vector<double>> reals(xs.size());
-        for (std::size_t i = 0; i < xs.size(); ++i) {
-            const value& v = xs[i];
-            si.shapes.push_back(v.dims());
-            const bool integer = v.type() == dtype::i64 || v.type() == dtype::i32;
-            si.values.push_back(integer && (v.has_data() || v.size() == 0) ? std::optional<ops::dims>(v.to_ints()) : std::nullopt);
-            if (i > 0 && !integer && v.size() <= 4096) {
-                const auto c = v.as_constant();
-                for (std::int64_t k = 0; k < v.size(); ++k) reals[i].push_back(c.at(static_cast<std::size_t>(k)));
-            }
-            si.reals.push_back(i > 0 && !integer ? std::optional<std::vector<double>>(reals[i]) : std::nullopt);
-        }
-        ops::dims out;
-        try {
-            out = ops::rules::resize(si, a).at(0);
-        } catch (const ops::op_error& e) {
-            fail(e.what());
-        }
+        const ops::shape_inputs si = shapes_of(xs);
+        const ops::dims out = rule(a, si).at(0);
+        auto reals = [&](std::size_t i) { return i < si.reals.size() && si.reals[i] ? *si.reals[i] : std::vector<double>{}; };
         std::int64_t count = 1;
         for (auto d : out) count = d == 0 ? 0 : count;
-        if (count == 0) return std::vector<value>{value::zeros(dtype::f32, out)};  // no taps to lay out
+        if (count == 0) return values{value::zeros(dtype::f32, out)};  // no taps to lay out
         resize_spec sp = s;
-        if (sp.coordinates == resize_coordinates::tf_crop_and_resize) sp.roi = xs.size() > 1 ? reals[1] : std::vector<double>{};
+        if (sp.coordinates == resize_coordinates::tf_crop_and_resize) sp.roi = reals(1);
         const bool by_sizes = xs.size() > 3 && xs[3].size() > 0;
+        const std::vector<double> given = by_sizes ? std::vector<double>{} : reals(2);
         std::vector<double> scales;
         for (std::size_t i = 0; i < out.size(); ++i)
             scales.push_back(by_sizes ? static_cast<double>(out[i]) / static_cast<double>(std::max<std::int64_t>(x.dims()[i], 1))
-                                      : reals.at(2).at(i));
-        return std::vector<value>{value::of<float>(out, resize(x.as<float>(), x.dims(), out, scales, sp))};
+                                      : given.at(i));
+        return values{value::of<float>(out, resize(x.as<float>(), x.dims(), out, scales, sp))};
     };
 }
 

@@ -151,17 +151,8 @@ inline reference_fn slice(const node_context& c) {
 
 /// Slice on oneDNN: unit steps and constant parameters (the reference kernel takes the rest).
 inline std::shared_ptr<const onednn::op_kernel> onednn_slice(const node_context& c, bool) {
-    auto param = [&](std::size_t slot, const char* attr) -> std::optional<ops::dims> {
-        if (slot < c.input_count()) {
-            const auto v = c.constant_view(slot);
-            if (!v || v->data == nullptr) return std::nullopt;
-            return v->to_ints();
-        }
-        if (c.a.has(attr)) return c.a.ints(attr);
-        return ops::dims{};
-    };
-    const auto starts = param(1, "starts"), ends = param(2, "ends"), axes = param(3, "axes");
-    const auto steps = c.input_count() > 4 ? param(4, "steps") : std::optional<ops::dims>(ops::dims{});
+    const auto starts = c.known_ints_param(1, "starts"), ends = c.known_ints_param(2, "ends"), axes = c.known_ints_param(3, "axes");
+    const auto steps = c.input_count() > 4 ? c.known_ints_param(4, "steps") : std::optional<ops::dims>(ops::dims{});
     if (!starts || !ends || !axes || !steps || starts->size() != ends->size()) return nullptr;
     for (auto st : *steps)
         if (st != 1) return nullptr;

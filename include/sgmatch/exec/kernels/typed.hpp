@@ -3,9 +3,10 @@
 //
 // What shape subgraphs and masks compute: Shape, Size, ConstantOfShape, Cast, comparisons and
 // logic (bool results), Where, Split, the integer (and double) forms of Add, Sub, Mul, Div, Pow,
-// Neg and Abs, and the ops that move data without arithmetic (Reshape, Unsqueeze, Squeeze,
+// Mod, Neg and Abs, and the ops that move data without arithmetic (Reshape, Unsqueeze, Squeeze,
 // Flatten, Transpose, Concat, Slice, Gather, Expand, Identity, Dropout) on any element type;
-// Resize (kernels/resize.hpp) on f32.
+// Resize (kernels/resize.hpp) on f32; Tile, Trilu, Range, CumSum, ArgMax and ArgMin
+// (kernels/positions.hpp).
 //
 // The executor runs an op's typed kernel when the op has no fp32 kernel, when its data input is
 // not f32, when an input computed at run time is not f32 (an int64 shape, a bool mask), or when
@@ -33,7 +34,9 @@
 
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/exec/error.hpp"
+#include "sgmatch/exec/kernels/positions.hpp"
 #include "sgmatch/exec/kernels/resize.hpp"
+#include "sgmatch/exec/kernels/typed_support.hpp"
 #include "sgmatch/exec/value.hpp"
 #include "sgmatch/ops/attrs.hpp"
 #include "sgmatch/ops/elementwise.hpp"
@@ -44,164 +47,12 @@
 
 SGMATCH_BEGIN_NAMESPACE
 namespace exec {
-
-using values = std::vector<value>;
-/// A node's typed kernel: its input values, in order, to its output values.
-using typed_fn = std::function<values(const values&)>;
-
-/// How one op runs on typed values, made when the executor is built (or when a clean-up pass
-/// folds constants) from the node's checked attributes and the node itself.
-struct typed_binding {
-    const ops::op_schema* schema;
-    typed_fn (*make)(const ops::op_attrs&, const ops::node_source&);
-};
-
 namespace typed {
-
-[[noreturn]] inline void fail(const ops::op_attrs& a, const std::string& why) {
-    throw exec_error("sgmatch::exec::executor: " + a.where() + ": " + why);
-}
-// A refusal when the kernel is made.
-[[noreturn]] inline void refuse(const ops::op_attrs& a, const std::string& why) { fail(a, why); }
-
-inline const value& in(const values& x, std::size_t i, const ops::op_attrs& a) {
-    if (i >= x.size()) fail(a, "needs " + std::to_string(i + 1) + " inputs");
-    return x[i];
-}
-
-/// What the op's shape rule sees at run time: every input's dims, and the values of the
-/// integer inputs (parameters such as a shape or starts).
-inline ops::shape_inputs shapes_of(const values& x) {
-    ops::shape_inputs s;
-    for (const value& v : x) {
-        s.shapes.push_back(v.dims());
-        const bool integer = v.type() == dtype::i64 || v.type() == dtype::i32;
-        s.values.push_back(integer && v.has_data() && v.size() <= 4096 ? std::optional<ops::dims>(v.to_ints()) : std::nullopt);
-        std::optional<std::vector<double>> reals;
-        if ((v.type() == dtype::f32 || v.type() == dtype::f64) && v.has_data() && v.size() <= 4096) {
-            const auto c = v.as_constant();
-            reals.emplace(static_cast<std::size_t>(v.size()));
-            for (std::size_t k = 0; k < reals->size(); ++k) (*reals)[k] = c.at(k);
-        }
-        s.reals.push_back(std::move(reals));
-    }
-    return s;
-}
-inline std::vector<ops::dims> rule(const ops::op_attrs& a, const values& x) {
-    try {
-        return ops::infer_shapes(a, shapes_of(x));
-    } catch (const ops::op_error& e) {
-        std::string_view m = e.what();
-        if (m.substr(0, 9) == "sgmatch: ") m.remove_prefix(9);
-        throw exec_error("sgmatch::exec::executor: " + std::string(m));
-    }
-}
-
-/// An upper bound of the bytes a node's kernel computes from `x`, by the op's shape rule (8
-/// bytes an element); 0 when the rule has no answer (the kernel then says what is wrong).
-inline long double estimated_bytes(const ops::op_attrs& a, const values& x) {
-    if (a.schema().infer == nullptr) return 0;
-    long double bytes = 0;
-    try {
-        for (const auto& d : ops::infer_shapes(a, shapes_of(x))) {
-            long double count = 8;
-            for (auto k : d) count *= static_cast<long double>(std::max<std::int64_t>(k, 0));
-            bytes += count;
-        }
-    } catch (const ops::op_error&) {
-        return 0;
-    }
-    return bytes;
-}
-
-/// Strides (in elements) of `d` read as `out` under numpy broadcasting: 0 along broadcast axes.
-inline shape broadcast_strides(const shape& d, const shape& out) {
-    const shape dense = value::dense_strides(d);
-    shape s(out.size(), 0);
-    const std::size_t lead = out.size() - d.size();
-    for (std::size_t i = 0; i < d.size(); ++i) s[lead + i] = d[i] == 1 ? 0 : dense[i];
-    return s;
-}
-
-/// f(i, offsets) for every element i of `out` (row-major), with each input's element offset
-/// under its strides.
-template <std::size_t N, class F>
-void nd_loop(const shape& out, const std::array<shape, N>& strides, F&& f) {
-    const std::int64_t n = element_count(out);
-    shape idx(out.size(), 0);
-    std::array<std::int64_t, N> off{};
-    for (std::int64_t i = 0; i < n; ++i) {
-        f(i, off);
-        for (std::size_t k = out.size(); k-- > 0;) {
-            if (++idx[k] < out[k]) {
-                for (std::size_t j = 0; j < N; ++j) off[j] += strides[j][k];
-                break;
-            }
-            for (std::size_t j = 0; j < N; ++j) off[j] -= strides[j][k] * (out[k] - 1);
-            idx[k] = 0;
-        }
-    }
-}
-
-inline std::byte* bytes_of(value& v) { return static_cast<std::byte*>(v.mutable_data()); }
-inline const std::byte* bytes_of(const value& v) { return static_cast<const std::byte*>(v.data()); }
-
-// ---- conversions --------------------------------------------------------------------------
-
-/// A real as an integer type: truncated, saturated at the type's range, NaN as 0.
-template <class To, class From>
-To convert(From v) {
-    if constexpr (std::is_same_v<To, bool>) {
-        return v != From{};
-    } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
-        if (std::isnan(v)) return 0;
-        if (v <= static_cast<From>(std::numeric_limits<To>::min())) return std::numeric_limits<To>::min();
-        if (v >= static_cast<From>(std::numeric_limits<To>::max())) return std::numeric_limits<To>::max();
-        return static_cast<To>(v);
-    } else {
-        return static_cast<To>(v);
-    }
-}
-
-/// `x` converted to `to` (every type sgmatch has as a source; float16 / bfloat16 read only).
-inline value cast_to(const value& x0, dtype to) {
-    const value x = x0.dense_value();
-    if (x.type() == to) return x;
-    value out = value::zeros(to, x.dims());
-    const auto n = static_cast<std::size_t>(x.size());
-    const bool from_half = x.type() == dtype::f16 || x.type() == dtype::bf16;
-    const bool done = visit_type(to, [&](auto t) {
-        using T = typename decltype(t)::type;
-        T* o = out.as<T>();
-        if (from_half) {
-            const const_tensor_view c = x.as_constant();
-            for (std::size_t i = 0; i < n; ++i) o[i] = convert<T>(static_cast<float>(c.at(i)));
-            return;
-        }
-        visit_type(x.type(), [&](auto s) {
-            using S = typename decltype(s)::type;
-            const S* p = x.as<S>();
-            for (std::size_t i = 0; i < n; ++i) o[i] = convert<T>(p[i]);
-        });
-    });
-    if (!done) throw value_error("sgmatch::exec: no conversion to " + std::string(name_of(to)));
-    return out;
-}
 
 // ---- element-wise -------------------------------------------------------------------------
 
-// Wrapping integer arithmetic (signed overflow is undefined in C++).
-template <class T, class Op>
-T wrap(T a, T b, Op op) {
-    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-        using U = std::make_unsigned_t<T>;
-        return static_cast<T>(static_cast<U>(op(static_cast<U>(a), static_cast<U>(b))));
-    } else {
-        return static_cast<T>(op(a, b));
-    }
-}
-
-enum class binop { add, sub, mul, div, pow, equal, less, greater, less_equal, greater_equal, logical_and, logical_or, logical_xor };
+// Mod's two meanings: mod takes the divisor's sign (Python's %), fmod the dividend's (C's).
+enum class binop { add, sub, mul, div, pow, mod, fmod, equal, less, greater, less_equal, greater_equal, logical_and, logical_or, logical_xor };
 
 template <class T>
 bool compare(binop k, T a, T b) {
@@ -231,11 +82,23 @@ T arith(binop k, T a, T b, const ops::op_attrs& at) {
                     if (a == std::numeric_limits<T>::min() && b == T(-1)) return a;  // wraps
             }
             return static_cast<T>(a / b);
+        case binop::mod:
+        case binop::fmod:
+            if constexpr (std::is_integral_v<T>) {
+                if (b == 0) fail(at, "integer modulo by zero");
+                if constexpr (std::is_signed_v<T>)
+                    if (b == T(-1)) return T{0};  // also min % -1, which overflows in C++
+                T r = static_cast<T>(a % b);
+                if (k == binop::mod && r != 0 && ((r < 0) != (b < 0))) r = static_cast<T>(r + b);
+                return r;
+            } else {
+                if (k == binop::mod) fail(at, "fmod 0 on real values (ONNX defines Mod of reals with fmod 1)");
+                return static_cast<T>(std::fmod(a, b));
+            }
         default: return T{};
     }
 }
 
-inline bool types_ok(const ops::op_attrs& a, dtype t) { return ops::types::has(a.schema().dtypes, t); }
 
 inline value binary(const value& x0, const value& y0, binop k, const ops::op_attrs& a) {
     const value x = x0.dense_value(), y = y0.dense_value();
@@ -273,6 +136,10 @@ inline value binary(const value& x0, const value& y0, binop k, const ops::op_att
 template <binop K>
 typed_fn binary_kernel(const ops::op_attrs& a0, const ops::node_source&) {
     return [a = a0](const values& x) { return values{binary(in(x, 0, a), in(x, 1, a), K, a)}; };
+}
+
+inline typed_fn mod(const ops::op_attrs& a0, const ops::node_source&) {
+    return [a = a0, k = a0.i("fmod") != 0 ? binop::fmod : binop::mod](const values& x) { return values{binary(in(x, 0, a), in(x, 1, a), k, a)}; };
 }
 
 enum class unop { neg, abs, logical_not };
@@ -617,6 +484,13 @@ inline const typed_binding typed_ops[] = {
     {&ops::schemas::size, typed::size_of_value},
     {&ops::schemas::constant_of_shape, typed::constant_of_shape},
     {&ops::schemas::cast, typed::cast},
+    {&ops::schemas::mod, typed::mod},
+    {&ops::schemas::tile, typed::tile},
+    {&ops::schemas::trilu, typed::trilu},
+    {&ops::schemas::range, typed::range},
+    {&ops::schemas::cumsum, typed::cumsum},
+    {&ops::schemas::arg_max, typed::arg_reduce<true>},
+    {&ops::schemas::arg_min, typed::arg_reduce<false>},
 };
 
 }  // namespace kernels

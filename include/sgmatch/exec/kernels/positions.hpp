@@ -1,0 +1,181 @@
+// sgmatch/exec/kernels/positions.hpp - kernels over typed values for the ops that work by
+// element position (ops/positions.hpp): Tile and Trilu move bytes, so they take every element
+// type; Range, CumSum, ArgMax and ArgMin compute on the numeric types.
+//
+// Integer sums wrap around (two's complement), as the element-wise integer kernels do; ArgMax
+// and ArgMin skip nothing: a NaN compares false, so the first element of a row of NaNs wins.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <type_traits>
+
+#include "sgmatch/detail/config.hpp"
+#include "sgmatch/exec/kernels/typed_support.hpp"
+#include "sgmatch/exec/value.hpp"
+#include "sgmatch/ops/positions.hpp"
+
+SGMATCH_BEGIN_NAMESPACE
+namespace exec {
+namespace typed {
+
+/// The extents around axis `ax` of `d`: elements before it (outer), along it, after it (inner).
+struct axis_extents {
+    std::int64_t outer = 1, length = 1, inner = 1;
+};
+inline axis_extents extents_around(const shape& d, std::size_t ax) {
+    axis_extents e;
+    for (std::size_t k = 0; k < d.size(); ++k) (k < ax ? e.outer : k == ax ? e.length : e.inner) *= d[k];
+    return e;
+}
+
+inline void require_numeric(const ops::op_attrs& a, const value& x) {
+    if (!types_ok(a, x.type())) fail(a, "no kernel for element type " + std::string(name_of(x.type())));
+}
+
+/// One value of a one-value integer input (CumSum's axis, Trilu's k).
+inline std::int64_t one_int(const ops::op_attrs& a, const value& v, const char* what) {
+    if (v.type() != dtype::i64 && v.type() != dtype::i32) fail(a, std::string(what) + " is " + std::string(name_of(v.type())) + " (int64 or int32 expected)");
+    if (v.size() != 1) fail(a, std::string(what) + " has " + std::to_string(v.size()) + " values, not one");
+    return v.dense_value().to_ints()[0];
+}
+
+inline typed_fn tile(const ops::op_attrs& a0, const ops::node_source&) {
+    return [a = a0](const values& xs) {
+        const value x = in(xs, 0, a).dense_value();
+        const shape out_dims = rule(a, xs).at(0);
+        value out = value::zeros(x.type(), out_dims);
+        if (out.size() == 0) return values{out};
+        const std::size_t rank = x.rank(), es = size_of(x.type());
+        const std::int64_t row = rank == 0 ? 1 : x.dims().back();  // one source row, repeated along the last axis
+        const std::int64_t copies = rank == 0 ? 1 : out_dims.back() / row;
+        const shape src_strides = value::dense_strides(x.dims());
+        std::byte* o = bytes_of(out);
+        const std::byte* s = bytes_of(x);
+        shape idx(rank > 0 ? rank - 1 : 0, 0);  // the output row's index over the leading axes
+        for (std::int64_t r = 0, rows = out.size() / (row * copies); r < rows; ++r) {
+            std::int64_t src = 0;
+            for (std::size_t k = 0; k < idx.size(); ++k) src += (idx[k] % x.dims()[k]) * src_strides[k];
+            for (std::int64_t c = 0; c < copies; ++c, o += row * static_cast<std::int64_t>(es))
+                std::memcpy(o, s + src * static_cast<std::int64_t>(es), static_cast<std::size_t>(row) * es);
+            for (std::size_t k = idx.size(); k-- > 0;) {
+                if (++idx[k] < out_dims[k]) break;
+                idx[k] = 0;
+            }
+        }
+        return values{out};
+    };
+}
+
+inline typed_fn trilu(const ops::op_attrs& a0, const ops::node_source&) {
+    return [a = a0, upper = a0.i("upper") != 0](const values& xs) {
+        value out = in(xs, 0, a).clone();
+        rule(a, xs);
+        const std::int64_t k = xs.size() > 1 && xs[1].size() > 0 ? one_int(a, xs[1], "k") : 0;
+        const shape& d = out.dims();
+        const std::int64_t rows = d[d.size() - 2], cols = d.back(), es = static_cast<std::int64_t>(size_of(out.type()));
+        std::byte* o = bytes_of(out);
+        for (std::int64_t m = 0, count = rows * cols == 0 ? 0 : out.size() / (rows * cols); m < count; ++m)
+            for (std::int64_t i = 0; i < rows; ++i)
+                for (std::int64_t j = 0; j < cols; ++j) {
+                    // Kept: on or above diagonal k (upper), on or below it (lower).
+                    const bool keep = upper ? j - i >= k : j - i <= k;
+                    if (!keep) std::memset(o + ((m * rows + i) * cols + j) * es, 0, static_cast<std::size_t>(es));
+                }
+        return values{out};
+    };
+}
+
+inline typed_fn range(const ops::op_attrs& a0, const ops::node_source&) {
+    return [a = a0](const values& xs) {
+        const value& s0 = in(xs, 0, a);
+        for (std::size_t i = 1; i < 3; ++i)
+            if (in(xs, i, a).type() != s0.type())
+                fail(a, "start is " + std::string(name_of(s0.type())) + ", input " + std::to_string(i) + " is " + std::string(name_of(xs[i].type())));
+        require_numeric(a, s0);
+        const std::int64_t n = rule(a, xs).at(0).at(0);
+        value out = value::zeros(s0.type(), shape{n});
+        visit_type(s0.type(), [&](auto t) {
+            using T = typename decltype(t)::type;
+            if constexpr (!std::is_same_v<T, bool>) {
+                const value sv = s0.dense_value(), dv = xs[2].dense_value();
+                const T start = sv.as<T>()[0], delta = dv.as<T>()[0];
+                T* o = out.as<T>();
+                // Each value from start, not by repeated addition: no rounding drift along the range.
+                for (std::int64_t i = 0; i < n; ++i) {
+                    if constexpr (std::is_integral_v<T>)
+                        o[i] = wrap(start, wrap(static_cast<T>(i), delta, [](auto p, auto q) { return p * q; }), [](auto p, auto q) { return p + q; });
+                    else
+                        o[i] = static_cast<T>(start + static_cast<T>(i) * delta);
+                }
+            }
+        });
+        return values{out};
+    };
+}
+
+inline typed_fn cumsum(const ops::op_attrs& a0, const ops::node_source&) {
+    return [a = a0, exclusive = a0.i("exclusive") != 0, reverse = a0.i("reverse") != 0](const values& xs) {
+        const value x = in(xs, 0, a).dense_value();
+        require_numeric(a, x);
+        const std::int64_t given = one_int(a, in(xs, 1, a), "axis");
+        rule(a, xs);  // checks the axis against the rank
+        const std::size_t ax = ops::rules::axis(a, given, x.rank());
+        value out = value::zeros(x.type(), x.dims());
+        const axis_extents e = extents_around(x.dims(), ax);
+        visit_type(x.type(), [&](auto t) {
+            using T = typename decltype(t)::type;
+            if constexpr (!std::is_same_v<T, bool>) {
+                const T* p = x.as<T>();
+                T* o = out.as<T>();
+                for (std::int64_t r = 0; r < e.outer; ++r)
+                    for (std::int64_t c = 0; c < e.inner; ++c) {
+                        T sum{};
+                        for (std::int64_t s = 0; s < e.length; ++s) {
+                            const std::int64_t j = reverse ? e.length - 1 - s : s, at = (r * e.length + j) * e.inner + c;
+                            if (exclusive) o[at] = sum;
+                            sum = wrap(sum, p[at], [](auto u, auto v) { return u + v; });
+                            if (!exclusive) o[at] = sum;
+                        }
+                    }
+            }
+        });
+        return values{out};
+    };
+}
+
+/// ArgMax (Max = true) or ArgMin: the first index of the extreme along the axis, or the last
+/// with select_last_index.
+template <bool Max>
+typed_fn arg_reduce(const ops::op_attrs& a0, const ops::node_source&) {
+    return [a = a0, last = a0.i("select_last_index") != 0](const values& xs) {
+        const value x = in(xs, 0, a).dense_value();
+        require_numeric(a, x);
+        const shape out_dims = rule(a, xs).at(0);
+        const axis_extents e = extents_around(x.dims(), ops::rules::axis(a, a.i("axis"), x.rank()));
+        value out = value::zeros(dtype::i64, out_dims);
+        std::int64_t* o = out.as<std::int64_t>();
+        visit_type(x.type(), [&](auto t) {
+            using T = typename decltype(t)::type;
+            const T* p = x.as<T>();
+            for (std::int64_t r = 0; r < e.outer; ++r)
+                for (std::int64_t c = 0; c < e.inner; ++c) {
+                    const T* row = p + r * e.length * e.inner + c;
+                    std::int64_t best = 0;
+                    for (std::int64_t j = 1; j < e.length; ++j) {
+                        const T v = row[j * e.inner], b = row[best * e.inner];
+                        const bool better = Max ? (last ? v >= b : v > b) : (last ? v <= b : v < b);
+                        if (better) best = j;
+                    }
+                    o[r * e.inner + c] = best;
+                }
+        });
+        return values{out};
+    };
+}
+
+}  // namespace typed
+}  // namespace exec
+SGMATCH_END_NAMESPACE

@@ -1,0 +1,192 @@
+// sgmatch/exec/kernels/typed_support.hpp - what the kernels over typed values (exec::value)
+// share: the kernel signature, errors that name the node, the shape rule read at run time,
+// broadcast strides, an n-dimensional loop and element conversion.
+#pragma once
+
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "sgmatch/detail/config.hpp"
+#include "sgmatch/exec/error.hpp"
+#include "sgmatch/exec/value.hpp"
+#include "sgmatch/ops/attrs.hpp"
+#include "sgmatch/ops/schema.hpp"
+#include "sgmatch/ops/shape_rules.hpp"
+#include "sgmatch/ops/table.hpp"
+
+SGMATCH_BEGIN_NAMESPACE
+namespace exec {
+
+using values = std::vector<value>;
+/// A node's typed kernel: its input values, in order, to its output values.
+using typed_fn = std::function<values(const values&)>;
+
+/// How one op runs on typed values, made when the executor is built (or when a clean-up pass
+/// folds constants) from the node's checked attributes and the node itself.
+struct typed_binding {
+    const ops::op_schema* schema;
+    typed_fn (*make)(const ops::op_attrs&, const ops::node_source&);
+};
+
+namespace typed {
+
+[[noreturn]] inline void fail(const ops::op_attrs& a, const std::string& why) {
+    throw exec_error("sgmatch::exec::executor: " + a.where() + ": " + why);
+}
+// A refusal when the kernel is made.
+[[noreturn]] inline void refuse(const ops::op_attrs& a, const std::string& why) { fail(a, why); }
+
+inline const value& in(const values& x, std::size_t i, const ops::op_attrs& a) {
+    if (i >= x.size()) fail(a, "needs " + std::to_string(i + 1) + " inputs");
+    return x[i];
+}
+
+/// What the op's shape rule sees at run time: every input's dims, the values of the integer
+/// inputs (parameters such as a shape or starts) and of the real ones (Resize's scales).
+inline ops::shape_inputs shapes_of(const values& x) {
+    ops::shape_inputs s;
+    for (const value& v : x) {
+        s.shapes.push_back(v.dims());
+        const bool small = (v.has_data() || v.size() == 0) && v.size() <= 4096;
+        const bool integer = v.type() == dtype::i64 || v.type() == dtype::i32;
+        const bool real = v.type() == dtype::f32 || v.type() == dtype::f64;
+        if ((integer || real) && small) {
+            const value d = v.dense_value();
+            s.values.push_back(integer ? std::optional<ops::dims>(d.to_ints()) : std::nullopt);
+            s.reals.push_back(real ? d.as_constant().to_reals() : std::nullopt);
+        } else {
+            s.values.push_back(std::nullopt);
+            s.reals.push_back(std::nullopt);
+        }
+    }
+    return s;
+}
+/// The op's output shapes by its shape rule, a refusal as the executor's error.
+inline std::vector<ops::dims> rule(const ops::op_attrs& a, const ops::shape_inputs& in) {
+    try {
+        return ops::infer_shapes(a, in);
+    } catch (const ops::op_error& e) {
+        std::string_view m = e.what();
+        if (m.substr(0, 9) == "sgmatch: ") m.remove_prefix(9);
+        throw exec_error("sgmatch::exec::executor: " + std::string(m));
+    }
+}
+inline std::vector<ops::dims> rule(const ops::op_attrs& a, const values& x) { return rule(a, shapes_of(x)); }
+
+/// An upper bound of the bytes a node's kernel computes from `x`, by the op's shape rule (8
+/// bytes an element); 0 when the rule has no answer (the kernel then says what is wrong).
+inline long double estimated_bytes(const ops::op_attrs& a, const values& x) {
+    if (a.schema().infer == nullptr) return 0;
+    long double bytes = 0;
+    try {
+        for (const auto& d : ops::infer_shapes(a, shapes_of(x))) {
+            long double count = 8;
+            for (auto k : d) count *= static_cast<long double>(std::max<std::int64_t>(k, 0));
+            bytes += count;
+        }
+    } catch (const ops::op_error&) {
+        return 0;
+    }
+    return bytes;
+}
+
+/// Strides (in elements) of `d` read as `out` under numpy broadcasting: 0 along broadcast axes.
+inline shape broadcast_strides(const shape& d, const shape& out) {
+    const shape dense = value::dense_strides(d);
+    shape s(out.size(), 0);
+    const std::size_t lead = out.size() - d.size();
+    for (std::size_t i = 0; i < d.size(); ++i) s[lead + i] = d[i] == 1 ? 0 : dense[i];
+    return s;
+}
+
+/// f(i, offsets) for every element i of `out` (row-major), with each input's element offset
+/// under its strides.
+template <std::size_t N, class F>
+void nd_loop(const shape& out, const std::array<shape, N>& strides, F&& f) {
+    const std::int64_t n = element_count(out);
+    shape idx(out.size(), 0);
+    std::array<std::int64_t, N> off{};
+    for (std::int64_t i = 0; i < n; ++i) {
+        f(i, off);
+        for (std::size_t k = out.size(); k-- > 0;) {
+            if (++idx[k] < out[k]) {
+                for (std::size_t j = 0; j < N; ++j) off[j] += strides[j][k];
+                break;
+            }
+            for (std::size_t j = 0; j < N; ++j) off[j] -= strides[j][k] * (out[k] - 1);
+            idx[k] = 0;
+        }
+    }
+}
+
+// Wrapping integer arithmetic (signed overflow is undefined in C++).
+template <class T, class Op>
+T wrap(T a, T b, Op op) {
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+        using U = std::make_unsigned_t<T>;
+        return static_cast<T>(static_cast<U>(op(static_cast<U>(a), static_cast<U>(b))));
+    } else {
+        return static_cast<T>(op(a, b));
+    }
+}
+
+/// Whether the op's kernels take element type t.
+inline bool types_ok(const ops::op_attrs& a, dtype t) { return ops::types::has(a.schema().dtypes, t); }
+
+inline std::byte* bytes_of(value& v) { return static_cast<std::byte*>(v.mutable_data()); }
+inline const std::byte* bytes_of(const value& v) { return static_cast<const std::byte*>(v.data()); }
+
+// ---- conversions --------------------------------------------------------------------------
+
+/// A real as an integer type: truncated, saturated at the type's range, NaN as 0.
+template <class To, class From>
+To convert(From v) {
+    if constexpr (std::is_same_v<To, bool>) {
+        return v != From{};
+    } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
+        if (std::isnan(v)) return 0;
+        if (v <= static_cast<From>(std::numeric_limits<To>::min())) return std::numeric_limits<To>::min();
+        if (v >= static_cast<From>(std::numeric_limits<To>::max())) return std::numeric_limits<To>::max();
+        return static_cast<To>(v);
+    } else {
+        return static_cast<To>(v);
+    }
+}
+
+/// `x` converted to `to` (every type sgmatch has as a source; float16 / bfloat16 read only).
+inline value cast_to(const value& x0, dtype to) {
+    const value x = x0.dense_value();
+    if (x.type() == to) return x;
+    value out = value::zeros(to, x.dims());
+    const auto n = static_cast<std::size_t>(x.size());
+    const bool from_half = x.type() == dtype::f16 || x.type() == dtype::bf16;
+    const bool done = visit_type(to, [&](auto t) {
+        using T = typename decltype(t)::type;
+        T* o = out.as<T>();
+        if (from_half) {
+            const const_tensor_view c = x.as_constant();
+            for (std::size_t i = 0; i < n; ++i) o[i] = convert<T>(static_cast<float>(c.at(i)));
+            return;
+        }
+        visit_type(x.type(), [&](auto s) {
+            using S = typename decltype(s)::type;
+            const S* p = x.as<S>();
+            for (std::size_t i = 0; i < n; ++i) o[i] = convert<T>(p[i]);
+        });
+    });
+    if (!done) throw value_error("sgmatch::exec: no conversion to " + std::string(name_of(to)));
+    return out;
+}
+
+}  // namespace typed
+}  // namespace exec
+SGMATCH_END_NAMESPACE

@@ -1,0 +1,140 @@
+// sgmatch/ops/positions.hpp - descriptions of the ops that work by element position: Tile
+// (repeat), Trilu (a triangle's mask), Range (count), CumSum (scan), ArgMax and ArgMin (search).
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sgmatch/detail/config.hpp"
+#include "sgmatch/ops/schema.hpp"
+#include "sgmatch/ops/shape_rules.hpp"
+#include "sgmatch/pattern/vocabulary.hpp"
+
+SGMATCH_BEGIN_NAMESPACE
+namespace ops {
+namespace rules {
+
+/// Tile: each dim times its repeat.
+inline std::vector<dims> tile(const shape_inputs& in, const op_attrs& a) {
+    const dims& x = in.shapes.at(0);
+    const auto repeats = param(in, a, 1, "repeats");
+    if (!repeats || repeats->size() != x.size())
+        fail(a, "repeats " + (repeats ? to_string(*repeats) : std::string("(none)")) + " do not give one repeat for each of the " +
+                    std::to_string(x.size()) + " axes");
+    dims out(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        const std::int64_t r = (*repeats)[i];
+        if (r < 0) fail(a, "a negative repeat in " + to_string(*repeats));
+        if (r != 0 && x[i] > (std::int64_t{1} << 62) / r) fail(a, "repeats " + to_string(*repeats) + " make a dim too large");
+        out[i] = x[i] * r;
+    }
+    return {out};
+}
+
+/// Trilu: the input's shape; a matrix (or a batch of them) at least.
+inline std::vector<dims> trilu(const shape_inputs& in, const op_attrs& a) {
+    const dims& x = in.shapes.at(0);
+    if (x.size() < 2) fail(a, "the input has rank " + std::to_string(x.size()) + " (at least 2: matrices)");
+    if (in.shapes.size() > 1 && !in.shapes[1].empty() && !(in.shapes[1].size() == 1 && in.shapes[1][0] == 1))
+        fail(a, "k is " + to_string(in.shapes[1]) + ", not one value");
+    return {x};
+}
+
+/// A one-value parameter input (Range's start, limit, delta) as a double, exactly as an integer
+/// where it is one; nullopt while unknown.
+struct scalar_param {
+    double real = 0;
+    std::optional<std::int64_t> integer;
+};
+inline scalar_param scalar_input(const shape_inputs& in, const op_attrs& a, std::size_t slot, const char* what) {
+    const dims& d = in.shapes.at(slot);
+    if (!(d.empty() || (d.size() == 1 && d[0] == 1))) fail(a, std::string(what) + " is " + to_string(d) + ", not one value");
+    const bool has_real = in.reals.size() > slot && in.reals[slot] && in.reals[slot]->size() == 1;
+    const bool has_int = in.values.size() > slot && in.values[slot] && in.values[slot]->size() == 1;
+    if (!has_real && !has_int)
+        throw unknown_value("sgmatch: " + a.where() + ": " + what + " (input " + std::to_string(slot) + ") is computed: unknown before the op runs",
+                            slot);
+    scalar_param p;
+    p.real = has_real ? (*in.reals[slot])[0] : static_cast<double>((*in.values[slot])[0]);
+    if (has_int && (!has_real || p.real == std::floor(p.real))) p.integer = (*in.values[slot])[0];
+    return p;
+}
+
+/// Range: max(ceil((limit - start) / delta), 0) values.
+inline std::int64_t range_count(const shape_inputs& in, const op_attrs& a) {
+    const scalar_param start = scalar_input(in, a, 0, "start"), limit = scalar_input(in, a, 1, "limit"), delta = scalar_input(in, a, 2, "delta");
+    if (delta.real == 0) fail(a, "delta is 0");
+    if (start.integer && limit.integer && delta.integer) {
+        const std::int64_t s = *start.integer, l = *limit.integer, d = *delta.integer;
+        if ((d > 0 && l <= s) || (d < 0 && l >= s)) return 0;
+        // |l - s| without overflow, then a ceiling division by |d|.
+        const std::uint64_t span = d > 0 ? static_cast<std::uint64_t>(l) - static_cast<std::uint64_t>(s)
+                                         : static_cast<std::uint64_t>(s) - static_cast<std::uint64_t>(l);
+        const std::uint64_t step = d > 0 ? static_cast<std::uint64_t>(d) : 0 - static_cast<std::uint64_t>(d);
+        return static_cast<std::int64_t>(span / step + (span % step != 0));
+    }
+    const double n = std::ceil((limit.real - start.real) / delta.real);
+    if (std::isnan(n)) fail(a, "start, limit and delta give no count");
+    if (!(n < 4.0e18)) fail(a, "start, limit and delta give too many values");
+    return n > 0 ? static_cast<std::int64_t>(n) : 0;
+}
+inline std::vector<dims> range(const shape_inputs& in, const op_attrs& a) { return {dims{range_count(in, a)}}; }
+
+/// CumSum: the input's shape; the axis, where known, is one value within the rank.
+inline std::vector<dims> cumsum(const shape_inputs& in, const op_attrs& a) {
+    const dims& x = in.shapes.at(0);
+    if (x.empty()) fail(a, "the input is a scalar (at least one axis to sum along)");
+    if (in.shapes.size() > 1) {
+        const dims& d = in.shapes[1];
+        if (!(d.empty() || (d.size() == 1 && d[0] == 1))) fail(a, "axis is " + to_string(d) + ", not one value");
+        if (in.values.size() > 1 && in.values[1] && in.values[1]->size() == 1) axis(a, (*in.values[1])[0], x.size());
+    }
+    return {x};
+}
+
+/// ArgMax, ArgMin: the axis removed, or kept as 1.
+inline std::vector<dims> arg_reduce(const shape_inputs& in, const op_attrs& a) {
+    dims x = in.shapes.at(0);
+    const std::size_t ax = axis(a, a.i("axis"), x.size());
+    if (x[ax] == 0) fail(a, "axis " + std::to_string(ax) + " is empty: no element to pick");
+    if (a.i("keepdims") != 0) x[ax] = 1;
+    else x.erase(x.begin() + static_cast<std::ptrdiff_t>(ax));
+    return {x};
+}
+
+}  // namespace rules
+
+namespace schemas {
+
+inline constexpr input_spec tile_inputs[] = {{"input"}, {"repeats", input_spec::presence::required, true}};
+inline constexpr op_schema tile = typed(describe<Tile>(tile_inputs, rules::tile), types::all);
+
+inline constexpr input_spec trilu_inputs[] = {{"input"}, {"k", input_spec::presence::optional, true}};
+inline constexpr attr_spec trilu_attrs[] = {{"upper", attr_type::integer, def::value(1), support::range(0, 1)}};
+inline constexpr op_schema trilu = typed(describe<Trilu>(trilu_inputs, trilu_attrs, rules::trilu), types::all);
+
+inline constexpr input_spec range_inputs[] = {{"start", input_spec::presence::required, true},
+                                              {"limit", input_spec::presence::required, true},
+                                              {"delta", input_spec::presence::required, true}};
+inline constexpr op_schema range = typed(describe<Range>(range_inputs, rules::range), types::numeric);
+
+inline constexpr input_spec cumsum_inputs[] = {{"x"}, {"axis", input_spec::presence::required, true}};
+inline constexpr attr_spec cumsum_attrs[] = {{"exclusive", attr_type::integer, def::value(0), support::range(0, 1)},
+                                             {"reverse", attr_type::integer, def::value(0), support::range(0, 1)}};
+inline constexpr op_schema cumsum = typed(describe<CumSum>(cumsum_inputs, cumsum_attrs, rules::cumsum), types::numeric);
+
+inline constexpr attr_spec arg_reduce_attrs[] = {{"axis", attr_type::integer, def::value(0), support::any()},
+                                                 {"keepdims", attr_type::integer, def::value(1), support::range(0, 1)},
+                                                 {"select_last_index", attr_type::integer, def::value(0), support::range(0, 1)}};
+inline constexpr input_spec arg_reduce_inputs[] = {{"data"}};
+inline constexpr type_rule arg_index{type_rule::from::fixed, 0, dtype::i64, {}};
+inline constexpr op_schema arg_max = typed(describe<ArgMax>(arg_reduce_inputs, arg_reduce_attrs, rules::arg_reduce, arg_index), types::numeric);
+inline constexpr op_schema arg_min = typed(describe<ArgMin>(arg_reduce_inputs, arg_reduce_attrs, rules::arg_reduce, arg_index), types::numeric);
+
+}  // namespace schemas
+}  // namespace ops
+SGMATCH_END_NAMESPACE

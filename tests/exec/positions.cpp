@@ -1,0 +1,285 @@
+// The ops that work by element position (ops/positions.hpp, exec/kernels/positions.hpp) and
+// Mod, on random inputs, each against brute force written here from the ONNX definitions;
+// their refusals name the node. (The ONNX conformance cases check them too.) Runs in every
+// preset.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <random>
+
+#include "sgmatch/exec/executor.hpp"
+
+using namespace sgmatch;
+using exec::value;
+
+// Named: the unity build puts this file beside tests with helpers of the same names.
+namespace position_tests {
+
+template <class T>
+std::vector<T> elements(const value& v) {
+    const T* p = v.as<T>();
+    return std::vector<T>(p, p + v.size());
+}
+
+std::string run_error(const exec::executor& run, const std::map<std::string, value>& in) {
+    try {
+        (void)run.run(in);
+    } catch (const exec::exec_error& e) {
+        return e.what();
+    }
+    return "";
+}
+
+// A random shape of rank `rank`, dims in [lo, hi].
+std::vector<std::int64_t> random_dims(std::mt19937& rng, std::size_t rank, int lo, int hi) {
+    std::uniform_int_distribution<int> d(lo, hi);
+    std::vector<std::int64_t> v(rank);
+    for (auto& x : v) x = d(rng);
+    return v;
+}
+std::int64_t count(const std::vector<std::int64_t>& d) {
+    std::int64_t n = 1;
+    for (auto x : d) n *= x;
+    return n;
+}
+// The row-major index of element i of dims d.
+std::vector<std::int64_t> unravel(std::int64_t i, const std::vector<std::int64_t>& d) {
+    std::vector<std::int64_t> idx(d.size());
+    for (std::size_t k = d.size(); k-- > 0;) {
+        idx[k] = i % d[k];
+        i /= d[k];
+    }
+    return idx;
+}
+std::int64_t ravel(const std::vector<std::int64_t>& idx, const std::vector<std::int64_t>& d) {
+    std::int64_t i = 0;
+    for (std::size_t k = 0; k < d.size(); ++k) i = i * d[k] + idx[k];
+    return i;
+}
+template <class T>
+value random_value(std::mt19937& rng, const std::vector<std::int64_t>& dims, int lo, int hi) {
+    std::uniform_int_distribution<int> d(lo, hi);
+    std::vector<T> v(static_cast<std::size_t>(count(dims)));
+    for (auto& x : v) x = static_cast<T>(d(rng));
+    return value::of<T>(dims, v);
+}
+
+TEST_CASE("Mod: fmod 0 takes the divisor's sign, fmod 1 the dividend's, and integer modulo by zero and fmod 0 on reals are refused") {
+    constexpr auto min = std::numeric_limits<std::int64_t>::min();
+    graph g;
+    auto a = g.add_input("a"), b = g.add_input("b");
+    g.mark_output(g.add_op("Mod", "mod", {a, b}));
+    g.mark_output(g.add_op("Mod", "fmod", {a, b}, {{"fmod", 1}}));
+    const exec::executor run(g);
+    std::mt19937 rng(11);
+    std::uniform_int_distribution<int> d(-50, 50);
+    std::vector<std::int64_t> x(200), y(200);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        x[i] = d(rng);
+        do y[i] = d(rng) / 5; while (y[i] == 0);
+    }
+    x[0] = min, y[0] = -1;  // the one quotient int64 does not hold
+    const auto out = run.run({{"a", value::of<std::int64_t>({200}, x)}, {"b", value::of<std::int64_t>({200}, y)}});
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        CAPTURE(x[i]);
+        CAPTURE(y[i]);
+        // Python's %: x - y * floor(x / y); C's fmod: x - y * trunc(x / y) (exact in long double here).
+        const long double q = static_cast<long double>(x[i]) / static_cast<long double>(y[i]);
+        const auto py = static_cast<std::int64_t>(static_cast<long double>(x[i]) - static_cast<long double>(y[i]) * std::floor(q));
+        const auto c = static_cast<std::int64_t>(static_cast<long double>(x[i]) - static_cast<long double>(y[i]) * std::trunc(q));
+        CHECK(out[0].as<std::int64_t>()[i] == py);
+        CHECK(out[1].as<std::int64_t>()[i] == c);
+    }
+    // Broadcasting, int32.
+    const auto b32 = run.run({{"a", value::of<std::int32_t>({2, 2}, {7, -7, 7, -7})}, {"b", value::of<std::int32_t>({2}, {3, -3})}});
+    CHECK(elements<std::int32_t>(b32[0]) == std::vector<std::int32_t>{1, -1, 1, -1});
+    CHECK(elements<std::int32_t>(b32[1]) == std::vector<std::int32_t>{1, -1, 1, -1});
+    const auto b32b = run.run({{"a", value::of<std::int32_t>({2}, {7, -7})}, {"b", value::of<std::int32_t>({2}, {-3, 3})}});
+    CHECK(elements<std::int32_t>(b32b[0]) == std::vector<std::int32_t>{-2, 2});
+    CHECK(elements<std::int32_t>(b32b[1]) == std::vector<std::int32_t>{1, -1});
+    CHECK(run_error(run, {{"a", value::of<std::int64_t>({1}, {5})}, {"b", value::of<std::int64_t>({1}, {0})}}) ==
+          "sgmatch::exec::executor: node 'mod' (Mod): integer modulo by zero");
+    // Reals: fmod 1 is C's fmod; fmod 0 is refused (ONNX leaves it undefined).
+    graph r;
+    r.mark_output(r.add_op("Mod", "fmod", {r.add_input("a"), r.add_input("b")}, {{"fmod", 1}}));
+    const auto f = exec::executor(r).run({{"a", value::of<float>({4}, {5.5f, -5.5f, 5.5f, -5.5f})}, {"b", value::of<float>({4}, {2, 2, -2, -2})}});
+    CHECK(elements<float>(f[0]) == std::vector<float>{1.5f, -1.5f, 1.5f, -1.5f});
+    CHECK(run_error(run, {{"a", value::of<float>({1}, {5})}, {"b", value::of<float>({1}, {2})}}) ==
+          "sgmatch::exec::executor: node 'mod' (Mod): fmod 0 on real values (ONNX defines Mod of reals with fmod 1)");
+}
+
+TEST_CASE("Tile: every output element is the input's at its index modulo the input's dims") {
+    std::mt19937 rng(5);
+    for (int trial = 0; trial < 40; ++trial) {
+        const std::size_t rank = static_cast<std::size_t>(trial % 4 + 1);
+        const auto dims = random_dims(rng, rank, 1, 3);
+        auto reps = random_dims(rng, rank, 0, 3);
+        if (trial % 5 != 0)
+            for (auto& r : reps) r = std::max<std::int64_t>(r, 1);
+        graph g;
+        auto x = g.add_input("x");
+        auto rp = g.add_input("repeats");  // computed at run time: read by the kernel
+        g.mark_output(g.add_op("Tile", "tile", {x, rp}));
+        const value in = random_value<std::int64_t>(rng, dims, -9, 9);
+        const auto out = exec::executor(g).run({{"x", in}, {"repeats", value::of<std::int64_t>({static_cast<std::int64_t>(rank)}, reps)}})[0];
+        std::vector<std::int64_t> want_dims(rank);
+        for (std::size_t k = 0; k < rank; ++k) want_dims[k] = dims[k] * reps[k];
+        REQUIRE(out.dims() == want_dims);
+        for (std::int64_t i = 0; i < out.size(); ++i) {
+            auto idx = unravel(i, want_dims);
+            for (std::size_t k = 0; k < rank; ++k) idx[k] %= dims[k];
+            REQUIRE(out.as<std::int64_t>()[i] == in.as<std::int64_t>()[ravel(idx, dims)]);
+        }
+    }
+    graph g;
+    g.mark_output(g.add_op("Tile", "tile", {g.add_input("x"), g.add_input("r")}));
+    const exec::executor run(g);
+    CHECK(run_error(run, {{"x", value::of<float>({2}, {1, 2})}, {"r", value::of<std::int64_t>({2}, {1, 1})}})
+              .find("node 'tile' (Tile): repeats [1, 1] do not give one repeat for each of the 1 axes") != std::string::npos);
+    CHECK(run_error(run, {{"x", value::of<float>({2}, {1, 2})}, {"r", value::of<std::int64_t>({1}, {-1})}})
+              .find("node 'tile' (Tile): a negative repeat in [-1]") != std::string::npos);
+    // Bytes of any type: uint8.
+    const auto bytes = run.run({{"x", value::of<std::uint8_t>({2}, {200, 7})}, {"r", value::of<std::int64_t>({1}, {2})}})[0];
+    CHECK(elements<std::uint8_t>(bytes) == std::vector<std::uint8_t>{200, 7, 200, 7});
+}
+
+TEST_CASE("Trilu: the upper or lower triangle from diagonal k of every matrix in a batch, k given or not") {
+    std::mt19937 rng(7);
+    for (int trial = 0; trial < 30; ++trial) {
+        const auto dims = random_dims(rng, static_cast<std::size_t>(2 + trial % 3), 1, 5);
+        const std::int64_t k = trial % 9 - 4;
+        const bool upper = trial % 2 == 0, given = trial % 3 != 0;
+        graph g;
+        std::vector<input_ref> ins{g.add_input("x")};
+        if (given) ins.push_back(g.add_input("k"));
+        g.mark_output(g.add_op("Trilu", "tri", ins, {{"upper", upper ? 1 : 0}}));
+        const value in = random_value<float>(rng, dims, 1, 9);
+        std::map<std::string, value> feed{{"x", in}};
+        if (given) feed.emplace("k", value::of<std::int64_t>({}, {k}));
+        const auto out = exec::executor(g).run(feed)[0];
+        const std::int64_t diag = given ? k : 0;
+        REQUIRE(out.dims() == dims);
+        for (std::int64_t e = 0; e < out.size(); ++e) {
+            const auto idx = unravel(e, dims);
+            const std::int64_t i = idx[idx.size() - 2], j = idx.back();
+            const bool keep = upper ? j - i >= diag : j - i <= diag;
+            REQUIRE(out.as<float>()[e] == (keep ? in.as<float>()[e] : 0.f));
+        }
+    }
+    graph g;
+    g.mark_output(g.add_op("Trilu", "tri", {g.add_input("x")}));
+    CHECK(run_error(exec::executor(g), {{"x", value::of<float>({3}, {1, 2, 3})}}).find("node 'tri' (Trilu): the input has rank 1 (at least 2: matrices)") !=
+          std::string::npos);
+}
+
+TEST_CASE("Range: ceil((limit - start) / delta) values, integers counted exactly to the ends of int64, reals without drift") {
+    constexpr auto max = std::numeric_limits<std::int64_t>::max(), min = std::numeric_limits<std::int64_t>::min();
+    graph g;
+    g.mark_output(g.add_op("Range", "range", {g.add_input("s"), g.add_input("l"), g.add_input("d")}));
+    const exec::executor run(g);
+    auto ints = [&](std::int64_t s, std::int64_t l, std::int64_t d) {
+        return elements<std::int64_t>(run.run({{"s", value::of<std::int64_t>({}, {s})}, {"l", value::of<std::int64_t>({}, {l})}, {"d", value::of<std::int64_t>({}, {d})}})[0]);
+    };
+    std::mt19937 rng(3);
+    std::uniform_int_distribution<int> v(-20, 20);
+    for (int trial = 0; trial < 200; ++trial) {
+        const std::int64_t s = v(rng), l = v(rng);
+        std::int64_t d = v(rng) / 4;
+        if (d == 0) d = trial % 2 ? 1 : -1;
+        std::vector<std::int64_t> want;  // brute force: step until the limit is reached or passed
+        for (std::int64_t x = s; d > 0 ? x < l : x > l; x += d) want.push_back(x);
+        CAPTURE(s);
+        CAPTURE(l);
+        CAPTURE(d);
+        REQUIRE(ints(s, l, d) == want);
+    }
+    CHECK(ints(min, max, std::int64_t{1} << 62) == std::vector<std::int64_t>{min, min + (std::int64_t{1} << 62), 0, std::int64_t{1} << 62});
+    CHECK(ints(max, min, min + 1) == std::vector<std::int64_t>{max, 0, min + 1});
+    CHECK(run_error(run, {{"s", value::of<std::int64_t>({}, {0})}, {"l", value::of<std::int64_t>({}, {3})}, {"d", value::of<std::int64_t>({}, {0})}})
+              .find("node 'range' (Range): delta is 0") != std::string::npos);
+    CHECK(run_error(run, {{"s", value::of<std::int64_t>({}, {0})}, {"l", value::of<std::int32_t>({}, {3})}, {"d", value::of<std::int64_t>({}, {1})}})
+              .find("node 'range' (Range): start is int64, input 1 is int32") != std::string::npos);
+    // Reals: start + i * delta, each from start.
+    const auto f = run.run({{"s", value::of<float>({}, {0.1f})}, {"l", value::of<float>({}, {100.f})}, {"d", value::of<float>({}, {0.1f})}})[0];
+    REQUIRE(f.size() == static_cast<std::int64_t>(std::ceil((100.f - 0.1f) / 0.1f)));
+    for (std::int64_t i = 0; i < f.size(); ++i) REQUIRE(f.as<float>()[i] == 0.1f + static_cast<float>(i) * 0.1f);
+}
+
+TEST_CASE("CumSum: inclusive, exclusive, forward and reverse sums along any axis against brute force") {
+    std::mt19937 rng(9);
+    for (int trial = 0; trial < 48; ++trial) {
+        const std::size_t rank = static_cast<std::size_t>(1 + trial % 3);
+        const auto dims = random_dims(rng, rank, 1, 4);
+        const auto r = static_cast<std::int64_t>(rank);
+        const std::int64_t ax = (trial / 3) % (2 * r) - r;  // -rank .. rank-1
+        const bool exclusive = trial % 2 == 1, reverse = (trial / 2) % 2 == 1;
+        graph g;
+        g.mark_output(g.add_op("CumSum", "cs", {g.add_input("x"), g.add_input("axis")}, {{"exclusive", exclusive ? 1 : 0}, {"reverse", reverse ? 1 : 0}}));
+        const value in = random_value<std::int32_t>(rng, dims, -9, 9);
+        const auto out = exec::executor(g).run({{"x", in}, {"axis", value::of<std::int32_t>({}, {static_cast<std::int32_t>(ax)})}})[0];
+        const auto a = static_cast<std::size_t>(ax < 0 ? ax + r : ax);
+        for (std::int64_t e = 0; e < out.size(); ++e) {
+            auto idx = unravel(e, dims);
+            const std::int64_t at = idx[a];
+            std::int32_t want = 0;
+            for (std::int64_t j = 0; j < dims[a]; ++j) {
+                const bool counted = reverse ? (exclusive ? j > at : j >= at) : (exclusive ? j < at : j <= at);
+                idx[a] = j;
+                if (counted) want += in.as<std::int32_t>()[ravel(idx, dims)];
+            }
+            REQUIRE(out.as<std::int32_t>()[e] == want);
+        }
+    }
+    graph g;
+    g.mark_output(g.add_op("CumSum", "cs", {g.add_input("x"), g.add_input("axis")}));
+    CHECK(run_error(exec::executor(g), {{"x", value::of<float>({2}, {1, 2})}, {"axis", value::of<std::int64_t>({}, {1})}})
+              .find("node 'cs' (CumSum): axis 1 is out of range for rank 1") != std::string::npos);
+}
+
+TEST_CASE("ArgMax and ArgMin: the first or the last index of the extreme, ties included, the axis kept or dropped") {
+    std::mt19937 rng(13);
+    for (int trial = 0; trial < 64; ++trial) {
+        const std::size_t rank = static_cast<std::size_t>(1 + trial % 3);
+        const auto dims = random_dims(rng, rank, 1, 4);
+        const auto r = static_cast<std::int64_t>(rank);
+        const std::int64_t ax = (trial / 3) % (2 * r) - r;
+        const bool keep = trial % 2 == 0, last = (trial / 2) % 2 == 1, is_max = (trial / 4) % 2 == 0;
+        graph g;
+        g.mark_output(g.add_op(is_max ? "ArgMax" : "ArgMin", "arg", {g.add_input("x")},
+                               {{"axis", ax}, {"keepdims", keep ? 1 : 0}, {"select_last_index", last ? 1 : 0}}));
+        const value in = random_value<float>(rng, dims, 0, 2);  // few values: ties everywhere
+        const auto out = exec::executor(g).run({{"x", in}})[0];
+        const auto a = static_cast<std::size_t>(ax < 0 ? ax + r : ax);
+        auto want_dims = dims;
+        if (keep) want_dims[a] = 1;
+        else want_dims.erase(want_dims.begin() + static_cast<std::ptrdiff_t>(a));
+        REQUIRE(out.type() == dtype::i64);
+        REQUIRE(out.dims() == want_dims);
+        auto kept = dims;
+        kept[a] = 1;
+        for (std::int64_t e = 0; e < out.size(); ++e) {
+            auto idx = unravel(e, kept);
+            float best = is_max ? -1e9f : 1e9f;
+            for (std::int64_t j = 0; j < dims[a]; ++j) {
+                idx[a] = j;
+                const float v = in.as<float>()[ravel(idx, dims)];
+                best = is_max ? std::max(best, v) : std::min(best, v);
+            }
+            std::vector<std::int64_t> at;  // every index holding the extreme
+            for (std::int64_t j = 0; j < dims[a]; ++j) {
+                idx[a] = j;
+                if (in.as<float>()[ravel(idx, dims)] == best) at.push_back(j);
+            }
+            REQUIRE(out.as<std::int64_t>()[e] == (last ? at.back() : at.front()));
+        }
+    }
+    graph g;
+    g.mark_output(g.add_op("ArgMax", "arg", {g.add_input("x")}, {{"axis", 1}}));
+    CHECK(run_error(exec::executor(g), {{"x", value::zeros(dtype::f32, {2, 0})}}).find("node 'arg' (ArgMax): axis 1 is empty: no element to pick") !=
+          std::string::npos);
+}
+
+}  // namespace position_tests
