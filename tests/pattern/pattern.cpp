@@ -35,7 +35,7 @@ static_assert(sizeof(chain3) <= 4);
 // Predicated patterns are still constexpr values.
 constexpr auto grouped = op<Conv>().where(pred::attr_eq("group", 1)).as<x>();
 static_assert(std::is_same_v<std::decay_t<decltype(grouped)>,
-                             pat::cap<x, pat::filter<pat::op<pat::tags<Conv>>, pred::attr_eq_t<std::int64_t>>>>);
+                             pat::cap<x, pat::guarded<pat::op<pat::tags<Conv>>, pred::attr_eq_t<std::int64_t>>>>);
 static_assert(grouped.p.pred.value == 1);
 constexpr auto gelu_const = constant(1.4142135, 1e-4);
 static_assert(gelu_const.pred.value == 1.4142135);

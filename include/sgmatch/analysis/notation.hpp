@@ -98,7 +98,7 @@ struct notation_fn {
         return bracket(p.p) + "{" + std::to_string(Lo) + "," + std::to_string(Hi) + "}";
     }
     template <class P, class F>
-    std::string operator()(const pat::filter<P, F>& p) const {
+    std::string operator()(const pat::guarded<P, F>& p) const {
         return bracket(p.p) + "{" + describe_pred(p.pred) + "}";
     }
     template <class T, class P>

@@ -172,14 +172,14 @@ private:
     // What to do after an element matched. Frames live on the C++ stack of the element that
     // made them; `next` is the continuation to resume after this one.
     struct cont {
-        enum kind_t : std::uint8_t { finish, seq, rep, filter, filter_val, cap, cap_val, esc_exit, out_port, operand };
+        enum kind_t : std::uint8_t { finish, seq, rep, guard, guard_val, cap, cap_val, esc_exit, out_port, operand };
         cont(kind_t k, const instr* el = nullptr, const cont* nx = nullptr) : kind(k), e(el), next(nx) {}
         kind_t kind;
         const instr* e;
         const cont* next;
         std::uint32_t i = 0;     // seq: next item; rep: iterations so far; operand: next operand
-        std::size_t saved = 0;   // rep / filter / cap: count_ when the element started
-        value_ref<N> v{};        // filter_val / cap_val: the value; operand: v.node is the op node
+        std::size_t saved = 0;   // rep / guard / cap: count_ when the element started
+        value_ref<N> v{};        // guard_val / cap_val: the value; operand: v.node is the op node
         const std::uint32_t* slots = nullptr;  // operand: input slot per operand
         const std::uint32_t* perm = nullptr;   // operand: operand order
     };
@@ -271,7 +271,7 @@ private:
             if (e->n > 0 && traits::input_count(g_, n) != e->n + (chained ? 1u : 0u)) return false;
             push(n);
             return true;
-        case ik::filter:
+        case ik::guard:
             return fast_check(prog_.kid(e, 0), n, chained) && pred(e, n);
         case ik::cap:
             if (!fast_check(prog_.kid(e, 0), n, chained)) return false;
@@ -291,13 +291,13 @@ private:
             return seq(k->e, k->i, f, k->next);
         case cont::rep:
             return count_ > k->saved && rep_step(k->e, k->i + 1, f, k->next);  // no empty iterations
-        case cont::filter:
+        case cont::guard:
             if ((count_ > k->saved || k->e->leaf) && !pred(k->e, f.n)) {
                 fail_pred(k->e, f.n);
                 return false;
             }
             return resume(k->next, f);
-        case cont::filter_val:
+        case cont::guard_val:
             if (!pred(k->e, k->v.node)) {
                 fail_pred(k->e, k->v.node);
                 return false;
@@ -536,9 +536,9 @@ private:
             return elem(prog_.kid(e, 0), f, k) || resume(k, f);
         case ik::rep:
             return rep_step(e, 0, f, k);
-        case ik::filter:
+        case ik::guard:
         case ik::cap: {  // the predicate or the capture applies once the inner element matched
-            cont c{e->kind == ik::filter ? cont::filter : cont::cap, e, k};
+            cont c{e->kind == ik::guard ? cont::guard : cont::cap, e, k};
             c.saved = count_;
             return elem(prog_.kid(e, 0), f, &c);
         }
@@ -611,9 +611,9 @@ private:
             for (std::uint32_t i = 0; i < e->n; ++i)
                 if (val(prog_.kid(e, i), v, want, k)) return true;
             return false;
-        case ik::filter:
+        case ik::guard:
         case ik::cap: {  // the predicate or the capture applies to v once the inner pattern matched
-            cont c{e->kind == ik::filter ? cont::filter_val : cont::cap_val, e, k};
+            cont c{e->kind == ik::guard ? cont::guard_val : cont::cap_val, e, k};
             c.v = v;
             return val(prog_.kid(e, 0), v, want, &c);
         }

@@ -68,7 +68,7 @@ struct is_leaf<pat::graph_input> : std::true_type {};
 template <>
 struct is_leaf<pat::constant> : std::true_type {};
 template <class P, class F>
-struct is_leaf<pat::filter<P, F>> : is_leaf<P> {};
+struct is_leaf<pat::guarded<P, F>> : is_leaf<P> {};
 template <class T, class P>
 struct is_leaf<pat::cap<T, P>> : is_leaf<P> {};
 template <class T, class P>
@@ -81,7 +81,7 @@ struct fast_elem : std::false_type {};
 template <class T, class... Os>
 struct fast_elem<pat::op<T, Os...>> : std::bool_constant<(std::is_same_v<Os, pat::any> && ...)> {};
 template <class P, class F>
-struct fast_elem<pat::filter<P, F>> : fast_elem<P> {};
+struct fast_elem<pat::guarded<P, F>> : fast_elem<P> {};
 template <class Tag, class P>
 struct fast_elem<pat::cap<Tag, P>> : fast_elem<P> {};
 template <class Tag, class P>
@@ -98,14 +98,14 @@ struct type_key {
 };
 
 enum class ik : std::uint8_t {
-    op, any, input, constant, chain, alt, opt, rep, filter, cap, ref, esc, in_port, out_port, invalid
+    op, any, input, constant, chain, alt, opt, rep, guard, cap, ref, esc, in_port, out_port, invalid
 };
 
 /// One instruction: a node of the pattern's AST. Children are kids[first, first + n).
 struct instr {
     ik kind = ik::invalid;
-    bool leaf = false;      // filter / cap: the child is a graph input or constant matcher
-    std::uint32_t a = 0;    // op: first op id; rep: min; filter: predicate; cap / ref: capture; ports: index
+    bool leaf = false;      // guard / cap: the child is a graph input or constant matcher
+    std::uint32_t a = 0;    // op: first op id; rep: min; guard: predicate; cap / ref: capture; ports: index
     std::uint32_t b = 0;    // op: op id count; rep: max
     std::uint32_t first = 0;
     std::uint32_t n = 0;
@@ -351,11 +351,11 @@ struct emit<pat::rep<Lo, Hi, P>, Operand> {
     }
 };
 template <class P, class F, bool Operand>
-struct emit<pat::filter<P, F>, Operand> {
+struct emit<pat::guarded<P, F>, Operand> {
     template <class G>
-    static std::uint32_t put(emitter<G>& em, const pat::filter<P, F>& e) {
+    static std::uint32_t put(emitter<G>& em, const pat::guarded<P, F>& e) {
         instr i;
-        i.kind = ik::filter;
+        i.kind = ik::guard;
         i.leaf = is_leaf<P>::value;
         i.a = static_cast<std::uint32_t>(em.prog.preds.size());
         em.prog.preds.push_back(pred_slot<G>{&e.pred, &pred_test<G, F>, &pred_describe<F>});

@@ -66,7 +66,7 @@ constexpr pack<As..., Bs...> cat(const pack<As...>& a, const pack<Bs...>& b) {
 }  // namespace detail
 
 template <class Tag, class P> struct cap;
-template <class P, class Pred> struct filter;
+template <class P, class Pred> struct guarded;
 template <class P> struct esc;
 template <std::size_t Slot, class P> struct in_port;
 template <std::size_t Port, class P> struct out_port;
@@ -76,7 +76,7 @@ template <class D>
 struct base {
     /// Keep the node only if pred(view) holds; view is a sgmatch::node_view.
     template <class Pred>
-    constexpr pat::filter<D, Pred> where(Pred pred) const { return {self(), pred}; }
+    constexpr pat::guarded<D, Pred> where(Pred pred) const { return {self(), pred}; }
     /// Capture what this pattern matched under the name Tag (a tag type: `struct conv;`).
     template <class Tag>
     constexpr pat::cap<Tag, D> as() const { return pat::cap<Tag, D>{self()}; }
@@ -143,10 +143,10 @@ struct rep : base<rep<Min, Max, P>> {
 
 /// p.where(pred)
 template <class P, class Pred>
-struct filter : base<filter<P, Pred>> {
+struct guarded : base<guarded<P, Pred>> {
     P p;
     Pred pred;
-    constexpr filter(P x, Pred f) : p(x), pred(f) {}
+    constexpr guarded(P x, Pred f) : p(x), pred(f) {}
 };
 
 template <class Tag, class P>
@@ -193,7 +193,7 @@ namespace detail {
 template <class P>
 struct unwrap {};
 template <class P, class F>
-struct unwrap<filter<P, F>> {
+struct unwrap<guarded<P, F>> {
     using type = P;
 };
 template <class P>

@@ -46,7 +46,7 @@ struct is_value_pattern<pat::ref<T>> : std::true_type {};
 template <class T, class P>
 struct is_value_pattern<pat::cap<T, P>> : is_value_pattern<P> {};
 template <class P, class F>
-struct is_value_pattern<pat::filter<P, F>> : is_value_pattern<P> {};
+struct is_value_pattern<pat::guarded<P, F>> : is_value_pattern<P> {};
 template <class P>
 struct is_value_pattern<pat::esc<P>> : is_value_pattern<P> {};
 template <std::size_t O, class P>

@@ -144,7 +144,7 @@ struct scalar_near {
 
 /// A constant holding one value near `value` (GELU's 1.4142135, 0.5, ...).
 constexpr auto constant(double value, double tol = 1e-5) {
-    return pat::filter<pat::constant, pred::scalar_near>(pat::constant{}, pred::scalar_near{value, tol});
+    return pat::guarded<pat::constant, pred::scalar_near>(pat::constant{}, pred::scalar_near{value, tol});
 }
 
 SGMATCH_END_NAMESPACE
