@@ -2,7 +2,7 @@
 //
 //   sgmatch-run model.onnx [--backend onednn|onednn.regions|none] [--batch N] [--threads T]
 //               [--input name=file.npy|file.pb ...] [--expect file.npy|file.pb] [--dot out.dot]
-//               [--save out.onnx] [--rounds K] [--explain] [--json]
+//               [--save out.onnx] [--rounds K] [--explain] [--profile] [--json]
 //
 // Prints the load report, the partition per property (candidates, fused, declined with
 // reasons), nodes before and after, load and first-run time, fused and unfused times
@@ -11,7 +11,11 @@
 // Inputs not given are filled with deterministic values in [-1, 1] of their declared shape.
 // --save writes the partitioned graph as ONNX (fused nodes in the domain ai.sgmatch with their
 // pattern and member ops: open it in Netron).
-// Known limitations: the first graph output is the one compared; no --profile (per-node times).
+// --profile runs the fused graph K more times with every node timed (exec::run_stats::times) and
+// prints the nodes by median time (the kernel that ran each: fused, onednn, reference, typed,
+// region) and the time per op or per sequence of fused ops.
+// Known limitations: the first graph output is the one compared; a region node is profiled as
+// one node.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -83,7 +87,7 @@ int main(int argc, char** argv) {
     std::map<std::string, std::string> input_files;
     std::optional<std::int64_t> batch;
     int threads = 0, rounds = 5;
-    bool json = false, explain = false;
+    bool json = false, explain = false, profile = false;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         auto value = [&]() -> std::string {
@@ -105,7 +109,7 @@ int main(int argc, char** argv) {
             if (eq == std::string::npos) die("--input takes name=file");
             input_files[v.substr(0, eq)] = v.substr(eq + 1);
         } else if (a == "--profile") {
-            die(a + " is not built yet");
+            profile = true;
         } else if (!a.empty() && a[0] == '-') {
             die("unknown option " + a);
         } else {
@@ -191,6 +195,41 @@ int main(int argc, char** argv) {
             unfused_t.push_back(ms_since(t0));
         }
 
+        // --profile: each node's median over the rounds; what each op or fused pattern costs.
+        struct profile_row {
+            std::string node, what, kernel;
+            double ms;
+        };
+        std::vector<profile_row> rows;
+        std::map<std::string, double> by_what;
+        double profiled_ms = 0;
+        if (profile) {
+            std::map<std::uint32_t, std::vector<double>> per_node;
+            std::map<std::uint32_t, const char*> kernel_of;
+            for (int r = 0; r < rounds; ++r) {
+                std::vector<sgmatch::exec::node_time> times;
+                sgmatch::exec::run_stats ps;
+                ps.times = &times;
+                (void)fused_run.run(inputs, &ps);
+                for (const auto& t : times) {
+                    per_node[t.node.value].push_back(t.ms);
+                    kernel_of[t.node.value] = t.kernel;
+                }
+            }
+            for (const auto& [id, ms] : per_node) {
+                const sgmatch::node_id n{id};
+                std::string what = std::string(fused.op_name(n));
+                if (const auto d = sgmatch::onednn::describe_fused(fused.payload(n))) {  // its ops: "fused MatMul+Add+Relu"
+                    what = "fused ";
+                    for (std::size_t k = 0; k < d->members.size(); ++k) what += (k ? "+" : "") + d->members[k];
+                }
+                rows.push_back({std::string(fused.name(n)), what, kernel_of[id], median(ms)});
+                by_what[what] += rows.back().ms;
+                profiled_ms += rows.back().ms;
+            }
+            std::sort(rows.begin(), rows.end(), [](const profile_row& a, const profile_row& b) { return a.ms > b.ms; });
+        }
+
         double max_abs = -1;
         bool ok = true;
         if (!expect_path.empty()) {
@@ -232,7 +271,18 @@ int main(int argc, char** argv) {
             }
             o << "], \"notes\": [";
             for (std::size_t i = 0; i < m.report.notes.size(); ++i) o << (i ? ", " : "") << json_string(m.report.notes[i]);
-            o << "], \"ok\": " << (ok ? "true" : "false") << "}";
+            o << "]";
+            if (profile) {
+                o << ", \"profile\": {\"total_ms\": " << profiled_ms << ", \"nodes\": [";
+                for (std::size_t i = 0; i < rows.size(); ++i)
+                    o << (i ? ", " : "") << "{\"node\": " << json_string(rows[i].node) << ", \"op\": " << json_string(rows[i].what)
+                      << ", \"kernel\": " << json_string(rows[i].kernel) << ", \"ms\": " << rows[i].ms << "}";
+                o << "], \"by_op\": {";
+                std::size_t k = 0;
+                for (const auto& [what, ms] : by_what) o << (k++ ? ", " : "") << json_string(what) << ": " << ms;
+                o << "}}";
+            }
+            o << ", \"ok\": " << (ok ? "true" : "false") << "}";
             std::printf("%s\n", o.str().c_str());
         } else {
             std::printf("%s: opset %lld, %s, %zu nodes, %zu initializers, loaded in %.1f ms\n", model_path.c_str(),
@@ -250,6 +300,17 @@ int main(int argc, char** argv) {
             std::printf("first run (partition + build + run) %.2f ms; median of %d: fused %.3f ms, unfused %.3f ms (%.2fx)\n",
                         first_ms, rounds, fused_ms, unfused_ms, fused_ms > 0 ? unfused_ms / fused_ms : 0.0);
             if (max_abs >= 0) std::printf("max |diff| vs %s: %.3g (%s)\n", expect_path.c_str(), max_abs, ok ? "ok" : "MISMATCH");
+            if (profile) {
+                std::printf("profile (median of %d, %zu nodes, %.3f ms in nodes):\n", rounds, rows.size(), profiled_ms);
+                for (std::size_t i = 0; i < rows.size() && i < 20; ++i)
+                    std::printf("  %8.3f ms %5.1f%%  %-9s %-24s %s\n", rows[i].ms, profiled_ms > 0 ? 100 * rows[i].ms / profiled_ms : 0.0,
+                                rows[i].kernel.c_str(), rows[i].node.c_str(), rows[i].what.c_str());
+                std::vector<std::pair<double, std::string>> ops;
+                for (const auto& [what, ms] : by_what) ops.emplace_back(ms, what);
+                std::sort(ops.rbegin(), ops.rend());
+                std::printf("  by op or fused pattern:\n");
+                for (const auto& [ms, what] : ops) std::printf("  %8.3f ms %5.1f%%  %s\n", ms, profiled_ms > 0 ? 100 * ms / profiled_ms : 0.0, what.c_str());
+            }
         }
         return ok ? 0 : 1;
     } catch (const std::exception& e) {

@@ -142,3 +142,51 @@ TEST_CASE("pooling with ceil_mode: the last, partial window counts, against brut
                     }
         }
 }
+
+TEST_CASE("run_stats::times: one entry per node run, in the order they ran, naming the kernel that ran it") {
+    graph g;
+    auto x = g.add_input("x", tensor_type{dtype::f32, {1, 2, 4, 4}});
+    auto relu = g.add_op("Relu", "relu", {x});     // a oneDNN eltwise primitive in mode onednn
+    auto erf = g.add_op("Erf", "erf", {relu});     // no oneDNN kernel: the reference kernel
+    auto shape = g.add_op("Shape", "shape", {erf});  // int64: the typed kernel
+    g.mark_output(erf);
+    g.mark_output(shape);
+    const exec::executor run(g, exec::mode::onednn);
+    const auto in = exec::value::of<float>({1, 2, 4, 4}, std::vector<float>(32, 0.5f));
+    std::vector<exec::node_time> times;
+    exec::run_stats st;
+    st.times = &times;
+    (void)run.run({{"x", in}}, &st);
+    REQUIRE(times.size() == 3);
+    const char* want[][2] = {{"relu", "onednn"}, {"erf", "reference"}, {"shape", "typed"}};
+    for (std::size_t i = 0; i < 3; ++i) {
+        CHECK(g.name(times[i].node) == want[i][0]);
+        CHECK(std::string(times[i].kernel) == want[i][1]);
+        CHECK(times[i].ms >= 0);
+    }
+    // Appended run after run; a run without the vector times nothing.
+    (void)run.run({{"x", in}}, &st);
+    CHECK(times.size() == 6);
+    exec::run_stats quiet;
+    (void)run.run({{"x", in}}, &quiet);
+    CHECK(times.size() == 6);
+}
+
+TEST_CASE("scalars stay scalars in mode onednn: binary ops of rank-0 values and a reduction to one value") {
+    graph g;
+    auto a = g.add_input("a", tensor_type{dtype::f32, {}}), b = g.add_input("b", tensor_type{dtype::f32, {}});
+    auto x = g.add_input("x", tensor_type{dtype::f32, {2, 3}});
+    auto div = g.add_op("Div", "div", {a, b}, {}, 1);
+    g.set_type({div, 0}, tensor_type{dtype::f32, {}});
+    auto sum = g.add_op("ReduceSum", "sum", {x}, {{"keepdims", 0}}, 1);
+    g.set_type({sum, 0}, tensor_type{dtype::f32, {}});
+    g.mark_output(div);
+    g.mark_output(sum);
+    const exec::executor run(g, exec::mode::onednn);
+    const auto out = run.run({{"a", exec::value::of<float>({}, {3.f})}, {"b", exec::value::of<float>({}, {2.f})},
+                              {"x", exec::value::of<float>({2, 3}, {1, 2, 3, 4, 5, 6})}});
+    CHECK(out[0].dims().empty());
+    CHECK(out[0].as<float>()[0] == 1.5f);
+    CHECK(out[1].dims().empty());
+    CHECK(out[1].as<float>()[0] == 21.f);
+}

@@ -282,4 +282,85 @@ TEST_CASE("ArgMax and ArgMin: the first or the last index of the extreme, ties i
           std::string::npos);
 }
 
+TEST_CASE("GatherElements and ScatterElements: each index replaces the axis coordinate of its own position, every reduction") {
+    std::mt19937 rng(17);
+    for (int trial = 0; trial < 40; ++trial) {
+        const std::size_t rank = static_cast<std::size_t>(1 + trial % 3);
+        const auto dims = random_dims(rng, rank, 1, 4);
+        const auto r = static_cast<std::int64_t>(rank);
+        const std::int64_t ax = (trial / 3) % (2 * r) - r;
+        const auto a = static_cast<std::size_t>(ax < 0 ? ax + r : ax);
+        auto idims = dims;  // indices: any extent along the axis, at most the data's elsewhere
+        for (std::size_t k = 0; k < rank; ++k) idims[k] = k == a ? 1 + trial % 5 : 1 + static_cast<std::int64_t>(rng() % static_cast<unsigned>(dims[k]));
+        std::vector<std::int64_t> idx(static_cast<std::size_t>(count(idims)));
+        std::uniform_int_distribution<std::int64_t> pick(-dims[a], dims[a] - 1);  // negative counts from the end
+        for (auto& i : idx) i = pick(rng);
+        const value data = random_value<std::int64_t>(rng, dims, -50, 50), ind = value::of<std::int64_t>(idims, idx);
+        const value upd = random_value<std::int64_t>(rng, idims, -5, 5);
+        graph g;
+        auto x = g.add_input("x"), i = g.add_input("i"), u = g.add_input("u");
+        g.mark_output(g.add_op("GatherElements", "ge", {x, i}, {{"axis", ax}}));
+        for (const char* red : {"none", "add", "mul", "max", "min"})
+            g.mark_output(g.add_op("ScatterElements", std::string("se_") + red, {x, i, u}, {{"axis", ax}, {"reduction", std::string(red)}}));
+        const auto out = exec::executor(g).run({{"x", data}, {"i", ind}, {"u", upd}});
+        REQUIRE(out[0].dims() == idims);
+        std::vector<std::vector<std::int64_t>> scattered(5, elements<std::int64_t>(data));
+        for (std::int64_t e = 0; e < count(idims); ++e) {
+            auto pos = unravel(e, idims);
+            pos[a] = idx[static_cast<std::size_t>(e)] < 0 ? idx[static_cast<std::size_t>(e)] + dims[a] : idx[static_cast<std::size_t>(e)];
+            const std::int64_t at = ravel(pos, dims);
+            REQUIRE(out[0].as<std::int64_t>()[e] == data.as<std::int64_t>()[at]);
+            const std::int64_t v = upd.as<std::int64_t>()[e];
+            scattered[0][static_cast<std::size_t>(at)] = v;
+            scattered[1][static_cast<std::size_t>(at)] += v;
+            scattered[2][static_cast<std::size_t>(at)] *= v;
+            scattered[3][static_cast<std::size_t>(at)] = std::max(scattered[3][static_cast<std::size_t>(at)], v);
+            scattered[4][static_cast<std::size_t>(at)] = std::min(scattered[4][static_cast<std::size_t>(at)], v);
+        }
+        for (std::size_t k = 0; k < 5; ++k) REQUIRE(elements<std::int64_t>(out[1 + k]) == scattered[k]);
+    }
+    graph g;
+    g.mark_output(g.add_op("GatherElements", "ge", {g.add_input("x"), g.add_input("i")}, {{"axis", 0}}));
+    CHECK(run_error(exec::executor(g), {{"x", value::of<float>({2}, {1, 2})}, {"i", value::of<std::int64_t>({1}, {2})}})
+              .find("node 'ge' (GatherElements): index 2 is out of range for an axis of 2") != std::string::npos);
+}
+
+TEST_CASE("DepthToSpace (DCR and CRD) and SpaceToDepth against the ONNX index formulas, and back") {
+    std::mt19937 rng(19);
+    const std::int64_t n = 2, c = 8, h = 3, w = 2, b = 2, cb = c / (b * b);
+    const value x = random_value<float>(rng, {n, c, h, w}, -9, 9);
+    graph g;
+    auto in = g.add_input("x");
+    auto dcr = g.add_op("DepthToSpace", "dcr", {in}, {{"blocksize", b}});
+    g.mark_output(dcr);
+    g.mark_output(g.add_op("DepthToSpace", "crd", {in}, {{"blocksize", b}, {"mode", std::string("CRD")}}));
+    g.mark_output(g.add_op("SpaceToDepth", "back", {dcr}, {{"blocksize", b}}));
+    const auto out = exec::executor(g).run({{"x", x}});
+    REQUIRE(out[0].dims() == std::vector<std::int64_t>{n, cb, h * b, w * b});
+    for (std::int64_t i0 = 0; i0 < n; ++i0)
+        for (std::int64_t k = 0; k < cb; ++k)
+            for (std::int64_t y = 0; y < h * b; ++y)
+                for (std::int64_t z = 0; z < w * b; ++z) {
+                    const std::int64_t bi = y % b, bj = z % b, at = ravel({i0, k, y, z}, {n, cb, h * b, w * b});
+                    REQUIRE(out[0].as<float>()[at] == x.as<float>()[ravel({i0, (bi * b + bj) * cb + k, y / b, z / b}, {n, c, h, w})]);
+                    REQUIRE(out[1].as<float>()[at] == x.as<float>()[ravel({i0, k * b * b + bi * b + bj, y / b, z / b}, {n, c, h, w})]);
+                }
+    CHECK(elements<float>(out[2]) == elements<float>(x));  // SpaceToDepth undoes DCR
+    graph bad;
+    bad.mark_output(bad.add_op("SpaceToDepth", "s2d", {bad.add_input("x")}, {{"blocksize", 2}}));
+    CHECK(run_error(exec::executor(bad), {{"x", value::zeros(dtype::f32, {1, 1, 3, 2})}})
+              .find("node 's2d' (SpaceToDepth): height and width [1, 1, 3, 2] are not multiples of blocksize 2") != std::string::npos);
+}
+
+TEST_CASE("CastLike takes the element type of its second input, Shrink its two slopes") {
+    graph g;
+    auto x = g.add_input("x");
+    g.mark_output(g.add_op("CastLike", "like", {x, g.add_input("t")}));
+    g.mark_output(g.add_op("Shrink", "shrink", {x}, {{"lambd", 1.5}, {"bias", 0.5}}));
+    const auto out = exec::executor(g).run({{"x", value::of<float>({5}, {-3.f, -1.5f, 0.f, 1.f, 2.5f})}, {"t", value::of<std::int32_t>({0}, {})}});
+    CHECK(out[0].type() == dtype::i32);
+    CHECK(elements<std::int32_t>(out[0]) == std::vector<std::int32_t>{-3, -1, 0, 1, 2});
+    CHECK(elements<float>(out[1]) == std::vector<float>{-2.5f, 0.f, 0.f, 0.f, 2.f});
+}
+
 }  // namespace position_tests

@@ -35,6 +35,7 @@
 #pragma once
 
 #include <any>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -69,6 +70,14 @@ enum class mode {
     onednn_plain,  // the same, with convs and pooling in plain NCHW layouts (a naive integration)
 };
 
+/// One node's share of a run (run_stats::times): the node, the kind of kernel that ran it
+/// ("fused", "onednn", "reference", "typed", "region") and its wall time.
+struct node_time {
+    node_id node;
+    const char* kernel;
+    double ms;
+};
+
 /// What one run did.
 struct run_stats {
     std::size_t fused_nodes = 0;      // fused nodes, run on their oneDNN kernels
@@ -80,6 +89,9 @@ struct run_stats {
     std::size_t region_nodes = 0;       // region nodes (subgraph.hpp); what ran inside is counted above
     std::size_t fallbacks = 0;  // fused nodes and single-op kernels whose kernel rejected the input: they ran
                                 // their ops unfused (counted above) or their reference kernel instead
+    /// Set to have every node's time appended, in the order the nodes ran (a region node is one
+    /// entry); null: nothing is timed.
+    std::vector<node_time>* times = nullptr;
 
     /// Add what a nested run did (a region's executor, a fused node's ops run unfused).
     run_stats& operator+=(const run_stats& o) {
@@ -241,7 +253,10 @@ private:
         for (const step& s : steps_) {
             const node_id n = s.n;
             values[n.value].resize(g_.output_count(n));
+            const auto t0 = st.times ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+            const char* kernel = "reference";
             if (s.region) {
+                kernel = "region";
                 std::map<std::string, onednn::tensor> ins;
                 for (std::size_t i = 0; i < s.region->runtime_inputs.size(); ++i)
                     ins.emplace(std::to_string(i), tensor_of(values, n, s.region->runtime_inputs[i]));
@@ -254,15 +269,20 @@ private:
                 ++st.region_nodes;
                 st += inner;
             } else if (s.typed && (s.typed_only || reads_foreign(s, values))) {
+                kernel = "typed";
                 run_typed(s, values, st);
             } else if (s.op) {
+                kernel = "onednn";
                 run_op(s, values, st);
             } else if (s.fused) {
+                kernel = "fused";
                 run_fused(s, values, uses, st);
             } else {
                 values[n.value][0].plain = run_reference(s, values, st);
                 ++st.reference_nodes;
             }
+            if (st.times)
+                st.times->push_back({n, kernel, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count()});
             for (std::uint32_t p = 0; p < values[n.value].size(); ++p) check_value(n, p, values[n.value][p]);
             for (std::size_t i = 0; i < g_.input_count(n); ++i) {
                 const auto v = g_.input(n, i);
@@ -361,6 +381,11 @@ private:
     // A single op on its oneDNN kernel; its reference kernel when the kernel rejects the input.
     void run_op(const step& s, store& vs, run_stats& st) const {
         const node_id n = s.n;
+        if (scalars_only(s, vs)) {  // a oneDNN tensor has no rank 0: the reference kernel keeps it
+            vs[n.value][0].plain = run_reference(s, vs, st);
+            ++st.reference_nodes;
+            return;
+        }
         slot& out = vs[n.value][0];
         std::vector<onednn::tensor> ins;
         try {
@@ -509,6 +534,21 @@ private:
             throw exec_error("sgmatch::exec::executor: input " + std::to_string(input_slot) + " of '" +
                              std::string(g_.name(n)) + "' has no data");
         return reference::to_tensor(*s.plain);  // a view: the array lives in the store for the run
+    }
+
+    // Whether every input of a node is a scalar (rank 0), so that its result is one too.
+    bool scalars_only(const step& s, const store& vs) const {
+        for (std::size_t i = 0; i < g_.input_count(s.n); ++i) {
+            const auto v = g_.input(s.n, i);
+            if (g_.kind(v.node) == node_kind::constant) {
+                const auto c = g_.constant(v.node);
+                if (!c || c->rank != 0) return false;
+                continue;
+            }
+            const slot& x = vs[v.node.value].at(v.port);
+            if (!x.t.empty() || !((x.plain && x.plain->dimension() == 0) || (x.typed && x.typed->rank() == 0))) return false;
+        }
+        return g_.input_count(s.n) > 0;
     }
 
     // Whether a node reads a value only a typed kernel can: its data input is not f32, or an

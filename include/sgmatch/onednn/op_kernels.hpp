@@ -666,7 +666,8 @@ private:
 };
 
 /// A reduction over `axes` (all when empty) as a oneDNN reduction primitive, reading the source
-/// in its layout; the result plain, the reduced axes kept as 1 or dropped (keepdims).
+/// in its layout; the result plain, the reduced axes kept as 1 or dropped (keepdims; not all of
+/// them: a scalar is refused with a kernel_error).
 class reduce_kernel final : public op_kernel {
 public:
     reduce_kernel(dnnl::algorithm alg, float p, dims axes, bool keepdims)
@@ -682,7 +683,7 @@ public:
             if (reduced[i]) kept[i] = 1;
             if (!reduced[i] || keep_) out.push_back(kept[i]);
         }
-        if (out.empty()) out.push_back(1);  // every axis dropped: one value
+        if (out.empty()) throw kernel_error("sgmatch::onednn::reduce_kernel: every axis reduced and dropped: a scalar, which a oneDNN tensor cannot hold");
         auto pd = cache_.get(detail::layout_key(x.desc()), [&] {
             return detail::make_pd<pd_t>(
                 [&] { return compat::reduction_pd(cpu_engine(), alg_, x.desc(), plain_desc(kept), p_, detail::user_scratchpad()); },

@@ -74,6 +74,32 @@ inline constexpr op_schema hard_sigmoid = describe<HardSigmoid>(x_only, hard_sig
 inline constexpr op_schema gelu = describe<Gelu>(x_only, gelu_attrs, rules::same_as_input0);
 inline constexpr op_schema clip = describe<Clip>(clip_inputs, clip_attrs, rules::same_as_input0);
 
+// Rounding, sign and trigonometry: f32 (reference kernels); IsNaN and IsInf: bool results.
+inline constexpr op_schema ceil = describe<Ceil>(x_only, consumed, rules::same_as_input0);
+inline constexpr op_schema floor = describe<Floor>(x_only, consumed, rules::same_as_input0);
+inline constexpr op_schema sign = describe<Sign>(x_only, rules::same_as_input0);
+inline constexpr op_schema sin = describe<Sin>(x_only, rules::same_as_input0);
+inline constexpr op_schema cos = describe<Cos>(x_only, rules::same_as_input0);
+inline constexpr op_schema tan = describe<Tan>(x_only, rules::same_as_input0);
+inline constexpr op_schema asin = describe<Asin>(x_only, rules::same_as_input0);
+inline constexpr op_schema acos = describe<Acos>(x_only, rules::same_as_input0);
+inline constexpr op_schema atan = describe<Atan>(x_only, rules::same_as_input0);
+inline constexpr op_schema sinh = describe<Sinh>(x_only, rules::same_as_input0);
+inline constexpr op_schema cosh = describe<Cosh>(x_only, rules::same_as_input0);
+inline constexpr op_schema asinh = describe<Asinh>(x_only, rules::same_as_input0);
+inline constexpr op_schema acosh = describe<Acosh>(x_only, rules::same_as_input0);
+inline constexpr op_schema atanh = describe<Atanh>(x_only, rules::same_as_input0);
+/// Shrink: x + bias below -lambd, x - bias above lambd, 0 between.
+inline constexpr attr_spec shrink_attrs[] = {{"bias", attr_type::real, def::value(0.0), support::any()},
+                                             {"lambd", attr_type::real, def::value(0.5), support::any()}};
+inline constexpr op_schema shrink = describe<Shrink>(x_only, shrink_attrs, rules::same_as_input0);
+inline constexpr type_rule to_bool{type_rule::from::fixed, 0, dtype::boolean, {}};
+inline constexpr op_schema is_nan = typed(describe<IsNaN>(x_only, rules::same_as_input0, to_bool), types::f32 | types::bit(dtype::f64));
+inline constexpr attr_spec is_inf_attrs[] = {{"detect_negative", attr_type::integer, def::value(1), support::range(0, 1)},
+                                             {"detect_positive", attr_type::integer, def::value(1), support::range(0, 1)}};
+inline constexpr op_schema is_inf = typed(describe<IsInf>(x_only, is_inf_attrs, rules::same_as_input0, to_bool),
+                                          types::f32 | types::bit(dtype::f64));
+
 inline constexpr op_schema add = typed(describe<Add>(a_b, legacy_broadcast, rules::broadcast_all), types::numeric);
 inline constexpr op_schema sub = typed(describe<Sub>(a_b, legacy_broadcast, rules::broadcast_all), types::numeric);
 inline constexpr op_schema mul = typed(describe<Mul>(a_b, legacy_broadcast, rules::broadcast_all), types::numeric);
@@ -87,7 +113,6 @@ inline constexpr op_schema min = describe<Min>(variadic, consumed, rules::broadc
 inline constexpr op_schema sum = describe<Sum>(variadic, consumed, rules::broadcast_all);
 inline constexpr op_schema mean = describe<Mean>(variadic, consumed, rules::broadcast_all);
 // Comparisons and logic: bool results, numpy broadcasting.
-inline constexpr type_rule to_bool{type_rule::from::fixed, 0, dtype::boolean, {}};
 inline constexpr op_schema equal = typed(describe<Equal>(a_b, legacy_broadcast, rules::broadcast_all, to_bool), types::computing);
 inline constexpr op_schema less = typed(describe<Less>(a_b, legacy_broadcast, rules::broadcast_all, to_bool), types::numeric);
 inline constexpr op_schema greater = typed(describe<Greater>(a_b, legacy_broadcast, rules::broadcast_all, to_bool), types::numeric);

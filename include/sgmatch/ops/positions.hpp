@@ -1,5 +1,7 @@
 // sgmatch/ops/positions.hpp - descriptions of the ops that work by element position: Tile
-// (repeat), Trilu (a triangle's mask), Range (count), CumSum (scan), ArgMax and ArgMin (search).
+// (repeat), Trilu (a triangle's mask), Range (count), CumSum (scan), ArgMax and ArgMin (search),
+// GatherElements and ScatterElements (indices per element), DepthToSpace and SpaceToDepth
+// (blocks between channels and space).
 #pragma once
 
 #include <cmath>
@@ -106,6 +108,38 @@ inline std::vector<dims> arg_reduce(const shape_inputs& in, const op_attrs& a) {
     return {x};
 }
 
+/// GatherElements: the indices' shape; data and indices of one rank.
+inline std::vector<dims> gather_elements(const shape_inputs& in, const op_attrs& a) {
+    const dims &x = in.shapes.at(0), &i = in.shapes.at(1);
+    if (x.size() != i.size()) fail(a, "data " + to_string(x) + " and indices " + to_string(i) + " differ in rank");
+    axis(a, a.i("axis"), x.size());
+    return {i};
+}
+
+/// ScatterElements: the data's shape; indices and updates of one shape, of the data's rank.
+inline std::vector<dims> scatter_elements(const shape_inputs& in, const op_attrs& a) {
+    const dims &x = in.shapes.at(0), &i = in.shapes.at(1), &u = in.shapes.at(2);
+    if (i != u) fail(a, "indices " + to_string(i) + " and updates " + to_string(u) + " differ");
+    if (x.size() != i.size()) fail(a, "data " + to_string(x) + " and indices " + to_string(i) + " differ in rank");
+    axis(a, a.i("axis"), x.size());
+    return {x};
+}
+
+/// DepthToSpace (Space = true) and SpaceToDepth on [N, C, H, W] by blocksize b.
+template <bool ToSpace>
+std::vector<dims> blocks(const shape_inputs& in, const op_attrs& a) {
+    const dims& x = in.shapes.at(0);
+    const std::int64_t b = a.i("blocksize");
+    if (x.size() != 4) fail(a, "the input has rank " + std::to_string(x.size()) + " (4 expected: N, C, H, W)");
+    if (b < 1 || b > (std::int64_t{1} << 20)) fail(a, "blocksize " + std::to_string(b));
+    if (ToSpace) {
+        if (x[1] % (b * b) != 0) fail(a, "channels " + std::to_string(x[1]) + " are not a multiple of blocksize^2 " + std::to_string(b * b));
+        return {dims{x[0], x[1] / (b * b), x[2] * b, x[3] * b}};
+    }
+    if (x[2] % b != 0 || x[3] % b != 0) fail(a, "height and width " + to_string(x) + " are not multiples of blocksize " + std::to_string(b));
+    return {dims{x[0], x[1] * b * b, x[2] / b, x[3] / b}};
+}
+
 }  // namespace rules
 
 namespace schemas {
@@ -134,6 +168,22 @@ inline constexpr input_spec arg_reduce_inputs[] = {{"data"}};
 inline constexpr type_rule arg_index{type_rule::from::fixed, 0, dtype::i64, {}};
 inline constexpr op_schema arg_max = typed(describe<ArgMax>(arg_reduce_inputs, arg_reduce_attrs, rules::arg_reduce, arg_index), types::numeric);
 inline constexpr op_schema arg_min = typed(describe<ArgMin>(arg_reduce_inputs, arg_reduce_attrs, rules::arg_reduce, arg_index), types::numeric);
+
+inline constexpr input_spec gather_elements_inputs[] = {{"data"}, {"indices"}};
+inline constexpr attr_spec gather_elements_attrs[] = {{"axis", attr_type::integer, def::value(0), support::any()}};
+inline constexpr op_schema gather_elements =
+    typed(describe<GatherElements>(gather_elements_inputs, gather_elements_attrs, rules::gather_elements), types::all);
+inline constexpr input_spec scatter_elements_inputs[] = {{"data"}, {"indices"}, {"updates"}};
+inline constexpr attr_spec scatter_elements_attrs[] = {{"axis", attr_type::integer, def::value(0), support::any()},
+                                                       {"reduction", attr_type::string, def::text("none"), support::one_of("none|add|mul|max|min")}};
+inline constexpr op_schema scatter_elements =
+    typed(describe<ScatterElements>(scatter_elements_inputs, scatter_elements_attrs, rules::scatter_elements), types::computing);
+inline constexpr attr_spec depth_to_space_attrs[] = {{"blocksize", attr_type::integer, def::required(), support::any()},
+                                                     {"mode", attr_type::string, def::text("DCR"), support::one_of("DCR|CRD")}};
+inline constexpr attr_spec space_to_depth_attrs[] = {{"blocksize", attr_type::integer, def::required(), support::any()}};
+inline constexpr input_spec blocks_inputs[] = {{"input"}};
+inline constexpr op_schema depth_to_space = typed(describe<DepthToSpace>(blocks_inputs, depth_to_space_attrs, rules::blocks<true>), types::all);
+inline constexpr op_schema space_to_depth = typed(describe<SpaceToDepth>(blocks_inputs, space_to_depth_attrs, rules::blocks<false>), types::all);
 
 }  // namespace schemas
 }  // namespace ops

@@ -422,6 +422,12 @@ inline constexpr op_schema dropout = typed(describe<Dropout>(dropout_inputs, dro
 inline constexpr op_schema cast = typed(describe<Cast>(data_only, cast_attrs, rules::same_as_input0,
                                                        type_rule{type_rule::from::attribute, 0, dtype::unknown, "to"}),
                                         types::all);
+/// CastLike: input 0 converted to the element type of input 1 (whose values are not read); the
+/// kernels make every type but float16 and bfloat16 (what types::computing holds of input 1).
+inline constexpr input_spec cast_like_inputs[] = {{"input"}, {"target_type"}};
+inline constexpr op_schema cast_like = typed(describe<CastLike>(cast_like_inputs, rules::same_as_input0,
+                                                                type_rule{type_rule::from::input, 1, dtype::unknown, {}}),
+                                             types::computing);
 inline constexpr attr_spec shape_attrs[] = {{"start", attr_type::integer, def::value(0), support::any()},
                                             {"end", attr_type::integer, def::absent(), support::any()}};
 inline constexpr type_rule to_int64{type_rule::from::fixed, 0, dtype::i64, {}};

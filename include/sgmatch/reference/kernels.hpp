@@ -43,12 +43,14 @@ public:
 enum class unary_kind {
     identity, relu, leaky_relu, clip, sigmoid, tanh, elu, gelu_erf, gelu_tanh, swish, hardswish,
     hardsigmoid, mish, softplus, exp, log, sqrt, square, abs, round, erf, linear,
-    neg, reciprocal, softsign, selu, celu, thresholded_relu
+    neg, reciprocal, softsign, selu, celu, thresholded_relu,
+    ceil, floor, sign, sin, cos, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, shrink
 };
 
 /// f(x) for one value: leaky_relu slope alpha; clip to [alpha, beta]; elu alpha; swish
 /// x * sigmoid(alpha x); hardsigmoid max(0, min(1, alpha x + beta)); linear alpha x + beta;
-/// round half to even (ONNX Round); selu gamma (beta) and alpha; celu and thresholded_relu alpha.
+/// round half to even (ONNX Round); selu gamma (beta) and alpha; celu and thresholded_relu alpha;
+/// shrink lambd (alpha) and bias (beta).
 inline float unary_value(unary_kind k, float x, float alpha = 0.0f, float beta = 0.0f) {
     auto sig = [](float v) { return 1.0f / (1.0f + std::exp(-v)); };
     auto softplus = [](float v) { return v > 20.0f ? v : std::log1p(std::exp(v)); };
@@ -82,6 +84,21 @@ inline float unary_value(unary_kind k, float x, float alpha = 0.0f, float beta =
         case unary_kind::selu: return beta * (x > 0 ? x : alpha * (std::exp(x) - 1.0f));  // beta: gamma
         case unary_kind::celu: return std::max(0.0f, x) + std::min(0.0f, alpha * (std::exp(x / alpha) - 1.0f));
         case unary_kind::thresholded_relu: return x > alpha ? x : 0.0f;
+        case unary_kind::ceil: return std::ceil(x);
+        case unary_kind::floor: return std::floor(x);
+        case unary_kind::sign: return x > 0 ? 1.0f : x < 0 ? -1.0f : x;  // 0 and NaN as they are
+        case unary_kind::sin: return std::sin(x);
+        case unary_kind::cos: return std::cos(x);
+        case unary_kind::tan: return std::tan(x);
+        case unary_kind::asin: return std::asin(x);
+        case unary_kind::acos: return std::acos(x);
+        case unary_kind::atan: return std::atan(x);
+        case unary_kind::sinh: return std::sinh(x);
+        case unary_kind::cosh: return std::cosh(x);
+        case unary_kind::asinh: return std::asinh(x);
+        case unary_kind::acosh: return std::acosh(x);
+        case unary_kind::atanh: return std::atanh(x);
+        case unary_kind::shrink: return x < -alpha ? x + beta : x > alpha ? x - beta : 0.0f;  // alpha lambd, beta bias
     }
     return x;
 }

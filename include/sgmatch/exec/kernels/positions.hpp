@@ -1,6 +1,7 @@
 // sgmatch/exec/kernels/positions.hpp - kernels over typed values for the ops that work by
-// element position (ops/positions.hpp): Tile and Trilu move bytes, so they take every element
-// type; Range, CumSum, ArgMax and ArgMin compute on the numeric types.
+// element position (ops/positions.hpp): Tile, Trilu, GatherElements, DepthToSpace and
+// SpaceToDepth move bytes, so they take every element type; Range, CumSum, ArgMax, ArgMin and
+// ScatterElements (with its reductions) compute on the numeric types and bool.
 //
 // Integer sums wrap around (two's complement), as the element-wise integer kernels do; ArgMax
 // and ArgMin skip nothing: a NaN compares false, so the first element of a row of NaNs wins.
@@ -8,7 +9,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <array>
 #include <cstring>
+#include <string_view>
+#include <vector>
 #include <string>
 #include <type_traits>
 
@@ -172,6 +176,117 @@ typed_fn arg_reduce(const ops::op_attrs& a0, const ops::node_source&) {
                     o[r * e.inner + c] = best;
                 }
         });
+        return values{out};
+    };
+}
+
+/// The indices of GatherElements / ScatterElements as int64, each checked against the axis'
+/// extent and made non-negative.
+inline std::vector<std::int64_t> element_indices(const ops::op_attrs& a, const value& ind, std::int64_t extent) {
+    if (ind.type() != dtype::i64 && ind.type() != dtype::i32)
+        fail(a, "indices of type " + std::string(name_of(ind.type())) + " (int64 or int32 expected)");
+    std::vector<std::int64_t> idx = ind.dense_value().to_ints();
+    for (auto& i : idx) {
+        if (i < -extent || i >= extent) fail(a, "index " + std::to_string(i) + " is out of range for an axis of " + std::to_string(extent));
+        if (i < 0) i += extent;
+    }
+    return idx;
+}
+
+/// For each element e of `dims` (row-major), f(e, offset of e in `of` with the axis coordinate
+/// replaced by idx[e]); `of` has the rank of `dims`.
+template <class F>
+void along_indices(const shape& dims, const shape& of, std::size_t ax, const std::vector<std::int64_t>& idx, F&& f) {
+    const shape st = value::dense_strides(of);
+    shape pos(dims.size(), 0);
+    std::int64_t base = 0;  // the offset in `of` of pos with the axis coordinate 0
+    for (std::int64_t e = 0, n = element_count(dims); e < n; ++e) {
+        f(e, base + idx[static_cast<std::size_t>(e)] * st[ax]);
+        for (std::size_t k = dims.size(); k-- > 0;) {
+            if (++pos[k] < dims[k]) {
+                if (k != ax) base += st[k];
+                break;
+            }
+            if (k != ax) base -= st[k] * (dims[k] - 1);
+            pos[k] = 0;
+        }
+    }
+}
+
+inline typed_fn gather_elements(const ops::op_attrs& a0, const ops::node_source&) {
+    return [a = a0](const values& xs) {
+        const value x = in(xs, 0, a).dense_value();
+        const shape out_dims = rule(a, xs).at(0);
+        const std::size_t ax = ops::rules::axis(a, a.i("axis"), x.rank());
+        const std::vector<std::int64_t> idx = element_indices(a, in(xs, 1, a), x.dims()[ax]);
+        value out = value::zeros(x.type(), out_dims);
+        const auto es = static_cast<std::int64_t>(size_of(x.type()));
+        std::byte* o = bytes_of(out);
+        const std::byte* s = bytes_of(x);
+        along_indices(out_dims, x.dims(), ax, idx,
+                      [&](std::int64_t e, std::int64_t at) { std::memcpy(o + e * es, s + at * es, static_cast<std::size_t>(es)); });
+        return values{out};
+    };
+}
+
+inline typed_fn scatter_elements(const ops::op_attrs& a0, const ops::node_source&) {
+    const std::string_view r = a0.s("reduction");
+    const int how = r == "add" ? 1 : r == "mul" ? 2 : r == "max" ? 3 : r == "min" ? 4 : 0;
+    return [a = a0, how](const values& xs) {
+        const value x = in(xs, 0, a).dense_value(), up = in(xs, 2, a).dense_value();
+        if (up.type() != x.type()) fail(a, "updates are " + std::string(name_of(up.type())) + ", data " + std::string(name_of(x.type())));
+        require_numeric(a, x);
+        rule(a, xs);
+        const std::size_t ax = ops::rules::axis(a, a.i("axis"), x.rank());
+        const std::vector<std::int64_t> idx = element_indices(a, in(xs, 1, a), x.dims()[ax]);
+        value out = x.clone();
+        visit_type(x.type(), [&](auto t) {
+            using T = typename decltype(t)::type;
+            T* o = out.as<T>();
+            const T* u = up.as<T>();
+            along_indices(up.dims(), x.dims(), ax, idx, [&](std::int64_t e, std::int64_t at) {
+                T& d = o[at];
+                if constexpr (std::is_same_v<T, bool>) {
+                    d = how == 1 ? (d || u[e]) : how == 2 ? (d && u[e]) : how == 3 ? (d || u[e]) : how == 4 ? (d && u[e]) : u[e];
+                } else {
+                    switch (how) {
+                        case 1: d = wrap(d, u[e], [](auto p, auto q) { return p + q; }); break;
+                        case 2: d = wrap(d, u[e], [](auto p, auto q) { return p * q; }); break;
+                        case 3: d = u[e] > d ? u[e] : d; break;
+                        case 4: d = u[e] < d ? u[e] : d; break;
+                        default: d = u[e];
+                    }
+                }
+            });
+        });
+        return values{out};
+    };
+}
+
+/// DepthToSpace (ToSpace = true; mode DCR or CRD) and SpaceToDepth: one permuted copy of the
+/// input read as 6 dims.
+template <bool ToSpace>
+typed_fn blocks(const ops::op_attrs& a0, const ops::node_source&) {
+    bool crd = false;  // DepthToSpace's mode
+    if (ToSpace) crd = a0.s("mode") == "CRD";
+    return [a = a0, crd](const values& xs) {
+        const value x = in(xs, 0, a).dense_value();
+        const shape out_dims = rule(a, xs).at(0);
+        const std::int64_t b = a.i("blocksize"), n = x.dims()[0], c = x.dims()[1], h = x.dims()[2], w = x.dims()[3];
+        shape six;
+        std::array<std::size_t, 6> perm{};
+        if (!ToSpace) six = {n, c, h / b, b, w / b, b}, perm = {0, 3, 5, 1, 2, 4};
+        else if (crd) six = {n, c / (b * b), b, b, h, w}, perm = {0, 1, 4, 2, 5, 3};
+        else six = {n, b, b, c / (b * b), h, w}, perm = {0, 3, 4, 1, 5, 2};
+        const shape src = value::dense_strides(six);
+        shape dims(6), st(6);
+        for (std::size_t k = 0; k < 6; ++k) dims[k] = six[perm[k]], st[k] = src[perm[k]];
+        value out = value::zeros(x.type(), out_dims);
+        const auto es = static_cast<std::int64_t>(size_of(x.type()));
+        std::byte* o = bytes_of(out);
+        const std::byte* s = bytes_of(x);
+        nd_loop<1>(dims, std::array<shape, 1>{st},
+                   [&](std::int64_t i, const std::array<std::int64_t, 1>& off) { std::memcpy(o + i * es, s + off[0] * es, static_cast<std::size_t>(es)); });
         return values{out};
     };
 }

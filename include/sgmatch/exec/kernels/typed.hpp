@@ -2,11 +2,11 @@
 // type, several outputs, parameters read at run time.
 //
 // What shape subgraphs and masks compute: Shape, Size, ConstantOfShape, Cast, comparisons and
-// logic (bool results), Where, Split, the integer (and double) forms of Add, Sub, Mul, Div, Pow,
+// logic (bool results), IsNaN and IsInf, Where, Split, the integer (and double) forms of Add, Sub, Mul, Div, Pow,
 // Mod, Neg and Abs, and the ops that move data without arithmetic (Reshape, Unsqueeze, Squeeze,
 // Flatten, Transpose, Concat, Slice, Gather, Expand, Identity, Dropout) on any element type;
-// Resize (kernels/resize.hpp) on f32; Tile, Trilu, Range, CumSum, ArgMax and ArgMin
-// (kernels/positions.hpp).
+// CastLike; Resize (kernels/resize.hpp) on f32; Tile, Trilu, Range, CumSum, ArgMax, ArgMin,
+// GatherElements, ScatterElements, DepthToSpace and SpaceToDepth (kernels/positions.hpp).
 //
 // The executor runs an op's typed kernel when the op has no fp32 kernel, when its data input is
 // not f32, when an input computed at run time is not f32 (an int64 shape, a bool mask), or when
@@ -167,6 +167,25 @@ typed_fn unary_kernel(const ops::op_attrs& a0, const ops::node_source&) {
                 }
             }
         });
+        return values{out};
+    };
+}
+
+/// IsNaN, and IsInf (detect_negative, detect_positive): bool results of f32 or f64 values.
+template <bool Inf>
+typed_fn classify(const ops::op_attrs& a0, const ops::node_source&) {
+    bool neg = false, pos = false;  // IsInf: which infinities count
+    if (Inf) neg = a0.i("detect_negative") != 0, pos = a0.i("detect_positive") != 0;
+    return [a = a0, neg, pos](const values& xs) {
+        const value x = in(xs, 0, a).dense_value();
+        if (x.type() != dtype::f32 && x.type() != dtype::f64) fail(a, "no kernel for element type " + std::string(name_of(x.type())));
+        value out = value::zeros(dtype::boolean, x.dims());
+        bool* o = out.as<bool>();
+        const const_tensor_view c = x.as_constant();
+        for (std::size_t i = 0, n = static_cast<std::size_t>(x.size()); i < n; ++i) {
+            const double v = c.at(i);
+            o[i] = Inf ? std::isinf(v) && (v < 0 ? neg : pos) : std::isnan(v);
+        }
         return values{out};
     };
 }
@@ -444,6 +463,15 @@ inline typed_fn cast(const ops::op_attrs& a0, const ops::node_source&) {
     return [a = a0, t](const values& xs) { return values{cast_to(in(xs, 0, a), t)}; };
 }
 
+/// CastLike: input 0 as the element type of input 1.
+inline typed_fn cast_like(const ops::op_attrs& a0, const ops::node_source&) {
+    return [a = a0](const values& xs) {
+        const dtype t = in(xs, 1, a).type();
+        if (t == dtype::f16 || t == dtype::bf16) fail(a, "the target type is " + std::string(name_of(t)) + ": the kernels do not make it");
+        return values{cast_to(in(xs, 0, a), t)};
+    };
+}
+
 }  // namespace typed
 
 namespace kernels {
@@ -491,6 +519,13 @@ inline const typed_binding typed_ops[] = {
     {&ops::schemas::cumsum, typed::cumsum},
     {&ops::schemas::arg_max, typed::arg_reduce<true>},
     {&ops::schemas::arg_min, typed::arg_reduce<false>},
+    {&ops::schemas::is_nan, typed::classify<false>},
+    {&ops::schemas::is_inf, typed::classify<true>},
+    {&ops::schemas::gather_elements, typed::gather_elements},
+    {&ops::schemas::scatter_elements, typed::scatter_elements},
+    {&ops::schemas::depth_to_space, typed::blocks<true>},
+    {&ops::schemas::space_to_depth, typed::blocks<false>},
+    {&ops::schemas::cast_like, typed::cast_like},
 };
 
 }  // namespace kernels
