@@ -86,12 +86,8 @@ public:
     /// of `type` in its native layout (bool and int8 one byte each, f16 as IEEE half bits).
     node_id add_constant(std::string_view name, std::vector<std::int64_t> dims, dtype type,
                          std::vector<unsigned char> bytes) {
-        if (type == dtype::f32 && !bytes.empty()) {
-            std::vector<float> v(bytes.size() / sizeof(float));
-            check_constant(name, dims, type, bytes.size());
-            std::memcpy(v.data(), bytes.data(), bytes.size());
-            return add_constant(name, std::move(dims), std::move(v));
-        }
+        // f32 too is kept as given (no copy: a model's weights are most of its bytes); the
+        // allocator aligns the bytes for any element type.
         check_constant(name, dims, type, bytes.size());
         room_for(consts_, 1);
         node_id id = new_node(node_kind::constant, no_op, name, nullptr, 0, 1);
@@ -246,8 +242,8 @@ public:
     std::optional<const_tensor_view> constant(node_id n) const {
         if (recs_[n.value].kind != node_kind::constant) return std::nullopt;
         const auto& c = consts_[cold_[n.value].extra];
-        const void* data = c.type == dtype::f32 ? static_cast<const void*>(c.data.empty() ? nullptr : c.data.data())
-                                                : static_cast<const void*>(c.bytes.empty() ? nullptr : c.bytes.data());
+        const void* data = !c.data.empty() ? static_cast<const void*>(c.data.data())
+                                           : static_cast<const void*>(c.bytes.empty() ? nullptr : c.bytes.data());
         const_tensor_view v{c.type, c.dims.data(), c.dims.size(), data};
         // A constant of zero elements has its (empty) data: a valid pointer to nothing.
         static const std::int64_t nothing = 0;
@@ -689,8 +685,8 @@ private:
     struct constant_data {
         std::vector<std::int64_t> dims;
         dtype type = dtype::f32;
-        std::vector<float> data;           // f32
-        std::vector<unsigned char> bytes;  // every other type
+        std::vector<float> data;           // f32 given as floats
+        std::vector<unsigned char> bytes;  // every type given as bytes (f32 too)
     };
     // A constant's dims and data size agree (no negative dim, no overflow); raises graph_error.
     static void check_constant(std::string_view name, const std::vector<std::int64_t>& dims, dtype type,
