@@ -18,10 +18,7 @@
 #include <string>
 #include <vector>
 
-#include <xtensor/xarray.hpp>
-#include <xtensor/xbroadcast.hpp>
-#include <xtensor/xmanipulation.hpp>
-#include <xtensor/xmath.hpp>
+#include "sgmatch/reference/xtensor.hpp"
 
 #include "sgmatch/detail/config.hpp"
 

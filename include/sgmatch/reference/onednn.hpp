@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <vector>
 
-#include <xtensor/xarray.hpp>
+#include "sgmatch/reference/xtensor.hpp"
 
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/onednn/tensor.hpp"

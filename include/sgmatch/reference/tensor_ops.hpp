@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include <xtensor/xarray.hpp>
+#include "sgmatch/reference/xtensor.hpp"
 
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/reference/kernels.hpp"

@@ -9,7 +9,7 @@
 #include <memory>
 #include <vector>
 
-#include <xtensor/xmanipulation.hpp>
+#include "sgmatch/reference/xtensor.hpp"
 
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/exec/node_kernels.hpp"
