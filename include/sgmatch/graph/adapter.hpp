@@ -93,18 +93,15 @@ struct graph_traits {
 
 namespace detail {
 
-template <class...>
-using void_t = void;
-
 template <class T, class = void>
 struct is_unspecialized : std::false_type {};
 template <class T>
-struct is_unspecialized<T, void_t<decltype(T::sgmatch_unspecialized)>> : std::true_type {};
+struct is_unspecialized<T, std::void_t<decltype(T::sgmatch_unspecialized)>> : std::true_type {};
 
 template <class Tr, class = void>
 struct has_node_type : std::false_type {};
 template <class Tr>
-struct has_node_type<Tr, void_t<typename Tr::node_type>> : std::true_type {};
+struct has_node_type<Tr, std::void_t<typename Tr::node_type>> : std::true_type {};
 
 template <class G>
 using gref = const G&;
@@ -114,7 +111,7 @@ using gref = const G&;
     template <class Tr, class G, class = void>                                     \
     struct has_##fname : std::false_type {};                                       \
     template <class Tr, class G>                                                   \
-    struct has_##fname<Tr, G, void_t<decltype(Tr::fname(__VA_ARGS__))>> : std::true_type {};
+    struct has_##fname<Tr, G, std::void_t<decltype(Tr::fname(__VA_ARGS__))>> : std::true_type {};
 
 #define SGMATCH_DETAIL_N std::declval<typename Tr::node_type>()
 SGMATCH_DETAIL_DETECT(nodes, std::declval<gref<G>>())
@@ -158,7 +155,7 @@ SGMATCH_DETAIL_DETECT(add_constant, std::declval<G&>(), std::string_view(), std:
 template <class Tr, class = void>
 struct vouches : std::false_type {};
 template <class Tr>
-struct vouches<Tr, void_t<decltype(Tr::checked_by_construction)>>
+struct vouches<Tr, std::void_t<decltype(Tr::checked_by_construction)>>
     : std::bool_constant<static_cast<bool>(Tr::checked_by_construction)> {};
 
 /// Whether graph_traits<G> declares the graph checked by construction (see above).
@@ -168,7 +165,7 @@ constexpr bool checked_by_construction_v = vouches<graph_traits<G>>::value;
 template <class G, class = void>
 struct has_op_codes : std::false_type {};
 template <class G>
-struct has_op_codes<G, void_t<decltype(graph_traits<G>::op_codes(std::declval<const G&>()))>>
+struct has_op_codes<G, std::void_t<decltype(graph_traits<G>::op_codes(std::declval<const G&>()))>>
     : std::is_convertible<decltype(graph_traits<G>::op_codes(std::declval<const G&>())), const std::uint32_t*> {};
 /// Whether graph_traits<G> offers op_codes (see above).
 template <class G>
