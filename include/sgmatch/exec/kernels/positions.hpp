@@ -35,10 +35,6 @@ inline axis_extents extents_around(const shape& d, std::size_t ax) {
     return e;
 }
 
-inline void require_numeric(const ops::op_attrs& a, const value& x) {
-    if (!types_ok(a, x.type())) fail(a, "no kernel for element type " + std::string(name_of(x.type())));
-}
-
 /// One value of a one-value integer input (CumSum's axis, Trilu's k).
 inline std::int64_t one_int(const ops::op_attrs& a, const value& v, const char* what) {
     if (v.type() != dtype::i64 && v.type() != dtype::i32) fail(a, std::string(what) + " is " + std::string(name_of(v.type())) + " (int64 or int32 expected)");
@@ -98,7 +94,7 @@ inline typed_fn range(const ops::op_attrs& a0, const ops::node_source&) {
         for (std::size_t i = 1; i < 3; ++i)
             if (in(xs, i, a).type() != s0.type())
                 fail(a, "start is " + std::string(name_of(s0.type())) + ", input " + std::to_string(i) + " is " + std::string(name_of(xs[i].type())));
-        require_numeric(a, s0);
+        require_type(a, s0);
         const std::int64_t n = rule(a, xs).at(0).at(0);
         value out = value::zeros(s0.type(), shape{n});
         visit_type(s0.type(), [&](auto t) {
@@ -123,7 +119,7 @@ inline typed_fn range(const ops::op_attrs& a0, const ops::node_source&) {
 inline typed_fn cumsum(const ops::op_attrs& a0, const ops::node_source&) {
     return [a = a0, exclusive = a0.i("exclusive") != 0, reverse = a0.i("reverse") != 0](const values& xs) {
         const value x = in(xs, 0, a).dense_value();
-        require_numeric(a, x);
+        require_type(a, x);
         const std::int64_t given = one_int(a, in(xs, 1, a), "axis");
         rule(a, xs);  // checks the axis against the rank
         const std::size_t ax = ops::rules::axis(a, given, x.rank());
@@ -156,7 +152,7 @@ template <bool Max>
 typed_fn arg_reduce(const ops::op_attrs& a0, const ops::node_source&) {
     return [a = a0, last = a0.i("select_last_index") != 0](const values& xs) {
         const value x = in(xs, 0, a).dense_value();
-        require_numeric(a, x);
+        require_type(a, x);
         const shape out_dims = rule(a, xs).at(0);
         const axis_extents e = extents_around(x.dims(), ops::rules::axis(a, a.i("axis"), x.rank()));
         value out = value::zeros(dtype::i64, out_dims);
@@ -235,7 +231,7 @@ inline typed_fn scatter_elements(const ops::op_attrs& a0, const ops::node_source
     return [a = a0, how](const values& xs) {
         const value x = in(xs, 0, a).dense_value(), up = in(xs, 2, a).dense_value();
         if (up.type() != x.type()) fail(a, "updates are " + std::string(name_of(up.type())) + ", data " + std::string(name_of(x.type())));
-        require_numeric(a, x);
+        require_type(a, x);
         rule(a, xs);
         const std::size_t ax = ops::rules::axis(a, a.i("axis"), x.rank());
         const std::vector<std::int64_t> idx = element_indices(a, in(xs, 1, a), x.dims()[ax]);
@@ -281,13 +277,7 @@ typed_fn blocks(const ops::op_attrs& a0, const ops::node_source&) {
         const shape src = value::dense_strides(six);
         shape dims(6), st(6);
         for (std::size_t k = 0; k < 6; ++k) dims[k] = six[perm[k]], st[k] = src[perm[k]];
-        value out = value::zeros(x.type(), out_dims);
-        const auto es = static_cast<std::int64_t>(size_of(x.type()));
-        std::byte* o = bytes_of(out);
-        const std::byte* s = bytes_of(x);
-        nd_loop<1>(dims, std::array<shape, 1>{st},
-                   [&](std::int64_t i, const std::array<std::int64_t, 1>& off) { std::memcpy(o + i * es, s + off[0] * es, static_cast<std::size_t>(es)); });
-        return values{out};
+        return values{strided_copy(x, dims, st, out_dims)};
     };
 }
 

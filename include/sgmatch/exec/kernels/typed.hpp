@@ -99,13 +99,12 @@ T arith(binop k, T a, T b, const ops::op_attrs& at) {
     }
 }
 
-
 inline value binary(const value& x0, const value& y0, binop k, const ops::op_attrs& a) {
     const value x = x0.dense_value(), y = y0.dense_value();
     const bool cmp = k >= binop::equal;
     if (k != binop::pow && x.type() != y.type())
         fail(a, "inputs of types " + std::string(name_of(x.type())) + " and " + std::string(name_of(y.type())) + " (the same type expected)");
-    if (!types_ok(a, x.type())) fail(a, "no kernel for element type " + std::string(name_of(x.type())));
+    require_type(a, x);
     const shape out_dims = ops::rules::broadcast(a, x.dims(), y.dims());
     value out = value::zeros(cmp ? dtype::boolean : x.type(), out_dims);
     const std::array<shape, 2> st{broadcast_strides(x.dims(), out_dims), broadcast_strides(y.dims(), out_dims)};
@@ -148,7 +147,7 @@ template <unop K>
 typed_fn unary_kernel(const ops::op_attrs& a0, const ops::node_source&) {
     return [a = a0](const values& xs) {
         const value x = in(xs, 0, a).dense_value();
-        if (!types_ok(a, x.type())) fail(a, "no kernel for element type " + std::string(name_of(x.type())));
+        require_type(a, x);
         value out = value::zeros(x.type(), x.dims());
         const auto n = static_cast<std::size_t>(x.size());
         visit_type(x.type(), [&](auto t) {
@@ -178,7 +177,7 @@ typed_fn classify(const ops::op_attrs& a0, const ops::node_source&) {
     if (Inf) neg = a0.i("detect_negative") != 0, pos = a0.i("detect_positive") != 0;
     return [a = a0, neg, pos](const values& xs) {
         const value x = in(xs, 0, a).dense_value();
-        if (x.type() != dtype::f32 && x.type() != dtype::f64) fail(a, "no kernel for element type " + std::string(name_of(x.type())));
+        require_type(a, x);  // f32 or f64
         value out = value::zeros(dtype::boolean, x.dims());
         bool* o = out.as<bool>();
         const const_tensor_view c = x.as_constant();
@@ -247,13 +246,7 @@ inline typed_fn transpose(const ops::op_attrs& a0, const ops::node_source&) {
         const shape src = value::dense_strides(x.dims());
         shape st(p.size());
         for (std::size_t k = 0; k < p.size(); ++k) st[k] = src[static_cast<std::size_t>(p[k])];
-        value out = value::zeros(x.type(), out_dims);
-        const auto es = static_cast<std::int64_t>(size_of(x.type()));
-        std::byte* o = bytes_of(out);
-        const std::byte* s = bytes_of(x);
-        nd_loop<1>(out_dims, std::array<shape, 1>{st},
-                   [&](std::int64_t i, const std::array<std::int64_t, 1>& off) { std::memcpy(o + i * es, s + off[0] * es, static_cast<std::size_t>(es)); });
-        return values{out};
+        return values{strided_copy(x, out_dims, st, out_dims)};
     };
 }
 
@@ -302,14 +295,7 @@ inline typed_fn slice(const ops::op_attrs& a0, const ops::node_source&) {
             }
             st[ax] = src[ax] * step;
         }
-        value out = value::zeros(x.type(), out_dims);
-        const auto es = static_cast<std::int64_t>(size_of(x.type()));
-        std::byte* o = bytes_of(out);
-        const std::byte* sp = bytes_of(x);
-        nd_loop<1>(out_dims, std::array<shape, 1>{st}, [&](std::int64_t i, const std::array<std::int64_t, 1>& off) {
-            std::memcpy(o + i * es, sp + (base + off[0]) * es, static_cast<std::size_t>(es));
-        });
-        return values{out};
+        return values{strided_copy(x, out_dims, st, out_dims, base)};
     };
 }
 
@@ -346,13 +332,7 @@ inline typed_fn expand(const ops::op_attrs& a0, const ops::node_source&) {
     return [a = a0](const values& xs) {
         const value x = in(xs, 0, a).dense_value();
         const shape out_dims = rule(a, xs).at(0);
-        value out = value::zeros(x.type(), out_dims);
-        const auto es = static_cast<std::int64_t>(size_of(x.type()));
-        std::byte* o = bytes_of(out);
-        const std::byte* s = bytes_of(x);
-        nd_loop<1>(out_dims, std::array<shape, 1>{broadcast_strides(x.dims(), out_dims)},
-                   [&](std::int64_t i, const std::array<std::int64_t, 1>& off) { std::memcpy(o + i * es, s + off[0] * es, static_cast<std::size_t>(es)); });
-        return values{out};
+        return values{strided_copy(x, out_dims, broadcast_strides(x.dims(), out_dims), out_dims)};
     };
 }
 

@@ -1,12 +1,13 @@
 // sgmatch/exec/kernels/typed_support.hpp - what the kernels over typed values (exec::value)
 // share: the kernel signature, errors that name the node, the shape rule read at run time,
-// broadcast strides, an n-dimensional loop and element conversion.
+// broadcast strides, an n-dimensional loop, a strided byte copy and element conversion.
 #pragma once
 
 #include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <optional>
@@ -139,11 +140,27 @@ T wrap(T a, T b, Op op) {
     }
 }
 
-/// Whether the op's kernels take element type t.
-inline bool types_ok(const ops::op_attrs& a, dtype t) { return ops::types::has(a.schema().dtypes, t); }
+/// x's element type is one the op's kernels take (op_schema::dtypes), or an error naming the node.
+inline void require_type(const ops::op_attrs& a, const value& x) {
+    if (!ops::types::has(a.schema().dtypes, x.type())) fail(a, "no kernel for element type " + std::string(name_of(x.type())));
+}
 
 inline std::byte* bytes_of(value& v) { return static_cast<std::byte*>(v.mutable_data()); }
 inline const std::byte* bytes_of(const value& v) { return static_cast<const std::byte*>(v.data()); }
+
+/// The elements of `x` at `offset` + the element strides `strides` over `walk` (row-major),
+/// copied as bytes into a new dense value of dims `out` (as many elements as `walk`): a
+/// transpose, a broadcast, a slice or a block permutation, on any element type.
+inline value strided_copy(const value& x, const shape& walk, const shape& strides, shape out, std::int64_t offset = 0) {
+    value y = value::zeros(x.type(), std::move(out));
+    const auto es = static_cast<std::int64_t>(size_of(x.type()));
+    std::byte* o = bytes_of(y);
+    const std::byte* s = bytes_of(x);
+    nd_loop<1>(walk, std::array<shape, 1>{strides}, [&](std::int64_t i, const std::array<std::int64_t, 1>& off) {
+        std::memcpy(o + i * es, s + (offset + off[0]) * es, static_cast<std::size_t>(es));
+    });
+    return y;
+}
 
 // ---- conversions --------------------------------------------------------------------------
 
