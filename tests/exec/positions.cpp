@@ -5,33 +5,21 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <map>
 #include <random>
 
 #include "sgmatch/exec/executor.hpp"
+#include "support/values.hpp"
 
 using namespace sgmatch;
 using exec::value;
 
-// Named: the unity build puts this file beside tests with helpers of the same names.
+// Named: the unity build compiles this file with other tests; its helpers stay apart from theirs.
 namespace position_tests {
 
-template <class T>
-std::vector<T> elements(const value& v) {
-    const T* p = v.as<T>();
-    return std::vector<T>(p, p + v.size());
-}
-
-std::string run_error(const exec::executor& run, const std::map<std::string, value>& in) {
-    try {
-        (void)run.run(in);
-    } catch (const exec::exec_error& e) {
-        return e.what();
-    }
-    return "";
-}
+using test::elements;
+using test::run_error;
 
 // A random shape of rank `rank`, dims in [lo, hi].
 std::vector<std::int64_t> random_dims(std::mt19937& rng, std::size_t rank, int lo, int hi) {

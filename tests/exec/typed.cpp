@@ -10,6 +10,7 @@
 
 #include "sgmatch/exec/executor.hpp"
 #include "sgmatch/exec/subgraph.hpp"
+#include "support/values.hpp"
 
 using namespace sgmatch;
 using exec::value;
@@ -26,21 +27,9 @@ template <class T>
 node_id constant(graph& g, const char* name, std::vector<std::int64_t> dims, const std::vector<T>& v) {
     return g.add_constant(name, std::move(dims), exec::dtype_of_v<T>, bytes(v));
 }
-template <class T>
-std::vector<T> elements(const value& v) {
-    const T* p = v.as<T>();
-    return std::vector<T>(p, p + v.size());
-}
+using test::elements;
+using test::run_error;
 input_ref port(node_id n, std::uint32_t p) { return input_ref(value_ref<node_id>{n, p}); }
-
-std::string run_error(const exec::executor& run, const std::map<std::string, value>& in) {
-    try {
-        (void)run.run(in);
-    } catch (const exec::exec_error& e) {
-        return e.what();
-    }
-    return "";
-}
 
 }  // namespace
 

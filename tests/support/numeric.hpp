@@ -9,7 +9,7 @@
 #include <random>
 #include <vector>
 
-#include <xtensor/xarray.hpp>
+#include "sgmatch/reference/xtensor.hpp"  // either header layout
 
 namespace test {
 
