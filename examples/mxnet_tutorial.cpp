@@ -70,11 +70,12 @@ int main() {
     int failures = 0;
     for (const graph& base : {g, build::resnet50()}) {
         graph by_hand = base, by_pattern = base;
-        // The executor's hook: SGMATCH_BACKEND picks the backend (here set by the program itself).
+        // The executor's hook: SGMATCH_BACKEND picks the backend. A process reads its environment
+        // once; this program changes its own, so it reads it again each time.
         setenv("SGMATCH_BACKEND", "SgTest", 1);
-        const auto r1 = apply_backend_from_env(by_hand);
+        const auto r1 = apply_backend_from_env(by_hand, environment::read());
         setenv("SGMATCH_BACKEND", "SgTestPattern", 1);
-        const auto r2 = apply_backend_from_env(by_pattern);
+        const auto r2 = apply_backend_from_env(by_pattern, environment::read());
         unsetenv("SGMATCH_BACKEND");
         const bool same = fused_groups(by_hand) == fused_groups(by_pattern);
         failures += same ? 0 : 1;
@@ -83,7 +84,7 @@ int main() {
     }
     // The first graph in detail.
     graph h = g;
-    apply_backend(h, "SgTestPattern", apply_options{{}, /*verbose=*/true});
+    apply_backend(h, "SgTestPattern", apply_options{{}, /*verbose=*/true, nullptr});
     std::size_t fused = 0, two_outputs = 0;
     for (auto n : h.nodes()) {
         if (!h.payload(n).has_value()) continue;

@@ -161,7 +161,7 @@ int main() {
     register_property<graph>("demo", make_property<graph>("conv_bn_relu", conv_bn_relu, kinds));
     register_property<graph>("demo", make_property<graph>("conv_bn", conv_bn, kinds));
     graph fused = g;
-    const auto reports = apply_backend(fused, "demo", apply_options{{}, /*verbose=*/true});
+    const auto reports = apply_backend(fused, "demo", apply_options{{}, /*verbose=*/true, nullptr});
     std::fflush(stderr);
     std::size_t fused_nodes = 0;
     for (auto& r : reports) fused_nodes += r.accepted;

@@ -16,8 +16,9 @@ vcpkg_cmake_configure(
     -DSGMATCH_BUILD_EXAMPLES=OFF
     -DSGMATCH_BUILD_BENCHMARKS=OFF
     -DSGMATCH_INSTALL=ON
+    -DSGMATCH_CHECK_DEPENDENCIES=ON  # the build fails if the headers do not fit the dependencies vcpkg chose
     ${FEATURE_OPTIONS})
-vcpkg_cmake_install()
+vcpkg_cmake_install()  # builds the dependency checks first (cmake/check/)
 vcpkg_cmake_config_fixup(PACKAGE_NAME sgmatch CONFIG_PATH share/cmake/sgmatch)
 vcpkg_fixup_pkgconfig()
 file(REMOVE_RECURSE "${CURRENT_PACKAGES_DIR}/debug")

@@ -14,8 +14,9 @@ prefix="$work/prefix"
 echo "== install sgmatch into $prefix"
 cmake -S "$root" -B "$work/sgmatch" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DSGMATCH_BUILD_TESTS=OFF -DSGMATCH_BUILD_EXAMPLES=OFF -DSGMATCH_BUILD_BENCHMARKS=OFF \
-  -DSGMATCH_INSTALL=ON -DCMAKE_INSTALL_PREFIX="$prefix" > "$work/configure.log"
-cmake --build "$work/sgmatch" > /dev/null
+  -DSGMATCH_INSTALL=ON -DSGMATCH_CHECK_DEPENDENCIES=ON -DCMAKE_INSTALL_PREFIX="$prefix" > "$work/configure.log"
+cmake --build "$work/sgmatch" > /dev/null  # the dependency checks, as a package build does
+for check in core onednn reference onnx executor; do test -x "$work/sgmatch/sgmatch_check_$check"; done
 cmake --install "$work/sgmatch" > "$work/install.log"
 test -f "$prefix/include/sgmatch/sgmatch.hpp"
 

@@ -290,7 +290,7 @@ TEST_CASE("the ready-made onednn backend, switched on by SGMATCH_BACKEND") {
     const array expect = exec::executor(g)(in).at(0);
     graph fused = g;
     ::setenv("SGMATCH_BACKEND", "onednn", 1);
-    const auto reports = apply_backend_from_env(fused);
+    const auto reports = apply_backend_from_env(fused, environment::read());
     ::unsetenv("SGMATCH_BACKEND");
     REQUIRE(reports.size() == 6);
     CHECK(report(reports, "conv_post_ops").accepted == 53);
@@ -862,7 +862,7 @@ TEST_CASE("capability regions run as region nodes: a graph of their own with the
     const array expect = exec::executor(g)(in).at(0);
     graph regions = g;
     ::setenv("SGMATCH_BACKEND", "onednn.regions", 1);
-    const auto reports = apply_backend_from_env(regions);
+    const auto reports = apply_backend_from_env(regions, environment::read());
     ::unsetenv("SGMATCH_BACKEND");
     REQUIRE(reports.size() == 1);
     CHECK(reports[0].accepted == 1);

@@ -349,13 +349,19 @@ TEST_CASE("backends: registration order, lookup, SGMATCH_BACKEND / SGMATCH_DISAB
     {
         graph g = base;
         ::unsetenv("SGMATCH_BACKEND");
-        CHECK(apply_backend_from_env(g).empty());
+        CHECK(apply_backend_from_env(g, environment::read()).empty());
         CHECK(g.node_count() == base.node_count());
         ::setenv("SGMATCH_BACKEND", "test_env", 1);
         ::setenv("SGMATCH_DISABLE", "first", 1);
-        const auto reps = apply_backend_from_env(g);
+        const environment env = environment::read();
         ::unsetenv("SGMATCH_BACKEND");
         ::unsetenv("SGMATCH_DISABLE");
+        CHECK(env.backend == "test_env");
+        REQUIRE(env.disable.size() == 1);
+        // The process's environment was read once, before: the change above is not seen there.
+        CHECK(environment::process().backend.empty());
+        CHECK(apply_backend_from_env(g).empty());
+        const auto reps = apply_backend_from_env(g, env);
         REQUIRE(reps.size() == 2);
         CHECK(reps[0].skipped);
         CHECK(reps[1].accepted == 2);  // both convs, since "first" was off

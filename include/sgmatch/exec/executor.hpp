@@ -31,7 +31,8 @@
 //
 // Known limitations: runs the built-in graph (a region of an adapter graph is copied into one,
 // subgraph.hpp); fused kernels and oneDNN primitives are fp32; nodes run one after another
-// (kernels use oneDNN's threads); buffers are recycled through a pool, not planned ahead.
+// (kernels use oneDNN's threads: as many as the calling thread allows, or set_threads' cap);
+// buffers are recycled through a pool, not planned ahead.
 #pragma once
 
 #include <any>
@@ -54,6 +55,7 @@
 #include "sgmatch/match/scan.hpp"
 #include "sgmatch/onednn/op_kernels.hpp"
 #include "sgmatch/onednn/property.hpp"
+#include "sgmatch/onednn/threads.hpp"
 #include "sgmatch/ops/attrs.hpp"
 #include "sgmatch/ops/table.hpp"
 #include "sgmatch/reference/kernels.hpp"
@@ -89,6 +91,8 @@ struct run_stats {
     std::size_t region_nodes = 0;       // region nodes (subgraph.hpp); what ran inside is counted above
     std::size_t fallbacks = 0;  // fused nodes and single-op kernels whose kernel rejected the input: they ran
                                 // their ops unfused (counted above) or their reference kernel instead
+    int threads = 0;  // the threads oneDNN's kernels were allowed in the run (onednn::max_threads() under the
+                      // executor's cap, on the calling thread)
     /// Set to have every node's time appended, in the order the nodes ran (a region node is one
     /// entry); null: nothing is timed.
     std::vector<node_time>* times = nullptr;
@@ -161,6 +165,8 @@ public:
     std::vector<array> operator()(const std::map<std::string, array>& inputs, run_stats* stats = nullptr) const {
         run_stats local;
         run_stats& st = stats ? *stats : local;
+        const onednn::thread_cap cap(threads_);
+        st.threads = onednn::max_threads();
         store values(g_.index_bound());
         bind_inputs(values, inputs, [](slot& s, const array& a) { s.plain = a; });
         run_steps(values, st);
@@ -174,6 +180,8 @@ public:
     std::vector<value> run(const std::map<std::string, value>& inputs, run_stats* stats = nullptr) const {
         run_stats local;
         run_stats& st = stats ? *stats : local;
+        const onednn::thread_cap cap(threads_);
+        st.threads = onednn::max_threads();
         store values(g_.index_bound());
         bind_inputs(values, inputs, [](slot& s, const value& v) { s.typed = v; });
         run_steps(values, st);
@@ -189,12 +197,26 @@ public:
     /// computed at run time is checked against it before anything is allocated.
     void limit_value_bytes(std::size_t bytes) { max_value_bytes_ = bytes; }
 
+    /// Cap the threads oneDNN's kernels use in this executor's runs to n (0, the default: the
+    /// calling thread's own setting). The cap holds on the calling thread for the length of a run
+    /// and nowhere else (onednn/threads.hpp): the process's setting and other threads' runs are
+    /// untouched. oneDNN fixes a primitive's thread count when it creates it, which the kernels
+    /// do in their first run of a shape: set the cap before the first run (primitives created
+    /// before a change keep their count). Refused (kernel_error) where oneDNN's runtime is not
+    /// OpenMP or sequential.
+    void set_threads(int n) {
+        if (n > 0) { const onednn::thread_cap check(n); }
+        threads_ = n;
+    }
+
     /// The same on oneDNN tensors, in whatever layout they come (what a region node gets from
     /// the kernels before it); the graph outputs stay in the layouts their kernels produced.
     std::vector<onednn::tensor> run_tensors(const std::map<std::string, onednn::tensor>& inputs,
                                             run_stats* stats = nullptr) const {
         run_stats local;
         run_stats& st = stats ? *stats : local;
+        const onednn::thread_cap cap(threads_);
+        st.threads = onednn::max_threads();
         store values(g_.index_bound());
         bind_inputs(values, inputs, [](slot& s, const onednn::tensor& t) { s.t = t; });
         run_steps(values, st);
@@ -656,6 +678,7 @@ private:
     const graph& g_;
     std::vector<step> steps_;
     std::size_t max_value_bytes_ = std::size_t{16} << 30;
+    int threads_ = 0;
 };
 
 }  // namespace exec

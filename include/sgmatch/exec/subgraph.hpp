@@ -10,7 +10,8 @@
 // exec::subgraph_node. Its factory copies the region into a graph of its own (inputs "0", "1",
 // ... for the values read at run time; constants, weights included, copied in), applies the
 // ready-made backend's fusions inside it (conv / matmul chains with their post-ops, 1x1 +
-// depthwise, batchnorm + relu, written-out activations) and builds an executor for it in
+// depthwise, batchnorm + relu, written-out activations; or the backend object it was given, never
+// whatever happens to be registered under a name) and builds an executor for it in
 // mode::onednn. At run time the region's kernels run in order: primitives are created once per
 // input shape and cached in the kernels, intermediate tensors stay in the layouts the primitives
 // prefer (a reorder happens only where a kernel asks for another layout, and outputs leave in the
@@ -94,36 +95,40 @@ private:
 };
 
 /// The region of s (in the user's graph, read through its adapter) as a built-in graph of its
-/// own, with the fusions applied inside, and its executor.
+/// own, with the backend `fusions` applied inside, and its executor.
 template <class G>
-std::shared_ptr<const subgraph_node> build_region(const subgraph<G>& s) {
+std::shared_ptr<const subgraph_node> build_region(const subgraph<G>& s, const backend<graph>& fusions) {
     copied_subgraph c = copy_subgraph(s);
     const std::shared_ptr<graph> region = std::move(c.g);
     auto node = std::make_shared<subgraph_node>();
     node->runtime_inputs = std::move(c.runtime_inputs);
-    // The ready-made fusions, inside the region.
-    onednn::register_backend<graph>();
-    apply_backend(*region, "onednn");
+    apply_backend(*region, fusions);
     node->region = region;
     node->exec = std::make_shared<const executor>(*region, mode::onednn);
     return node;
 }
 
-/// A capability property whose regions run as region nodes (see the top of this file).
+/// A capability property whose regions run as region nodes (see the top of this file), with the
+/// fusions of `fusions` applied inside each region (by default the ready-made backend's).
 template <class G = graph>
-property<G> make_region_property(std::string name = "onednn.regions", std::size_t min_size = 2) {
+property<G> make_region_property(std::string name = "onednn.regions", std::size_t min_size = 2,
+                                 std::shared_ptr<const backend<graph>> fusions = nullptr) {
+    if (fusions == nullptr) fusions = std::make_shared<const backend<graph>>(onednn::make_backend<graph>());
     auto prop = make_capability_property<G>(std::move(name), region_support{},
-                                            [](const subgraph<G>& s) { return build_region<G>(s); });
+                                            [fusions](const subgraph<G>& s) { return build_region<G>(s, *fusions); });
     prop.min_size(min_size).fused_op("onednn.region").inference_only();
     return prop;
 }
 
-/// Register the backend "onednn.regions" (one region property) for graphs of type G; idempotent;
-/// returns true (for static registration).
+/// Register the backend "onednn.regions" (one region property) for graphs of type G; idempotent
+/// and safe from several threads; returns true (for static registration).
 template <class G = graph>
 bool register_region_backend(const std::string& name = "onednn.regions") {
     if (backend_registry<G>::instance().find(name) != nullptr) return true;
-    return register_property<G>(name, make_region_property<G>());
+    backend<G> b(name);
+    b.add(make_region_property<G>(name));
+    backend_registry<G>::instance().insert(std::move(b));
+    return true;
 }
 
 }  // namespace exec

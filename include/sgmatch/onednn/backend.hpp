@@ -128,29 +128,39 @@ property<G> make_conv1x1_depthwise_property() {
 /// batchnorm + relu (a BatchNorm no conv took: pre-activation blocks)
 inline constexpr auto batch_norm_relu = op<ops::BatchNorm>() >> op<ops::Relu>();
 
-/// Register the "onednn" backend for graphs of type G (idempotent). Returns true, so that a .cpp
+/// The ready-made backend as an object (the properties above, in order), to apply as it is
+/// (apply_backend(g, b)) or to register.
+template <class G>
+backend<G> make_backend(const std::string& name = "onednn") {
+    backend<G> b(name);
+    auto dw = detail::make_conv1x1_depthwise_property<G>();
+    dw.fused_op("onednn.fused_conv").inference_only();
+    b.add(std::move(dw));
+    auto conv = make_fused_property<G>("onednn.conv_post_ops", conv_post_ops);
+    conv.fused_op("onednn.fused_conv").inference_only();
+    b.add(std::move(conv));
+    auto deconv = make_fused_property<G>("onednn.conv_transpose_post_ops", conv_transpose_post_ops);
+    deconv.fused_op("onednn.fused_conv_transpose").inference_only();
+    b.add(std::move(deconv));
+    auto mm = make_fused_property<G>("onednn.matmul_post_ops", matmul_post_ops);
+    mm.fused_op("onednn.fused_matmul").inference_only();
+    b.add(std::move(mm));
+    auto bn = make_fused_property<G>("onednn.batch_norm_relu", batch_norm_relu);
+    bn.fused_op("onednn.fused_batch_norm").inference_only();
+    b.add(std::move(bn));
+    auto ln = make_layer_norm_property<G>();
+    ln.fused_op("onednn.fused_layer_norm").inference_only();
+    b.add(std::move(ln));
+    return b;
+}
+
+/// Register the "onednn" backend for graphs of type G (idempotent, and safe to call from
+/// several threads at once: the backend is registered whole, once). Returns true, so that a .cpp
 /// can call it at static-initialization time.
 template <class G>
 bool register_backend(const std::string& name = "onednn") {
-    if (backend_registry<G>::instance().find(name) != nullptr) return true;
-    auto dw = detail::make_conv1x1_depthwise_property<G>();
-    dw.fused_op("onednn.fused_conv").inference_only();
-    register_property<G>(name, std::move(dw));
-    auto conv = make_fused_property<G>("onednn.conv_post_ops", conv_post_ops);
-    conv.fused_op("onednn.fused_conv").inference_only();
-    register_property<G>(name, std::move(conv));
-    auto deconv = make_fused_property<G>("onednn.conv_transpose_post_ops", conv_transpose_post_ops);
-    deconv.fused_op("onednn.fused_conv_transpose").inference_only();
-    register_property<G>(name, std::move(deconv));
-    auto mm = make_fused_property<G>("onednn.matmul_post_ops", matmul_post_ops);
-    mm.fused_op("onednn.fused_matmul").inference_only();
-    register_property<G>(name, std::move(mm));
-    auto bn = make_fused_property<G>("onednn.batch_norm_relu", batch_norm_relu);
-    bn.fused_op("onednn.fused_batch_norm").inference_only();
-    register_property<G>(name, std::move(bn));
-    auto ln = make_layer_norm_property<G>();
-    ln.fused_op("onednn.fused_layer_norm").inference_only();
-    return register_property<G>(name, std::move(ln));
+    if (backend_registry<G>::instance().find(name) == nullptr) backend_registry<G>::instance().insert(make_backend<G>(name));
+    return true;
 }
 
 }  // namespace onednn

@@ -24,7 +24,9 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <shared_mutex>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -325,7 +327,10 @@ private:
     std::vector<property<G>> props_;
 };
 
-/// The backends registered for graphs of type G (one registry per graph type).
+/// The backends registered for graphs of type G (one registry per graph type). Safe to use from
+/// several threads at once: a registered backend is never changed in place (adding a property
+/// publishes a new copy), so find() hands out a snapshot that a concurrent registration leaves
+/// as it was, and an apply_backend that is running keeps the properties it started with.
 template <class G>
 class backend_registry {
 public:
@@ -333,63 +338,109 @@ public:
         static backend_registry r;
         return r;
     }
-    /// The backend called name, created empty on first use.
-    backend<G>& get_or_add(const std::string& name) {
-        for (auto& b : backends_)
-            if (b->name() == name) return *b;
-        backends_.push_back(std::make_unique<backend<G>>(name));
-        return *backends_.back();
+    /// Append p to backend `name` (created if new).
+    void add(const std::string& name, property<G> p) {
+        std::unique_lock lock(mu_);
+        for (auto& b : backends_) {
+            if (b->name() != name) continue;
+            auto grown = std::make_shared<backend<G>>(*b);
+            grown->add(std::move(p));
+            b = std::move(grown);
+            return;
+        }
+        auto b = std::make_shared<backend<G>>(name);
+        b->add(std::move(p));
+        backends_.push_back(std::move(b));
     }
-    const backend<G>* find(std::string_view name) const {
+    /// Register b whole, unless a backend of its name exists; returns whether b was registered.
+    /// Two threads inserting the same name register it once.
+    bool insert(backend<G> b) {
+        std::unique_lock lock(mu_);
+        for (auto& e : backends_)
+            if (e->name() == b.name()) return false;
+        backends_.push_back(std::make_shared<const backend<G>>(std::move(b)));
+        return true;
+    }
+    /// The backend called name as it is now (null if none).
+    std::shared_ptr<const backend<G>> find(std::string_view name) const {
+        std::shared_lock lock(mu_);
         for (auto& b : backends_)
-            if (b->name() == name) return b.get();
+            if (b->name() == name) return b;
         return nullptr;
     }
     std::vector<std::string> names() const {
+        std::shared_lock lock(mu_);
         std::vector<std::string> out;
         for (auto& b : backends_) out.push_back(b->name());
         return out;
     }
 
 private:
-    std::vector<std::unique_ptr<backend<G>>> backends_;
+    mutable std::shared_mutex mu_;
+    std::vector<std::shared_ptr<const backend<G>>> backends_;
 };
 
 /// Add p to the end of backend `name` (created if new). Returns true, so that a .cpp can
 /// register at static-initialization time: `static const bool r = register_property<G>(...);`.
 template <class G>
 bool register_property(const std::string& backend_name, property<G> p) {
-    backend_registry<G>::instance().get_or_add(backend_name).add(std::move(p));
+    backend_registry<G>::instance().add(backend_name, std::move(p));
     return true;
 }
 
-struct apply_options {
-    std::vector<std::string> disable;  // property names to skip (added to SGMATCH_DISABLE's)
-    bool verbose = false;              // also switched on by SGMATCH_VERBOSE=1
+/// What the environment says to sgmatch: SGMATCH_BACKEND (the backend apply_backend_from_env
+/// applies), SGMATCH_DISABLE=a,b (properties every apply_backend skips) and SGMATCH_VERBOSE=1
+/// (every apply_backend prints its passes and counts to stderr). The process reads it once, on
+/// first use (environment::process()); a program that changes its environment later, or a test,
+/// reads it again with environment::read() and passes the result.
+struct environment {
+    std::string backend;
+    std::vector<std::string> disable;
+    bool verbose = false;
+
+    /// The environment as it is now.
+    static environment read() {
+        environment e;
+        if (const char* b = std::getenv("SGMATCH_BACKEND")) e.backend = b;
+        e.disable = split_list(std::getenv("SGMATCH_DISABLE"));
+        const char* v = std::getenv("SGMATCH_VERBOSE");
+        e.verbose = v != nullptr && std::string_view(v) == "1";
+        return e;
+    }
+    /// The environment as the process first asked for it (read once, thread-safe).
+    static const environment& process() {
+        static const environment e = read();
+        return e;
+    }
+
+private:
+    static std::vector<std::string> split_list(const char* s) {
+        std::vector<std::string> out;
+        if (s == nullptr) return out;
+        std::string cur;
+        for (const char* c = s;; ++c) {
+            if (*c == ',' || *c == '\0') {
+                if (!cur.empty()) out.push_back(cur);
+                cur.clear();
+                if (*c == '\0') break;
+            } else if (*c != ' ') {
+                cur += *c;
+            }
+        }
+        return out;
+    }
 };
 
-namespace detail {
+struct apply_options {
+    std::vector<std::string> disable;  // property names to skip (added to the environment's)
+    bool verbose = false;              // also switched on by the environment's SGMATCH_VERBOSE=1
+    /// The environment to obey; null: environment::process(), read once per process.
+    const environment* env = nullptr;
+};
 
-inline std::vector<std::string> split_list(const char* s) {
-    std::vector<std::string> out;
-    if (s == nullptr) return out;
-    std::string cur;
-    for (const char* c = s;; ++c) {
-        if (*c == ',' || *c == '\0') {
-            if (!cur.empty()) out.push_back(cur);
-            cur.clear();
-            if (*c == '\0') break;
-        } else if (*c != ' ') {
-            cur += *c;
-        }
-    }
-    return out;
-}
-
-}  // namespace detail
-
-/// Run every property of backend b over g, in order (b need not be registered). SGMATCH_DISABLE=a,b
-/// skips properties a and b; SGMATCH_VERBOSE=1 prints each pass and its counts to stderr.
+/// Run every property of backend b over g, in order (b need not be registered). The
+/// environment's SGMATCH_DISABLE=a,b skips properties a and b; SGMATCH_VERBOSE=1 prints each pass
+/// and its counts to stderr (see environment).
 template <class G>
 std::vector<property_report> apply_backend(G& g, const backend<G>& b, const apply_options& opt = {}) {
     static_assert(is_writable_graph_v<G>,
@@ -397,10 +448,10 @@ std::vector<property_report> apply_backend(G& g, const backend<G>& b, const appl
                   "static replace(G&, const sgmatch::replacement<node_type>&)");
     std::vector<property_report> reports;
     if constexpr (is_writable_graph_v<G>) {
-        std::vector<std::string> off = detail::split_list(std::getenv("SGMATCH_DISABLE"));
+        const environment& env = opt.env != nullptr ? *opt.env : environment::process();
+        std::vector<std::string> off = env.disable;
         off.insert(off.end(), opt.disable.begin(), opt.disable.end());
-        const char* v = std::getenv("SGMATCH_VERBOSE");
-        const bool verbose = opt.verbose || (v != nullptr && std::string_view(v) == "1");
+        const bool verbose = opt.verbose || env.verbose;
         for (const property<G>& p : b.properties()) {
             bool disabled = false;
             for (auto& o : off) disabled = disabled || o == p.name();
@@ -435,11 +486,12 @@ std::vector<property_report> apply_backend(G& g, const backend<G>& b, const appl
     return reports;
 }
 
-/// Run every property of the registered backend `name` over g, as above. An unknown name raises
-/// backend_error listing the registered backends.
+/// Run every property of the registered backend `name` over g, as above (the backend as it was
+/// registered when the call began). An unknown name raises backend_error listing the
+/// registered backends.
 template <class G>
 std::vector<property_report> apply_backend(G& g, std::string_view name, const apply_options& opt = {}) {
-    const backend<G>* b = backend_registry<G>::instance().find(name);
+    const std::shared_ptr<const backend<G>> b = backend_registry<G>::instance().find(name);
     if (b == nullptr) {
         std::string known;
         for (auto& n : backend_registry<G>::instance().names()) known += (known.empty() ? "" : ", ") + n;
@@ -449,13 +501,14 @@ std::vector<property_report> apply_backend(G& g, std::string_view name, const ap
     return apply_backend(g, *b, opt);
 }
 
-/// The one-line hook for a framework's executor: applies the backend named by SGMATCH_BACKEND,
-/// if set (nothing otherwise).
+/// The one-line hook for a framework's executor: applies the backend named by SGMATCH_BACKEND
+/// (in env: by default the process's environment, read once), if set (nothing otherwise).
 template <class G>
-std::vector<property_report> apply_backend_from_env(G& g) {
-    const char* name = std::getenv("SGMATCH_BACKEND");
-    if (name == nullptr || *name == '\0') return {};
-    return apply_backend(g, name);
+std::vector<property_report> apply_backend_from_env(G& g, const environment& env = environment::process()) {
+    if (env.backend.empty()) return {};
+    apply_options opt;
+    opt.env = &env;
+    return apply_backend(g, env.backend, opt);
 }
 
 SGMATCH_END_NAMESPACE
