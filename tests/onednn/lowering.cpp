@@ -164,6 +164,29 @@ TEST_CASE("ResNet-50-shaped graph: partitioned on oneDNN == unfused reference") 
     CHECK(test::max_rel_error(got, expect) <= 1e-4);
 }
 
+TEST_CASE("x + conv(x): the residual is the conv's own source, so the sum is not accumulated into it") {
+    // r = relu(conv0(in)); y = relu(conv1(r) + r): the fused conv1 reads r once, as its source and
+    // as its sum post-op's residual. Accumulating into r in place would overwrite the source.
+    graph g;
+    std::mt19937 rng(5);
+    auto x = g.add_input("x", tensor_type{dtype::f32, {1, 8, 6, 6}});
+    auto c0 = g.add_op("Conv", "conv0", {x, g.add_constant("w0", {8, 8, 1, 1}, test::random_values(64, rng, 0.4f))});
+    auto r = g.add_op("Relu", "relu0", {c0});
+    auto c1 = g.add_op("Conv", "conv1", {r, g.add_constant("w1", {8, 8, 3, 3}, test::random_values(576, rng, 0.2f))},
+                       {{"pads", attribute::ints{1, 1, 1, 1}}});
+    auto y = g.add_op("Relu", "relu1", {g.add_op("Add", "add", {c1, r})});
+    g.mark_output(y);
+    const std::map<std::string, array> in{{"x", test::random_array({1, 8, 6, 6}, rng, 1.0f)}};
+    const array expect = exec::executor(g)(in).at(0);
+    graph fused = g;
+    const auto prop = onednn::make_fused_property<graph>("p", op<Conv>() >> optional(op<Add>(any())) >> optional(op<Relu>()));
+    CHECK(apply_property(fused, prop).accepted == 2);
+    exec::run_stats st;
+    CHECK(test::max_rel_error(exec::executor(fused, exec::mode::onednn)(in, &st).at(0), expect) <= 1e-5);
+    CHECK(st.fused_nodes == 2);
+    CHECK(st.in_place_sums == 0);
+}
+
 TEST_CASE("matches that cannot lower are declined with the reason, and the graph is left as it was") {
     SUBCASE("BatchNorm parameters that are not constants") {
         graph g;

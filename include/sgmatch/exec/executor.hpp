@@ -445,10 +445,15 @@ private:
                 onednn::tensor in_place;
                 for (const auto& p : fc.kernel->post_ops()) {
                     if (p.k != onednn::post_op::kind::sum) continue;
-                    const auto v = g_.input(n, fc.extra[static_cast<std::size_t>(p.input)]);
+                    const std::size_t slot_k = fc.extra[static_cast<std::size_t>(p.input)];
+                    const auto v = g_.input(n, slot_k);
+                    // Not when the kernel reads the same value through another input (x + conv(x):
+                    // the residual is the conv's own source, which the sum would overwrite).
+                    bool read_elsewhere = g_.input(n, fc.src) == v;
+                    for (std::size_t k : fc.extra) read_elsewhere = read_elsewhere || (k != slot_k && g_.input(n, k) == v);
                     slot& r = vs[v.node.value][v.port];
-                    if (uses[v.node.value][v.port] == 1 && !g_.is_graph_output(v.node, v.port) && r.owned &&
-                        !r.t.empty() && r.t.desc() == fc.kernel->dst_desc(src.shape()))
+                    if (!read_elsewhere && uses[v.node.value][v.port] == 1 && !g_.is_graph_output(v.node, v.port) &&
+                        r.owned && !r.t.empty() && r.t.desc() == fc.kernel->dst_desc(src.shape()))
                         in_place = r.t;
                 }
                 if (!in_place.empty()) {

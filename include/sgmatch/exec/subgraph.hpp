@@ -61,7 +61,8 @@ using region_ops =
                   ops::Erf, ops::Slice, ops::ReduceMean, ops::ReduceSum, ops::ReduceMax, ops::ReduceMin, ops::ReduceProd,
                   ops::ReduceL1, ops::ReduceL2, ops::ReduceSumSquare>;
 
-/// Whether a node goes into a region: its op is one of region_ops, and every value it computes or
+/// Whether a node goes into a region: its op is one of region_ops, its attributes are ones the
+/// kernels implement (ops::op_attrs accepts them), and every value it computes or
 /// reads at run time is f32 (or of a type the graph does not say): an int64 shape computation or
 /// a bool mask stays outside, on the typed kernels. Constant inputs of any type are fine (a
 /// Reshape's shape).
@@ -69,6 +70,16 @@ struct region_support {
     template <class G>
     bool operator()(const node_view<G>& v) const {
         if (!has_name(v.op_name())) return false;
+        // Attributes the kernels refuse (an unknown one, a value no kernel implements) keep the
+        // node outside, on the framework's kernels: the region's executor would refuse it.
+        if (const ops::op_schema* schema = ops::find_schema(v.op_name())) {
+            try {
+                const ops::op_attrs checked(*schema, ops::node_of<G>(v.graph(), v.node()));
+                (void)checked;
+            } catch (const ops::op_error&) {
+                return false;
+            }
+        }
         auto f32 = [](const std::optional<tensor_type>& t) { return !t || t->type == dtype::f32 || t->type == dtype::unknown; };
         for (std::uint32_t p = 0; p < v.output_count(); ++p)
             if (!f32(v.type(p))) return false;

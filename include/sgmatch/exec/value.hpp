@@ -137,6 +137,14 @@ public:
         return v;
     }
 
+    /// A dense view of the caller's buffer that sgmatch may write (where a framework wants an
+    /// output: exec::node_call::run_into). The caller keeps it alive and does not read it meanwhile.
+    static value output_view(void* data, dtype t, shape dims) {
+        value v = view(data, t, std::move(dims));
+        v.read_only_ = false;
+        return v;
+    }
+
     dtype type() const { return type_; }
     const shape& dims() const { return dims_; }
     std::size_t rank() const { return dims_.size(); }
