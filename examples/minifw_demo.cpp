@@ -7,6 +7,9 @@
 //   chain a "_sg_onednn" node of the framework's own, computed through sgmatch::exec::node_call.
 // - nGraph bridge style (ngraph_style.hpp): capability regions as "_sgmatch_engine" nodes, each
 //   compiled once per input-shape signature; the rest on the framework's kernels.
+// - ONNX Runtime execution provider style (ort_style.hpp): the framework's own provider interface
+//   (GetCapability, Compile, a Session); sgmatch's provider claims the regions and compiles each
+//   once; layouts stay blocked inside a region, reordered only at its boundary.
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +22,7 @@
 #include "minifw/framework.hpp"
 #include "minifw/mxnet_style.hpp"
 #include "minifw/ngraph_style.hpp"
+#include "minifw/ort_style.hpp"
 
 namespace {
 
@@ -148,6 +152,28 @@ int main() {
                   info.ops_run["BatchNorm"] == 5,
               "softsign, conv3 (a region of one) and bn3 on the framework's kernels");
         check(diff <= 1e-4, "the same numbers as the framework's own run");
+    }
+    std::printf("ONNX Runtime execution provider style: GetCapability, Compile, a session\n");
+    {
+        auto provider = std::make_shared<minifw_sgmatch::sgmatch_provider>();
+        {
+            const minifw::Session session(make_model(), provider);
+            minifw::RunInfo info;
+            double diff = 0;
+            for (std::int64_t batch : {1, 4, 1})
+                diff = std::max(diff, max_rel_diff(session.run({{"data", input(batch, 7)}}, &info).at(0), want[batch]));
+            std::printf("  %d fused nodes; %zu fused kernels ran inside them; %zu values reordered at region boundaries\n",
+                        info.ops_run["_ep_fused"] / 3, provider->fused_kernels(), provider->boundary_reorders());
+            check(info.ops_run["_ep_fused"] == 2 * 3 && provider->states_created() == 2, "2 regions claimed, compiled and created once");
+            // Inside: conv1+bn1+relu1 and conv2+bn2+add+relu2 (then the max pool) in the first,
+            // the fc in the second, on blocked layouts; each region's one output reordered to plain.
+            check(provider->fused_kernels() == 3 * 3, "3 fused kernels inside the regions each run");
+            check(provider->boundary_reorders() == 2 * 3, "one reorder per region output, none inside");
+            check(info.ops_run["Activation"] == 3 && info.ops_run["Convolution"] == 3 && info.ops_run["BatchNorm"] == 3,
+                  "softsign, conv3 (a region of one: left to the framework) and bn3 on the framework's kernels");
+            check(diff <= 1e-4, "the same numbers as the framework's own run");
+        }
+        check(provider->states_released() == 2, "the states released with the session");
     }
     std::printf("%s\n", failures == 0 ? "all integrations agree with the framework" : "FAILURES");
     return failures == 0 ? 0 : 1;

@@ -323,4 +323,96 @@ inline std::vector<Tensor> run(const Graph& g, const std::map<std::string, Tenso
     return out;
 }
 
+// ---- execution providers (ONNX Runtime's IExecutionProvider, in miniature) ----
+
+/// A set of nodes a provider claims, to become one fused node: the nodes, the values they read
+/// from outside (in order) and the values they produce for the rest of the graph (in order).
+struct IndexedSubGraph {
+    std::vector<Node*> nodes;
+    std::vector<Entry> inputs;
+    std::vector<Entry> outputs;
+};
+
+/// What a provider compiles for one claimed set (ONNX Runtime's NodeComputeInfo).
+struct ComputeInfo {
+    std::function<std::shared_ptr<void>()> create_state;  // once, when the session is made
+    std::function<std::vector<Tensor>(void* state, const std::vector<const Tensor*>& inputs)> compute;
+    std::function<void(void* state)> release_state;  // when the session ends
+};
+
+class ExecutionProvider {
+public:
+    virtual ~ExecutionProvider() = default;
+    /// The sets of nodes of g this provider runs (g as it is; nothing changed).
+    virtual std::vector<IndexedSubGraph> GetCapability(const Graph& g) = 0;
+    /// One ComputeInfo per set GetCapability returned, called before the graph is changed.
+    virtual std::vector<ComputeInfo> Compile(const Graph& g, const std::vector<IndexedSubGraph>& sets) = 0;
+};
+
+/// A graph made ready to run: each set a provider claims becomes one node ("_ep_fused") whose
+/// compute is the provider's; everything else runs on the framework's kernels.
+class Session {
+public:
+    explicit Session(Graph g, std::shared_ptr<ExecutionProvider> ep = nullptr) : g_(std::move(g)), ep_(std::move(ep)) {
+        if (!ep_) return;
+        std::vector<IndexedSubGraph> sets = ep_->GetCapability(g_);
+        std::vector<ComputeInfo> infos = ep_->Compile(g_, sets);
+        if (infos.size() != sets.size()) throw std::runtime_error("minifw::Session: Compile returned too few functions");
+        for (std::size_t i = 0; i < sets.size(); ++i) fuse(sets, i, std::move(infos[i]));
+    }
+    ~Session() {
+        for (auto& f : fused_)
+            if (f->info.release_state) f->info.release_state(f->state.get());
+    }
+    Session(const Session&) = delete;
+    Session& operator=(const Session&) = delete;
+
+    std::vector<Tensor> run(const std::map<std::string, Tensor>& feeds, RunInfo* info = nullptr) const {
+        return minifw::run(g_, feeds, info);
+    }
+    const Graph& graph() const { return g_; }
+
+private:
+    struct fused_op {
+        ComputeInfo info;
+        std::shared_ptr<void> state;
+    };
+    // Set k becomes one node; the later sets' inputs that it produced are read from that node.
+    void fuse(std::vector<IndexedSubGraph>& sets, std::size_t k, ComputeInfo info) {
+        const IndexedSubGraph set = sets[k];
+        static const bool registered = [] {
+            op_registry()["_ep_fused"] = [](const Node& n, const std::vector<const Tensor*>& in) {
+                const auto& f = *std::static_pointer_cast<const fused_op>(n.state);
+                return f.info.compute(f.state.get(), in);
+            };
+            return true;
+        }();
+        (void)registered;
+        auto f = std::make_shared<fused_op>();
+        f->state = info.create_state ? info.create_state() : nullptr;
+        f->info = std::move(info);
+        fused_.push_back(f);
+        Node* n = g_.op("_ep_fused", "ep_fused_" + std::to_string(k), set.inputs);
+        n->num_outputs = static_cast<int>(set.outputs.size());
+        n->state = f;
+        auto inside = [&](const Node* m) { return std::find(set.nodes.begin(), set.nodes.end(), m) != set.nodes.end(); };
+        auto redirect = [&](Entry& e) {
+            for (std::size_t o = 0; o < set.outputs.size(); ++o)
+                if (e.node == set.outputs[o].node && e.index == set.outputs[o].index) e = Entry{n, static_cast<int>(o)};
+        };
+        for (auto& m : g_.nodes)
+            if (!inside(m.get()) && m.get() != n)
+                for (Entry& e : m->inputs) redirect(e);
+        for (Entry& e : g_.outputs) redirect(e);
+        for (std::size_t j = k + 1; j < sets.size(); ++j)
+            for (Entry& e : sets[j].inputs) redirect(e);
+        g_.nodes.erase(std::remove_if(g_.nodes.begin(), g_.nodes.end(), [&](const std::unique_ptr<Node>& m) { return inside(m.get()); }),
+                       g_.nodes.end());
+    }
+
+    Graph g_;
+    std::shared_ptr<ExecutionProvider> ep_;
+    std::vector<std::shared_ptr<fused_op>> fused_;
+};
+
 }  // namespace minifw

@@ -183,3 +183,30 @@ TEST_CASE("a capability property rewrites each region into one engine node") {
     for (auto& s : seen) fused += s.size();
     CHECK(g.node_count() == before.node_count() - fused + 2);
 }
+
+TEST_CASE("capability(g, supported, min_size): the regions with their boundaries, the graph unchanged (GetCapability)") {
+    // x -> conv1 -> relu1 -> Softsign -> conv2 -> relu2 -> out; relu1 also read by an outside Sigmoid.
+    graph g;
+    auto x = g.add_input("x");
+    auto c1 = g.add_op("Conv", "conv1", {x});
+    auto r1 = g.add_op("Relu", "relu1", {c1});
+    auto s = g.add_op("Softsign", "soft", {r1});
+    auto side = g.add_op("Sigmoid", "side", {r1});
+    auto c2 = g.add_op("Conv", "conv2", {s});
+    auto r2 = g.add_op("Relu", "relu2", {c2});
+    auto lone = g.add_op("Relu", "lone", {side});
+    g.mark_output(r2);
+    g.mark_output(lone);
+    const std::size_t before = g.node_count();
+    const auto regions = capability(g, supported_ops<Conv, Relu>{}, 2);
+    CHECK(g.node_count() == before);
+    REQUIRE(regions.size() == 2);  // "lone" is a region of one: below min_size
+    CHECK(regions[0].nodes == std::vector<node_id>{c1, r1});
+    CHECK(regions[0].inputs == std::vector<value_ref<node_id>>{{x, 0}});
+    CHECK(regions[0].outputs == std::vector<value_ref<node_id>>{{r1, 0}});  // read by soft and side
+    CHECK(regions[1].nodes == std::vector<node_id>{c2, r2});
+    CHECK(regions[1].inputs == std::vector<value_ref<node_id>>{{s, 0}});
+    CHECK(regions[1].outputs == std::vector<value_ref<node_id>>{{r2, 0}});  // a graph output
+    CHECK(regions[1].id == 1);
+    CHECK(capability(g, supported_ops<Conv, Relu>{}, 1).size() == 3);
+}

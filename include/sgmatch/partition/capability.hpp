@@ -34,6 +34,7 @@
 #include "sgmatch/match/node_view.hpp"
 #include "sgmatch/match/scan.hpp"
 #include "sgmatch/partition/convexity.hpp"
+#include "sgmatch/partition/partition.hpp"
 #include "sgmatch/partition/property.hpp"
 #include "sgmatch/pattern/tag.hpp"
 
@@ -524,6 +525,28 @@ std::vector<std::vector<typename graph_traits<G>::node_type>> capability_regions
     const op_index<G>& index, const Supported& supported, std::size_t max_size = static_cast<std::size_t>(-1)) {
     detail::region_builder<G> b(index, detail::supported_mask(index, supported), max_size);
     return b.run();
+}
+
+/// ONNX Runtime's GetCapability: the capability regions of g with at least min_size nodes, each
+/// with its boundary (nodes in topological order; inputs, the values read from outside, in order
+/// of first use; outputs, the values used outside or graph outputs, in node order), g unchanged.
+/// A framework fuses them itself and compiles each (exec::build_region, or its own engine).
+template <class G, class Supported>
+std::vector<subgraph<G>> capability(const G& g, const Supported& supported, std::size_t min_size = 1) {
+    static_assert(detail::is_supported_ops<Supported>::value || std::is_invocable_r_v<bool, const Supported&, node_view<G>>,
+                  "sgmatch::capability(g, supported): supported must be supported_ops<Tags...>{} or a predicate "
+                  "bool(sgmatch::node_view<G>)");
+    const op_index<G> index(g);
+    std::vector<subgraph<G>> out;
+    detail::index_marks marks;
+    for (auto& r : capability_regions(index, supported)) {
+        if (r.size() < min_size) continue;
+        subgraph<G> s;
+        detail::boundary(s, g, r.data(), r.size(), &marks);
+        s.id = out.size();
+        out.push_back(std::move(s));
+    }
+    return out;
 }
 
 /// A property whose subgraphs are the capability regions of `supported` (a supported_ops<...>
