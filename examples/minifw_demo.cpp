@@ -131,6 +131,22 @@ int main() {
               "SGMATCH_BACKEND unset: the graph is left as it is");
     }
 
+    std::printf("MXNet Subgraph API style with a selector: SGMATCH_BACKEND=onednn.selectors\n");
+    {
+        minifw::Graph g = make_model();
+        setenv("SGMATCH_BACKEND", "onednn.selectors", 1);
+        const auto reports = minifw_sgmatch::bind(g, sgmatch::environment::read());
+        unsetenv("SGMATCH_BACKEND");
+        minifw::RunInfo info;
+        const minifw::Tensor got = minifw::run(g, {{"data", input(1, 7)}}, &info).at(0);
+        // conv1+bn1+relu1; conv2+bn2 (its user is the add); conv3 alone (bn3 keeps fix_gamma=True)
+        check(reports.size() == 1 && reports[0].accepted == 3 && info.ops_run["_sg_onednn"] == 3,
+              "the selector's 3 subgraphs, run as the framework's _sg_onednn ops");
+        check(info.ops_run["Convolution"] == 0 && info.ops_run["elemwise_add"] == 1 && info.ops_run["BatchNorm"] == 1,
+              "no Convolution left; the add and bn3 on the framework's kernels");
+        check(max_rel_diff(got, want[1]) <= 1e-4, "the same numbers as the framework's own run");
+    }
+
     std::printf("nGraph bridge style: capability regions as engine ops, compiled per input-shape signature\n");
     {
         minifw::Graph off = make_model();

@@ -7,6 +7,11 @@
 // in the framework's operator registry like any other op, runs the fused kernel through
 // sgmatch::exec::node_call on views of the framework's tensors. The framework's user code (build
 // a graph, bind, run) does not change.
+//
+// Selectors as MXNet writes them work too: conv_bn_relu_selector answers Select / SelectInput /
+// SelectOutput / Filter / Reset over the framework's own op names (MXNet's conv selector in
+// miniature), and the backend "onednn.selectors" compiles each subgraph it selects as a region
+// (the subgraph copied out, the ready-made fusions applied inside).
 #pragma once
 
 #include <memory>
@@ -15,8 +20,10 @@
 #include "adapter.hpp"
 #include "framework.hpp"
 #include "sgmatch/exec/call.hpp"
+#include "sgmatch/exec/subgraph.hpp"
 #include "sgmatch/onednn/backend.hpp"
 #include "sgmatch/partition/partition.hpp"
+#include "sgmatch/partition/selector.hpp"
 
 namespace minifw_sgmatch {
 
@@ -57,12 +64,57 @@ inline bool register_subgraph_op() {
     return done;
 }
 
+/// MXNet's convolution selector in miniature, over the framework's own names: a Convolution,
+/// then along its one user a BatchNorm that keeps gamma (fix_gamma=False), then along that one's
+/// user an Activation(relu).
+class conv_bn_relu_selector final : public sgmatch::subgraph_selector<minifw_view> {
+public:
+    explicit conv_bn_relu_selector(const minifw_view& g) : g_(g) {}
+    bool select(const minifw::Node* const& n) override {
+        stage_ = n->op == "Convolution" ? 1 : 0;
+        return stage_ == 1;
+    }
+    bool select_input(const minifw::Node* const&, const minifw::Node* const&) override { return false; }
+    bool select_output(const minifw::Node* const& n, const minifw::Node* const& out) override {
+        if (g_.users(n).size() != 1) return false;
+        if (stage_ == 1 && out->op == "BatchNorm" && !minifw::bool_attr(*out, "fix_gamma", true)) {
+            stage_ = 2;
+            return true;
+        }
+        if ((stage_ == 1 || stage_ == 2) && out->op == "Activation" && minifw::str_attr(*out, "act_type", "") == "relu") {
+            stage_ = 3;
+            return true;
+        }
+        return false;
+    }
+    std::vector<const minifw::Node*> filter(const std::vector<const minifw::Node*>& candidates) override { return candidates; }
+    void reset() override { stage_ = 0; }
+
+private:
+    const minifw_view& g_;
+    int stage_ = 0;
+};
+
+/// The backend "onednn.selectors": conv_bn_relu_selector's subgraphs, each compiled as a region.
+inline bool register_selector_backend() {
+    if (sgmatch::backend_registry<minifw_view>::instance().find("onednn.selectors") != nullptr) return true;
+    sgmatch::backend<minifw_view> b("onednn.selectors");
+    auto fusions = std::make_shared<const sgmatch::backend<sgmatch::graph>>(sgmatch::onednn::make_backend<sgmatch::graph>());
+    b.add(sgmatch::make_selector_property<minifw_view>(
+              "mxnet.conv_selector", [](const minifw_view& g) { return std::make_unique<conv_bn_relu_selector>(g); },
+              [fusions](const sgmatch::subgraph<minifw_view>& s) { return sgmatch::exec::build_region(s, *fusions); })
+              .inference_only());
+    sgmatch::backend_registry<minifw_view>::instance().insert(std::move(b));
+    return true;
+}
+
 /// The framework's bind hook: partition g with the backend the environment names (nothing when
 /// SGMATCH_BACKEND is unset). The reports say what each property fused and declined, and why.
 inline std::vector<sgmatch::property_report> bind(minifw::Graph& g,
                                                   const sgmatch::environment& env = sgmatch::environment::process()) {
     register_subgraph_op();
     sgmatch::onednn::register_backend<minifw_view>();
+    register_selector_backend();
     minifw_view view(g, create_subgraph_node);
     return sgmatch::apply_backend_from_env(view, env);
 }
