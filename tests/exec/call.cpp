@@ -11,6 +11,7 @@
 
 #include <doctest/doctest.h>
 
+#include "nnvm_adapter.hpp"
 #include "sgmatch/exec/call.hpp"
 #include "sgmatch/exec/subgraph.hpp"
 #include "sgmatch/onednn/property.hpp"
@@ -131,4 +132,53 @@ TEST_CASE("node_call runs a region node by itself") {
     CHECK(test::max_rel_error(array_of(ys[0]), exec::executor(g)(feeds).at(0)) <= 1e-5);
     CHECK(st.region_nodes == 1);
     CHECK(st.fused_nodes == 1);  // conv + relu, fused inside the region
+}
+
+TEST_CASE("an nnvm-style graph with its weights fed as inputs: partitioned in place, its region run through node_call") {
+    // examples/nnvm_adapter.hpp: shared_ptr nodes, string attributes, weights as plain variables
+    // (fed at run time, as nnvm graphs take them). The same model as a built-in graph is the oracle.
+    using mini_nnvm::Node;
+    using mini_nnvm::NodeEntry;
+    std::mt19937 rng(21);
+    mini_nnvm::Symbol sym;
+    const NodeEntry data{Node::Variable("data"), 0}, w1{Node::Variable("w1"), 0}, w2{Node::Variable("w2"), 0};
+    auto c1 = Node::Create("Conv", "conv1", {data, w1}, {{"kernel_shape", "(3, 3)"}, {"pads", "(1, 1, 1, 1)"}});
+    auto r1 = Node::Create("Relu", "relu1", {{c1, 0}});
+    auto c2 = Node::Create("Conv", "conv2", {{r1, 0}, w2}, {{"kernel_shape", "(1, 1)"}});
+    auto add = Node::Create("Add", "add", {{c2, 0}, {r1, 0}});
+    auto pool = Node::Create("MaxPool", "pool", {{add, 0}}, {{"kernel_shape", "(2, 2)"}, {"strides", "(2, 2)"}});
+    sym.outputs.push_back({Node::Create("Sigmoid", "out", {{pool, 0}}), 0});
+    nnvm_view view(sym);
+    REQUIRE(apply_property(view, exec::make_region_property<nnvm_view>()).accepted == 1);
+    REQUIRE(view.order().size() == 4);  // data, w1, w2 and the region node
+    const mini_nnvm::Node* region = sym.outputs[0].node.get();
+    REQUIRE(region->payload.has_value());
+
+    graph g;  // the same model, built-in, for the reference executor
+    auto gx = g.add_input("data"), gw1 = g.add_input("w1"), gw2 = g.add_input("w2");
+    auto gc1 = g.add_op("Conv", "conv1", {gx, gw1}, {{"kernel_shape", attribute::ints{3, 3}}, {"pads", attribute::ints{1, 1, 1, 1}}});
+    auto gr1 = g.add_op("Relu", "relu1", {gc1});
+    auto gc2 = g.add_op("Conv", "conv2", {gr1, gw2}, {{"kernel_shape", attribute::ints{1, 1}}});
+    auto gp = g.add_op("MaxPool", "pool", {g.add_op("Add", "add", {gc2, gr1})},
+                       {{"kernel_shape", attribute::ints{2, 2}}, {"strides", attribute::ints{2, 2}}});
+    g.mark_output(g.add_op("Sigmoid", "out", {gp}));
+    const std::map<std::string, xt::xarray<float>> feeds{{"data", test::random_array({2, 4, 6, 6}, rng, 1.0f)},
+                                                         {"w1", test::random_array({4, 4, 3, 3}, rng, 0.3f)},
+                                                         {"w2", test::random_array({4, 4, 1, 1}, rng, 0.5f)}};
+    const auto want = exec::executor(g)(feeds).at(0);
+
+    // The framework runs the region node with its inputs, in the node's order.
+    const auto call = exec::node_call::of(region->payload, region->name);
+    std::vector<exec::value> xs;
+    for (const auto& in : region->inputs) {
+        const auto& a = feeds.at(in.node->name);
+        xs.push_back(exec::value::view(a.data(), dtype::f32, exec::shape(a.shape().begin(), a.shape().end())));
+    }
+    REQUIRE(xs.size() == 3);
+    exec::run_stats st;
+    const auto ys = call(xs, &st);
+    REQUIRE(ys.size() == 1);
+    CHECK(test::max_rel_error(array_of(ys[0]), want) <= 1e-5);
+    CHECK(st.region_nodes == 1);
+    CHECK(st.fused_nodes == 0);  // convs with computed weights are not fused: each runs on its own kernel
 }
