@@ -18,21 +18,13 @@
 #include "sgmatch/exec/executor.hpp"
 #include "sgmatch/passes/cleanup.hpp"
 
+#include "fuzz_bytes.hpp"
+
 using namespace sgmatch;
 
 namespace {
 
-struct bytes {
-    const std::uint8_t* p;
-    std::size_t n;
-    std::uint8_t next() {
-        if (n == 0) return 0;
-        --n;
-        return *p++;
-    }
-    std::int64_t small() { return static_cast<std::int64_t>(next() % 17) - 8; }  // -8..8
-    bool empty() const { return n == 0; }
-};
+using fuzz::bytes;
 
 const dtype types[] = {dtype::f32, dtype::i64, dtype::i32, dtype::u8, dtype::boolean};
 

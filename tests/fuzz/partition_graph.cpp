@@ -20,19 +20,13 @@
 #include "support/partition_oracle.hpp"
 #include "support/tiny_graph.hpp"
 
+#include "fuzz_bytes.hpp"
+
 using namespace sgmatch;
 
 namespace {
 
-struct bytes {
-    const std::uint8_t* p;
-    std::size_t n;
-    std::uint8_t next() {
-        if (n == 0) return 0;
-        --n;
-        return *p++;
-    }
-};
+using fuzz::bytes;
 
 const char* const op_names[] = {"Conv", "BatchNormalization", "Relu", "Add"};
 
