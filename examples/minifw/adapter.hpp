@@ -142,9 +142,9 @@ private:
             }
         };
         auto pass_through = [&](std::initializer_list<const char*> known) {
-            for (const auto& [k, v] : n.attrs)
-                if (std::find_if(known.begin(), known.end(), [&](const char* s) { return k == s; }) == known.end())
-                    t.attrs.emplace_back(k, sgmatch::attribute(v));
+            for (const auto& kv : n.attrs)
+                if (std::find_if(known.begin(), known.end(), [&](const char* s) { return kv.first == s; }) == known.end())
+                    t.attrs.emplace_back(kv.first, sgmatch::attribute(kv.second));
         };
         if (n.op == "Convolution") {
             t.op = "Conv";
