@@ -270,6 +270,68 @@ TEST_CASE("ArgMax and ArgMin: the first or the last index of the extreme, ties i
           std::string::npos);
 }
 
+TEST_CASE("Hardmax: 1 at the first maximum along the axis, ties included, and OneHot: rows of off with on at each index") {
+    std::mt19937 rng(17);
+    for (int trial = 0; trial < 48; ++trial) {
+        const std::size_t rank = static_cast<std::size_t>(1 + trial % 3);
+        const auto dims = random_dims(rng, rank, 1, 4);
+        const auto r = static_cast<std::int64_t>(rank);
+        const std::int64_t ax = (trial / 3) % (2 * r) - r;
+        graph g;
+        g.mark_output(g.add_op("Hardmax", "hm", {g.add_input("x")}, {{"axis", ax}}));
+        const value in = random_value<float>(rng, dims, 0, 2);  // ties everywhere
+        const auto out = exec::executor(g).run({{"x", in}})[0];
+        REQUIRE(out.type() == dtype::f32);
+        REQUIRE(out.dims() == dims);
+        const auto a = static_cast<std::size_t>(ax < 0 ? ax + r : ax);
+        for (std::int64_t e = 0; e < out.size(); ++e) {
+            auto idx = unravel(e, dims);
+            const std::int64_t mine = idx[a];
+            std::int64_t first = 0;  // the first index of the maximum along the axis
+            for (std::int64_t j = 0; j < dims[a]; ++j) {
+                idx[a] = j;
+                auto best = idx;
+                best[a] = first;
+                if (in.as<float>()[ravel(idx, dims)] > in.as<float>()[ravel(best, dims)]) first = j;
+            }
+            REQUIRE(out.as<float>()[e] == (mine == first ? 1.0f : 0.0f));
+        }
+    }
+    for (int trial = 0; trial < 48; ++trial) {
+        const std::size_t rank = static_cast<std::size_t>(trial % 3);  // scalar indices too
+        const auto dims = random_dims(rng, rank, 1, 3);
+        const auto r = static_cast<std::int64_t>(rank);
+        const std::int64_t depth = 1 + trial % 5;
+        const std::int64_t ax = (trial / 3) % (2 * r + 2) - r - 1;  // [-r - 1, r]
+        graph g;
+        g.mark_output(g.add_op("OneHot", "oh", {g.add_input("i"), g.add_input("d"), g.add_input("v")}, {{"axis", ax}}));
+        const value ind = random_value<std::int64_t>(rng, dims, static_cast<int>(-depth - 1), static_cast<int>(depth));  // some out of range
+        const value vals = value::of<std::int32_t>({2}, {-3, 7});
+        const auto out = exec::executor(g).run({{"i", ind}, {"d", value::of<float>({}, {static_cast<float>(depth)})}, {"v", vals}})[0];
+        const auto a = static_cast<std::size_t>(ax < 0 ? ax + r + 1 : ax);
+        auto want_dims = dims;
+        want_dims.insert(want_dims.begin() + static_cast<std::ptrdiff_t>(a), depth);
+        REQUIRE(out.type() == dtype::i32);
+        REQUIRE(out.dims() == want_dims);
+        for (std::int64_t e = 0; e < out.size(); ++e) {
+            auto idx = unravel(e, want_dims);
+            const std::int64_t k = idx[a];
+            idx.erase(idx.begin() + static_cast<std::ptrdiff_t>(a));
+            std::int64_t i = ind.as<std::int64_t>()[ravel(idx, dims)];
+            if (i < 0) i += depth;
+            REQUIRE(out.as<std::int32_t>()[e] == (i == k ? 7 : -3));
+        }
+    }
+    graph g;
+    g.mark_output(g.add_op("OneHot", "oh", {g.add_input("i"), g.add_input("d"), g.add_input("v")}));
+    CHECK(run_error(exec::executor(g), {{"i", value::of<std::int64_t>({1}, {0})}, {"d", value::of<std::int64_t>({1}, {0})},
+                                        {"v", value::of<float>({2}, {0, 1})}})
+              .find("node 'oh' (OneHot): depth 0") != std::string::npos);
+    CHECK(run_error(exec::executor(g), {{"i", value::of<std::int64_t>({1}, {0})}, {"d", value::of<std::int64_t>({1}, {2})},
+                                        {"v", value::of<float>({3}, {0, 1, 2})}})
+              .find("values is [3], not [off, on]") != std::string::npos);
+}
+
 TEST_CASE("GatherElements and ScatterElements: each index replaces the axis coordinate of its own position, every reduction") {
     std::mt19937 rng(17);
     for (int trial = 0; trial < 40; ++trial) {

@@ -13,6 +13,8 @@
 //   (dims and element type) of the values it replaces.
 // - Known limitation: the first read after a write recomputes the order in a const member, so
 //   reads of one graph from several threads are safe only once a read has followed the last write.
+// - This header is the class and its reading and building side; the larger members are defined
+//   by concept in graph_replace.hpp (the writes), graph_storage.hpp and graph_order.hpp.
 #pragma once
 
 #include <algorithm>
@@ -271,64 +273,10 @@ public:
     /// Every use of `from` - users' inputs and graph outputs - reads `to` instead (what removing
     /// an Identity or folding a value into a constant needs). `to` may not depend on `from`'s
     /// node (that would make a cycle). Strong guarantee: the checks and allocations come first.
-    void redirect(value from, value to) {
-        check_value("redirect", 0, from);
-        check_value("redirect", 1, to);
-        if (from == to) return;
-        if (reaches(from.node, to.node))
-            throw graph_error("sgmatch::graph::redirect: '" + std::string(name_of(to.node)) + "' depends on '" +
-                              std::string(name_of(from.node)) + "': redirecting its uses there would make a cycle");
-        std::size_t moved = 0;
-        for (const auto& u : users(from.node)) moved += u.port == from.port;
-        reserve_uses(to.node, recs_[to.node.value].user_count + moved);
-        scratch_.uses.clear();
-        scratch_.uses.reserve(moved);
-        for (const auto& u : users(from.node))
-            if (u.port == from.port) scratch_.uses.push_back(u);
-        // ---- commit: nothing below throws ----
-        ++writes_;
-        scratch_.prepared = false;
-        bool later = false;  // a user placed before `to`: the order is recomputed on the next read
-        for (const auto& u : scratch_.uses) {
-            ins_[recs_[u.user.value].in_begin + u.slot] = to;
-            add_use(to.node, use<node_id>{u.user, u.slot, to.port});
-            later = later || order_ == order_state::dirty || key_[u.user.value] < key_[to.node.value];
-        }
-        prune_uses(from.node, [&](const use<node_id>& u) { return u.port == from.port; });
-        bool still_output = false;
-        for (auto& o : graph_outputs_) {
-            if (o == from) {
-                o = to;
-                recs_[to.node.value].flags |= rec::output_flag;
-            }
-            still_output = still_output || o.node == from.node;
-        }
-        if (!still_output) recs_[from.node.value].flags &= static_cast<std::uint8_t>(~rec::output_flag);
-        if (later) order_ = order_state::dirty;
-    }
+    void redirect(value from, value to);
 
     /// Removes a node nothing reads (no users, not a graph output). Strong guarantee.
-    void erase(node_id n) {
-        check_node(n, "erase");
-        if (recs_[n.value].user_count != 0 || recs_[n.value].is_output())
-            throw graph_error("sgmatch::graph::erase: '" + std::string(name_of(n)) + "' is still read (" +
-                              std::to_string(recs_[n.value].user_count) + " users" +
-                              (recs_[n.value].is_output() ? ", a graph output)" : ")"));
-        // ---- commit: nothing below throws ----
-        ++writes_;
-        scratch_.prepared = false;
-        const rec& r = recs_[n.value];
-        for (std::uint32_t i = 0; i < r.in_count; ++i)
-            prune_uses(ins_[r.in_begin + i].node, [n](const use<node_id>& u) { return u.user == n; });
-        rec& m = recs_[n.value];
-        m.flags &= static_cast<std::uint8_t>(~rec::alive_flag);
-        free_uses(n);
-        --live_;
-        if (order_ != order_state::dirty) {
-            order_list_[key_[n.value]] = tombstone;
-            order_ = order_state::stale;
-        }
-    }
+    void erase(node_id n);
 
     /// The boundary of the node set nodes[0, count), as sgmatch computes it for a rewrite:
     /// `inputs`, the values read from outside, each once, in order of first use (members in the
@@ -342,86 +290,7 @@ public:
     /// Throws graph_error for an empty set, a node not in the graph or one listed twice (before
     /// touching `inputs` and `outputs`). The graph itself is never changed.
     void prepare_replace(const node_id* nodes, std::size_t count, std::vector<value>& inputs,
-                         std::vector<value>& outputs) {
-        scratch& x = scratch_;
-        x.prepared = false;
-        x.set.assign(nodes, nodes + count);
-        check_set([] { return std::string("sgmatch::graph::prepare_replace: "); });
-        inputs.clear();
-        outputs.clear();
-        const member_marks marks(*this);
-        // Inputs: each producer once by a flag on its record (a value read twice, or a second
-        // port of a producer, is looked for among the inputs so far; for many inputs, by one
-        // sort at the end instead).
-        x.producers.clear();
-        struct producer_marks {  // cleared on every way out
-            graph& g;
-            ~producer_marks() {
-                for (auto pn : g.scratch_.producers)
-                    g.recs_[pn.value].flags &= static_cast<std::uint8_t>(~rec::producer_flag);
-            }
-        } const unmark_producers{*this};
-        bool repeats = false;
-        for (std::size_t i = 0; i < count; ++i) {
-            const rec& m = recs_[nodes[i].value];
-            const value* in = ins_.data() + m.in_begin;
-            for (std::uint32_t k = 0; k < m.in_count; ++k) {
-                const value v = in[k];
-                rec& p = recs_[v.node.value];
-                if (p.flags & rec::member_flag) continue;
-                if (!(p.flags & rec::producer_flag)) {
-                    x.producers.push_back(v.node);
-                    p.flags |= rec::producer_flag;
-                    inputs.push_back(v);
-                } else if (inputs.size() <= 32) {
-                    if (std::find(inputs.begin(), inputs.end(), v) == inputs.end()) inputs.push_back(v);
-                } else {
-                    inputs.push_back(v);
-                    repeats = true;
-                }
-            }
-        }
-        if (repeats) detail::unique_in_order(inputs, value_key);
-        // Outputs: one pass over each member's users tells whether another member reads it and
-        // which of its ports (below 64: a mask) are read outside; graph outputs are looked up
-        // only for members that produce one.
-        auto escapes = [&](node_id n, std::uint64_t mask, std::uint32_t port) {
-            if (port < 64) {
-                if ((mask >> port) & 1) return true;
-            } else {
-                for (auto& u : users(n))
-                    if (u.port == port && !(recs_[u.user.value].flags & rec::member_flag)) return true;
-            }
-            return recs_[n.value].is_output() && is_graph_output(n, port);
-        };
-        x.read_inside.assign(count, 0);
-        x.read_outside.resize(count);
-        for (std::size_t i = 0; i < count; ++i) {
-            std::uint64_t mask = 0;
-            for (auto& u : users(nodes[i])) {
-                if (recs_[u.user.value].flags & rec::member_flag) x.read_inside[i] = 1;
-                else if (u.port < 64) mask |= std::uint64_t(1) << u.port;
-            }
-            x.read_outside[i] = mask;
-        }
-        for (int pass = 0; pass < 2; ++pass)
-            for (std::size_t i = 0; i < count; ++i) {
-                if ((x.read_inside[i] != 0) != (pass == 1)) continue;
-                const std::uint32_t outs = recs_[nodes[i].value].outputs;
-                for (std::uint32_t port = 0; port < outs; ++port)
-                    if (escapes(nodes[i], x.read_outside[i], port)) outputs.push_back(value{nodes[i], port});
-            }
-        // What the replace will need: the uses to redirect and graph outputs to move (every one
-        // is a declared output by construction).
-        classify_outside(outputs, [](const auto&) {
-            throw graph_error("sgmatch::graph::prepare_replace: internal error, a use outside the set escaped");
-        });
-        x.prepared_inputs.assign(inputs.begin(), inputs.end());
-        x.prepared_outputs.assign(outputs.begin(), outputs.end());
-        x.prepared_nodes.assign(nodes, nodes + count);
-        x.prepared_at = writes_;
-        x.prepared = true;
-    }
+                         std::vector<value>& outputs);
 
 private:
     static constexpr std::uint32_t no_op = 0xffffffffu;
@@ -430,14 +299,7 @@ private:
 
     // x.set, sorted: no repeats, every node in the graph (throws graph_error, prefixed by where()).
     template <class Where>
-    void check_set(const Where& where) {
-        std::vector<node_id>& set = scratch_.set;
-        if (set.empty()) throw graph_error(where() + "no nodes to replace");
-        sort_ids(set);
-        if (std::adjacent_find(set.begin(), set.end()) != set.end()) throw graph_error(where() + "a node is listed twice");
-        for (auto n : set)
-            if (!contains(n)) throw graph_error(where() + "node " + std::to_string(n.value) + " is not in the graph");
-    }
+    void check_set(const Where& where);
     // The members of x.set (checked) flagged in their records while this lives: a membership
     // test reads one byte of a record the write touches anyway, and every way out clears them.
     struct member_marks {
@@ -458,197 +320,10 @@ private:
     // reads) and x.out_redirects. missing(what) is called for one that is not declared (and
     // must throw).
     template <class Missing>
-    void classify_outside(const std::vector<value>& outs, const Missing& missing) {
-        scratch& x = scratch_;
-        // Which declared output a value is (the first if declared twice): a scan of a few, a
-        // binary search of many.
-        const bool many = outs.size() > 8;
-        if (many) {
-            x.outputs.clear();
-            for (std::size_t i = 0; i < outs.size(); ++i) x.outputs.emplace_back(value_key(outs[i]), i);
-            std::sort(x.outputs.begin(), x.outputs.end());
-        }
-        auto out_index = [&](value v) -> std::ptrdiff_t {
-            if (many) {
-                const auto it = std::lower_bound(x.outputs.begin(), x.outputs.end(),
-                                                 std::pair<std::uint64_t, std::size_t>(value_key(v), 0));
-                return it != x.outputs.end() && it->first == value_key(v) ? static_cast<std::ptrdiff_t>(it->second) : -1;
-            }
-            for (std::size_t i = 0; i < outs.size(); ++i)
-                if (outs[i] == v) return static_cast<std::ptrdiff_t>(i);
-            return -1;
-        };
-        x.redirects.clear();
-        bool produces_output = false;  // the graph outputs are scanned only when it matters
-        for (auto n : x.set) {
-            produces_output = produces_output || recs_[n.value].is_output();
-            for (auto& u : users(n)) {
-                if (member(u.user)) continue;
-                auto k = out_index(value{n, u.port});
-                if (k < 0) missing(u);
-                x.redirects.push_back(use<node_id>{u.user, u.slot, static_cast<std::uint32_t>(k)});
-            }
-        }
-        x.out_redirects.clear();
-        for (std::size_t i = 0; produces_output && i < graph_outputs_.size(); ++i) {
-            if (!member(graph_outputs_[i].node)) continue;
-            auto k = out_index(graph_outputs_[i]);
-            if (k < 0) missing(graph_outputs_[i]);
-            x.out_redirects.emplace_back(i, static_cast<std::uint32_t>(k));
-        }
-    }
+    void classify_outside(const std::vector<value>& outs, const Missing& missing);
 
     // payload: moved into the graph at the commit (never before: a failed call leaves it).
-    node_id replace_with(const replacement<node_id>& r, std::any& payload) {
-        auto where = [&] { return "sgmatch::graph::replace('" + r.name + "'): "; };  // for errors only
-        scratch& x = scratch_;
-        // The boundary prepare_replace read, with no write since: its classification holds.
-        // (Never an empty set: prepare_replace refuses one; a moved-from graph's lists are empty.)
-        const bool prepared = x.prepared && x.prepared_at == writes_ && !r.nodes.empty() && r.nodes == x.prepared_nodes &&
-                              r.inputs == x.prepared_inputs && r.outputs == x.prepared_outputs;
-        x.prepared = false;
-        if (!prepared) {
-            x.set.assign(r.nodes.begin(), r.nodes.end());
-            check_set(where);
-        }
-        const auto& set = x.set;
-        const member_marks marks(*this);
-        auto in_set = [this](node_id n) { return member(n); };
-        if (!prepared) {
-            for (std::size_t i = 0; i < r.inputs.size(); ++i) {
-                check_value(r.name, i, r.inputs[i]);
-                if (in_set(r.inputs[i].node))
-                    throw graph_error(where() + "input " + std::to_string(i) + " is produced by '" +
-                                      std::string(name_of(r.inputs[i].node)) + "', a node being replaced");
-            }
-            for (std::size_t i = 0; i < r.outputs.size(); ++i) {
-                const auto& v = r.outputs[i];
-                if (!in_set(v.node) || v.port >= recs_[v.node.value].outputs)
-                    throw graph_error(where() + "output " + std::to_string(i) +
-                                      " is not an output of a node being replaced");
-            }
-            // Every use of a replaced node from outside the set, and every graph output it
-            // produces, must be one of the declared outputs; otherwise the write would dangle.
-            classify_outside(r.outputs, [&](const auto& what) {
-                if constexpr (std::is_same_v<std::decay_t<decltype(what)>, use<node_id>>) {
-                    const value used = ins_[recs_[what.user.value].in_begin + what.slot];
-                    throw graph_error(where() + "'" + std::string(name_of(what.user)) + "' uses output " +
-                                      std::to_string(used.port) + " of '" + std::string(name_of(used.node)) +
-                                      "', which is not an output of the replacement");
-                } else {
-                    throw graph_error(where() + "graph output '" + std::string(name_of(what.node)) +
-                                      "' is not an output of the replacement");
-                }
-            });
-        }
-
-        // Reserve everything, then commit with operations that cannot throw.
-        const auto outputs = static_cast<std::uint32_t>(std::max<std::size_t>(1, r.outputs.size()));
-        if (outputs > 0xffff) throw graph_error(where() + "more than 65535 outputs");
-        // The inputs go into the members' own runs when those are one block large enough (no
-        // room to reserve then), else at the end.
-        const std::uint32_t in_at = reusable_inputs(set, r.inputs.size());
-        reserve_node(r.name, in_at == none ? r.inputs.size() : 0, /*appended=*/false);
-        room_for(payloads_, 1);
-        // The inputs' producers lose their uses inside the set and gain the new node's: room
-        // for what they will hold (moving a list inside the pool changes nothing observable).
-        // Each producer once, with the number of inputs it feeds (sorted when there are many).
-        // A prepared boundary needs none: its inputs are distinct values each read by a member,
-        // so no producer gains more uses than it loses.
-        if (!prepared) {
-            x.producers.clear();
-            for (auto& v : r.inputs) x.producers.push_back(v.node);
-            sort_ids(x.producers);
-            for (std::size_t i = 0; i < x.producers.size();) {
-                const node_id p = x.producers[i];
-                std::size_t add = 0;
-                while (i < x.producers.size() && x.producers[i] == p) ++i, ++add;
-                std::size_t keep = 0;
-                for (auto& u : users(p)) keep += !in_set(u.user);
-                reserve_uses(p, keep + add);
-            }
-            x.producers.erase(std::unique(x.producers.begin(), x.producers.end()), x.producers.end());
-        }
-        const std::size_t uses = x.redirects.size();  // the new node's own list, after the above
-        if (uses >= 2) {
-            if (uses_.size() + uses >= none) throw graph_error(where() + "more than 2^32 - 2 uses");
-            room_for(uses_, uses);
-        }
-        const std::uint32_t op_id = intern_op(r.op_name.empty() ? std::string_view("sgmatch.fused")
-                                                                : std::string_view(r.op_name));
-        // Where the new node goes in the order: the slot of the last member when every outside
-        // user comes after it, else the first member's when every input comes before it, else
-        // the order is recomputed on the next read.
-        std::uint32_t slot = none;
-        if (order_ != order_state::dirty) {
-            std::uint32_t lo = none, hi = 0;
-            for (auto n : set) {
-                lo = std::min(lo, key_[n.value]);
-                hi = std::max(hi, key_[n.value]);
-            }
-            bool after = true, before = true;
-            for (auto& u : x.redirects) after = after && key_[u.user.value] > hi;
-            if (after) {
-                slot = hi;
-            } else {
-                for (auto& v : r.inputs) before = before && key_[v.node.value] < lo;
-                if (before) slot = lo;
-            }
-        }
-
-        // The replaced values' types go to the new node's outputs (copied, and room made, here).
-        std::vector<std::optional<tensor_type>> out_types;
-        bool typed = false;
-        out_types.reserve(r.outputs.size());
-        for (const auto& v : r.outputs) {
-            out_types.push_back(value_type(v.node, v.port));
-            typed = typed || out_types.back().has_value();
-        }
-        if (typed) types_.reserve(types_.size() + outputs);
-
-        // ---- commit: nothing below throws (all capacity reserved above) ----
-        ++writes_;
-        if (slot == none) {
-            order_ = order_state::dirty;
-        } else {
-            for (auto n : set) order_list_[key_[n.value]] = tombstone;  // the new node takes one
-            order_ = order_state::stale;
-        }
-        const node_id id = new_node_unchecked(node_kind::op, op_id, r.name, r.inputs.data(), r.inputs.size(),
-                                              outputs, slot, in_at);
-        if (uses >= 2) {
-            use_at_[id.value] = use_range{static_cast<std::uint32_t>(uses_.size()), static_cast<std::uint32_t>(uses)};
-            recs_[id.value].flags |= rec::ranged_flag;
-            uses_.resize(uses_.size() + uses);
-        }
-        cold_[id.value].payload = static_cast<std::uint32_t>(payloads_.size());
-        payloads_.push_back(std::move(payload));
-        if (typed) {
-            cold_[id.value].type_begin = static_cast<std::uint32_t>(types_.size());
-            types_.resize(types_.size() + outputs);  // within the capacity reserved above
-            for (std::size_t i = 0; i < out_types.size(); ++i)
-                if (out_types[i]) types_[cold_[id.value].type_begin + i] = std::move(*out_types[i]);
-        }
-        for (auto p : x.producers) prune_uses(p, [&](const use<node_id>& u) { return in_set(u.user); });
-        for (std::size_t i = 0; i < r.inputs.size(); ++i)
-            add_use(r.inputs[i].node, use<node_id>{id, static_cast<std::uint32_t>(i), r.inputs[i].port});
-        for (auto& u : x.redirects) {
-            ins_[recs_[u.user.value].in_begin + u.slot] = value{id, u.port};
-            add_use(id, use<node_id>{u.user, u.slot, u.port});
-        }
-        for (auto& [i, k] : x.out_redirects) {
-            graph_outputs_[i] = value{id, k};
-            recs_[id.value].flags |= rec::output_flag;
-        }
-        for (auto n : set) {
-            rec& m = recs_[n.value];
-            m.flags &= static_cast<std::uint8_t>(~rec::alive_flag);
-            free_uses(n);
-            m.user_count = 0;
-            --live_;
-        }
-        return id;
-    }
+    node_id replace_with(const replacement<node_id>& r, std::any& payload);
 
     // The hot part of a node, 32 bytes: what matching reads. The first user is kept inline, so
     // following a single-use chain touches one record per node.
@@ -740,24 +415,7 @@ private:
     }
 
     // Whether `to` depends on `from` (is reachable from it along uses).
-    bool reaches(node_id from, node_id to) const {
-        if (from == to) return true;
-        (void)nodes();  // settles the order: the keys below are exact
-        if (key_[to.value] < key_[from.value]) return false;
-        std::vector<node_id> stack{from};
-        std::vector<bool> seen(recs_.size(), false);
-        while (!stack.empty()) {
-            const node_id n = stack.back();
-            stack.pop_back();
-            for (const auto& u : users(n)) {
-                if (u.user == to) return true;
-                if (seen[u.user.value] || key_[u.user.value] > key_[to.value]) continue;
-                seen[u.user.value] = true;
-                stack.push_back(u.user);
-            }
-        }
-        return false;
-    }
+    bool reaches(node_id from, node_id to) const;
     void check_node(node_id n, const char* what) const {
         if (n.value >= recs_.size() || !recs_[n.value].alive())
             throw graph_error(std::string("sgmatch::graph::") + what + ": node " +
@@ -809,11 +467,7 @@ private:
         return it->second;
     }
     // Interning the op a run of replaces shares costs a string compare, not a hash lookup.
-    std::uint32_t intern_op(std::string_view s) {
-        if (last_op_ != none && op_names_[last_op_] == s) return last_op_;
-        last_op_ = intern(op_ids_, op_names_, s);
-        return last_op_;
-    }
+    std::uint32_t intern_op(std::string_view s);
 
     // Where a replacement's `count` inputs can go in place of its members' own: the start of the
     // members' input runs when, taken in the set's order (ids, ascending), they tile one block of
@@ -821,20 +475,7 @@ private:
     // else none (appended). The members die in the same commit, so the block is free; a rewrite
     // then grows ins_ by nothing, where appending faulted fresh pages at a steady rate on a
     // large graph.
-    std::uint32_t reusable_inputs(const std::vector<node_id>& set, std::size_t count) const {
-        std::uint32_t begin = none, end = none;
-        for (auto m : set) {
-            const rec& r = recs_[m.value];
-            if (r.in_count == 0) continue;
-            if (begin == none) {
-                begin = r.in_begin;
-            } else if (r.in_begin != end) {
-                return none;
-            }
-            end = r.in_begin + r.in_count;
-        }
-        return begin != none && end - begin >= count ? begin : none;
-    }
+    std::uint32_t reusable_inputs(const std::vector<node_id>& set, std::size_t count) const;
 
     // Capacity for `extra` more elements, growing geometrically (a plain reserve(size + 1) per
     // node would make building quadratic).
@@ -845,18 +486,7 @@ private:
 
     // Room for one more node with `inputs` inputs (appended to the order, unless it takes the
     // place of a node it replaces).
-    void reserve_node(std::string_view name, std::size_t inputs, bool appended = true) {
-        if (recs_.size() >= none - 1 || ins_.size() + inputs >= none || names_.size() + name.size() >= none)
-            throw graph_error("sgmatch::graph: more than 2^32 - 2 nodes, inputs or name bytes");
-        room_for(recs_, 1);
-        room_for(op_codes_, 1);
-        room_for(cold_, 1);
-        room_for(key_, 1);
-        room_for(use_at_, 1);
-        room_for(ins_, inputs);
-        room_for(names_, name.size());
-        if (appended && order_ != order_state::dirty) room_for(order_list_, 1);
-    }
+    void reserve_node(std::string_view name, std::size_t inputs, bool appended = true);
 
     node_id new_node(node_kind k, std::uint32_t op, std::string_view name, const input_ref* ins,
                      std::size_t count, std::uint32_t outputs) {
@@ -888,136 +518,26 @@ private:
     template <class In>
     node_id new_node_unchecked(node_kind k, std::uint32_t op, std::string_view name, const In* ins,
                                std::size_t count, std::uint32_t outputs, std::uint32_t slot,
-                               std::uint32_t in_at = none) noexcept {
-        const node_id id{static_cast<std::uint32_t>(recs_.size())};
-        rec r;
-        r.op = op;
-        r.kind = k;
-        r.outputs = static_cast<std::uint16_t>(outputs);
-        r.in_begin = in_at == none ? static_cast<std::uint32_t>(ins_.size()) : in_at;
-        r.in_count = static_cast<std::uint32_t>(count);
-        ++writes_;
-        if (in_at == none) {
-            for (std::size_t i = 0; i < count; ++i) ins_.push_back(value_of(ins[i]));
-        } else {
-            for (std::size_t i = 0; i < count; ++i) ins_[in_at + i] = value_of(ins[i]);
-        }
-        cold_rec c;
-        c.name_begin = static_cast<std::uint32_t>(names_.size());
-        c.name_len = static_cast<std::uint32_t>(name.size());
-        const std::size_t at = names_.size();
-        names_.resize(at + name.size());
-        if (!name.empty()) std::memcpy(names_.data() + at, name.data(), name.size());
-        recs_.push_back(r);
-        op_codes_.push_back(op);
-        cold_.push_back(c);
-        use_at_.push_back(use_range{});
-        ++live_;
-        if (order_ == order_state::dirty) {
-            key_.push_back(0);
-        } else if (slot == none) {
-            key_.push_back(static_cast<std::uint32_t>(order_list_.size()));
-            order_list_.push_back(id);
-        } else {
-            key_.push_back(slot);
-            order_list_[slot] = id;
-        }
-        return id;
-    }
+                               std::uint32_t in_at = none) noexcept;
     static std::uint64_t value_key(value v) { return (std::uint64_t(v.node.value) << 32) | v.port; }
     static value value_of(const input_ref& r) { return r.v; }
     static value value_of(const value& v) { return v; }
 
     // Brings order_list_ up to date: drops the dead (stale), or recomputes it (dirty: a replace
     // found no place for its node).
-    void settle_order() const {
-        if (order_ == order_state::stale) {
-            std::size_t w = 0;
-            for (std::size_t i = 0; i < order_list_.size(); ++i) {
-                const node_id n = order_list_[i];
-                if (n == tombstone) continue;
-                key_[n.value] = static_cast<std::uint32_t>(w);
-                order_list_[w++] = n;
-            }
-            order_list_.resize(w);
-        } else {
-            recompute_order();
-        }
-        order_ = order_state::clean;
-    }
+    void settle_order() const;
 
     // Kahn's algorithm with the order itself as the queue.
-    void recompute_order() const {
-        std::vector<std::uint32_t> pending(recs_.size(), 0);
-        std::vector<node_id> order;
-        order.reserve(live_);
-        for (std::uint32_t i = 0; i < recs_.size(); ++i) {
-            if (!recs_[i].alive()) continue;
-            pending[i] = recs_[i].in_count;
-            if (pending[i] == 0) order.push_back(node_id{i});
-        }
-        for (std::size_t h = 0; h < order.size(); ++h)
-            for (auto& u : users(order[h]))
-                if (--pending[u.user.value] == 0) order.push_back(u.user);
-        if (order.size() != live_)
-            throw graph_error("sgmatch::graph: the graph has a cycle (a replace of a node set that a path "
-                              "leaves and re-enters)");
-        for (std::size_t i = 0; i < order.size(); ++i) key_[order[i].value] = static_cast<std::uint32_t>(i);
-        order_list_.swap(order);
-    }
+    void recompute_order() const;
 
     // Uses: inline in rec when there is one; a range of uses_ holds all of them when there are
     // more. A list that outgrows its range moves to the end of uses_, leaving a hole; the holes
     // are reclaimed by compact_uses once they are a quarter of uses_.
     // Capacity for n to hold `need` uses, so that add_use cannot throw.
-    void reserve_uses(node_id n, std::size_t need) {
-        if (need < 2) return;
-        use_range& at = use_at_[n.value];
-        if (at.capacity >= need) return;
-        const std::size_t cap = std::max<std::size_t>({need, 2 * std::size_t(at.capacity), 4});
-        if (uses_.size() + cap >= none) throw graph_error("sgmatch::graph: more than 2^32 - 2 uses");
-        // Compact once the holes are a quarter of the pool and pay for the pass over every node.
-        if (uses_garbage_ >= 64 && 4 * uses_garbage_ > uses_.size() && 8 * uses_garbage_ > recs_.size()) compact_uses();
-        room_for(uses_, cap);
-        // nothing below throws
-        const rec& r = recs_[n.value];
-        const auto begin = static_cast<std::uint32_t>(uses_.size());
-        uses_.resize(uses_.size() + cap);
-        if (r.user_count == 1) uses_[begin] = r.first;
-        if (r.user_count >= 2) std::copy_n(uses_.begin() + at.begin, r.user_count, uses_.begin() + begin);
-        uses_garbage_ += at.capacity;
-        at = use_range{begin, static_cast<std::uint32_t>(cap)};
-        recs_[n.value].flags |= rec::ranged_flag;
-    }
+    void reserve_uses(node_id n, std::size_t need);
     // Rebuilds uses_ without holes (may throw before anything changes).
-    void compact_uses() {
-        std::size_t live = 0;  // counted, not derived from uses_garbage_: the loop must not throw
-        for (std::size_t i = 0; i < recs_.size(); ++i) live += recs_[i].alive() ? use_at_[i].capacity : 0;
-        detail::pod_array<use<node_id>> fresh;
-        fresh.reserve(live + live / 4);
-        // nothing below throws
-        for (std::size_t i = 0; i < recs_.size(); ++i) {
-            use_range& at = use_at_[i];
-            if (at.capacity == 0) continue;
-            if (!recs_[i].alive()) {
-                at = use_range{};
-                continue;
-            }
-            const auto begin = static_cast<std::uint32_t>(fresh.size());
-            fresh.resize(begin + at.capacity);
-            std::copy_n(uses_.begin() + at.begin, at.capacity, fresh.begin() + begin);
-            at.begin = begin;
-        }
-        uses_.swap(fresh);
-        uses_garbage_ = 0;
-    }
-    void free_uses(node_id n) noexcept {
-        rec& r = recs_[n.value];
-        if (!(r.flags & rec::ranged_flag)) return;
-        uses_garbage_ += use_at_[n.value].capacity;
-        use_at_[n.value] = use_range{};
-        r.flags &= static_cast<std::uint8_t>(~rec::ranged_flag);
-    }
+    void compact_uses();
+    void free_uses(node_id n) noexcept;
     void add_use(node_id n, use<node_id> u) noexcept {  // capacity reserved by the caller
         rec& r = recs_[n.value];
         if (r.user_count == 0) {
@@ -1031,20 +551,7 @@ private:
     }
     // Drop the uses u of n for which gone(u) holds; never allocates.
     template <class Gone>
-    void prune_uses(node_id n, const Gone& gone) noexcept {
-        rec& r = recs_[n.value];
-        if (r.user_count == 0) return;
-        if (r.user_count == 1) {
-            if (gone(r.first)) r.user_count = 0;
-            return;
-        }
-        use<node_id>* list = uses_.data() + use_at_[n.value].begin;
-        std::uint32_t k = 0;
-        for (std::uint32_t i = 0; i < r.user_count; ++i)
-            if (!gone(list[i])) list[k++] = list[i];
-        r.user_count = k;
-        if (k == 1) r.first = list[0];
-    }
+    void prune_uses(node_id n, const Gone& gone) noexcept;
 
     // The arrays a rewrite grows are pod_arrays (grown by realloc, not copied).
     detail::pod_array<rec, 32> recs_;
@@ -1073,6 +580,15 @@ private:
     mutable detail::pod_array<std::uint32_t> key_;   // a node's place in order_list_ (while not dirty)
     mutable order_state order_ = order_state::clean;
 };
+
+SGMATCH_END_NAMESPACE
+
+// The members defined apart, by concept.
+#include "sgmatch/graph/graph_order.hpp"
+#include "sgmatch/graph/graph_replace.hpp"
+#include "sgmatch/graph/graph_storage.hpp"
+
+SGMATCH_BEGIN_NAMESPACE
 
 /// The built-in graph implements the whole contract, write side included.
 template <>

@@ -14,7 +14,7 @@
 //   inference can run first (`onnx_shape_inference`): it trusts the file (it crashes on some
 //   malformed models, found by fuzzing) and runs only when ONNX's checker accepts every node.
 // - Opset-dependent meanings are written out in the terms of sgmatch's op descriptions
-//   (ops/table.hpp): Softmax and LogSoftmax before opset 13 (an explicit axis, refused where
+//   (ops/table.hpp): Softmax, LogSoftmax and Hardmax before opset 13 (an explicit axis, refused where
 //   they flatten several axes), Concat before opset 4 (axis 1), Pad's opset-1 "paddings", PRelu's
 //   per-channel slope before opset 7, Clip's bounds given as empty inputs.
 // - Everything the kernels cannot run is found at once: every op without a description, every
@@ -635,7 +635,7 @@ private:
                 if (a.first == k && a.second.as_int()) return *a.second.as_int();
             return d;
         };
-        if ((n.op_type() == "Softmax" || n.op_type() == "LogSoftmax") && opset_ < 13) {
+        if ((n.op_type() == "Softmax" || n.op_type() == "LogSoftmax" || n.op_type() == "Hardmax") && opset_ < 13) {
             // Before opset 13: the input flattened to 2-D at `axis` (default 1), softmax over the
             // second dim: the same as softmax over the last axis only when axis is the last one.
             const auto known = n.input_size() ? rank_of(n.input(0)) : std::nullopt;

@@ -1,5 +1,6 @@
 // sgmatch/ops/positions.hpp - descriptions of the ops that work by element position: Tile
 // (repeat), Trilu (a triangle's mask), Range (count), CumSum (scan), ArgMax and ArgMin (search),
+// Hardmax (the first maximum along an axis as 1, the rest 0), OneHot (indices as one-hot rows),
 // GatherElements and ScatterElements (indices per element), DepthToSpace and SpaceToDepth
 // (blocks between channels and space).
 #pragma once
@@ -108,6 +109,29 @@ inline std::vector<dims> arg_reduce(const shape_inputs& in, const op_attrs& a) {
     return {x};
 }
 
+/// Hardmax: the input's shape; the axis in range.
+inline std::vector<dims> hardmax(const shape_inputs& in, const op_attrs& a) {
+    const dims& x = in.shapes.at(0);
+    if (x.empty()) fail(a, "the input is a scalar (at least one axis)");
+    axis(a, a.i("axis"), x.size());
+    return {x};
+}
+
+/// OneHot: the indices' shape with an axis of `depth` inserted at `axis` (in [-r - 1, r]).
+inline std::vector<dims> one_hot(const shape_inputs& in, const op_attrs& a) {
+    dims x = in.shapes.at(0);
+    const scalar_param depth = scalar_input(in, a, 1, "depth");
+    const std::int64_t d = depth.integer ? *depth.integer : static_cast<std::int64_t>(depth.real);
+    if (!(depth.real >= 1) || d > (std::int64_t{1} << 32)) fail(a, "depth " + std::to_string(depth.real) + " (at least 1)");
+    if (in.shapes.at(2) != dims{2}) fail(a, "values is " + to_string(in.shapes[2]) + ", not [off, on]");
+    const auto r = static_cast<std::int64_t>(x.size());
+    std::int64_t ax = a.i("axis");
+    if (ax < -r - 1 || ax > r) fail(a, "axis " + std::to_string(ax) + " is out of range for an output of rank " + std::to_string(r + 1));
+    if (ax < 0) ax += r + 1;
+    x.insert(x.begin() + ax, d);
+    return {x};
+}
+
 /// GatherElements: the indices' shape; data and indices of one rank.
 inline std::vector<dims> gather_elements(const shape_inputs& in, const op_attrs& a) {
     const dims &x = in.shapes.at(0), &i = in.shapes.at(1);
@@ -168,6 +192,15 @@ inline constexpr input_spec arg_reduce_inputs[] = {{"data"}};
 inline constexpr type_rule arg_index{type_rule::from::fixed, 0, dtype::i64, {}};
 inline constexpr op_schema arg_max = typed(describe<ArgMax>(arg_reduce_inputs, arg_reduce_attrs, rules::arg_reduce, arg_index), types::numeric);
 inline constexpr op_schema arg_min = typed(describe<ArgMin>(arg_reduce_inputs, arg_reduce_attrs, rules::arg_reduce, arg_index), types::numeric);
+
+inline constexpr input_spec hardmax_inputs[] = {{"input"}};
+inline constexpr attr_spec hardmax_attrs[] = {{"axis", attr_type::integer, def::value(-1), support::any()}};
+inline constexpr op_schema hardmax = typed(describe<Hardmax>(hardmax_inputs, hardmax_attrs, rules::hardmax), types::f32 | types::bit(dtype::f64));
+
+inline constexpr input_spec one_hot_inputs[] = {{"indices"}, {"depth", input_spec::presence::required, true}, {"values"}};
+inline constexpr attr_spec one_hot_attrs[] = {{"axis", attr_type::integer, def::value(-1), support::any()}};
+inline constexpr type_rule one_hot_type{type_rule::from::input, 2, dtype::unknown, {}};
+inline constexpr op_schema one_hot = typed(describe<OneHot>(one_hot_inputs, one_hot_attrs, rules::one_hot, one_hot_type), types::computing);
 
 inline constexpr input_spec gather_elements_inputs[] = {{"data"}, {"indices"}};
 inline constexpr attr_spec gather_elements_attrs[] = {{"axis", attr_type::integer, def::value(0), support::any()}};

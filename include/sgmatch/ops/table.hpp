@@ -39,7 +39,7 @@ inline const std::vector<const op_schema*>& all_schemas() {
         &reduce_log_sum, &reduce_log_sum_exp, &log_softmax, &global_max_pool,
         &unsqueeze, &squeeze, &slice, &resize, &gather, &expand, &dropout, &cast,
         &split, &shape, &size, &constant_of_shape, &where, &equal, &less, &greater, &less_or_equal, &greater_or_equal,
-        &logical_and, &logical_or, &logical_xor, &logical_not, &mod, &tile, &trilu, &range, &cumsum, &arg_max, &arg_min,
+        &logical_and, &logical_or, &logical_xor, &logical_not, &mod, &tile, &trilu, &range, &cumsum, &arg_max, &arg_min, &hardmax, &one_hot,
         &ceil, &floor, &sign, &sin, &cos, &tan, &asin, &acos, &atan, &sinh, &cosh, &asinh, &acosh, &atanh, &is_nan, &is_inf,
         &gather_elements, &scatter_elements, &depth_to_space, &space_to_depth, &cast_like, &shrink};
     return all;

@@ -1,12 +1,14 @@
 // sgmatch/exec/kernels/positions.hpp - kernels over typed values for the ops that work by
 // element position (ops/positions.hpp): Tile, Trilu, GatherElements, DepthToSpace and
 // SpaceToDepth move bytes, so they take every element type; Range, CumSum, ArgMax, ArgMin and
-// ScatterElements (with its reductions) compute on the numeric types and bool.
+// ScatterElements (with its reductions) compute on the numeric types and bool; Hardmax on f32
+// and f64; OneHot takes indices of any numeric type and values of any type but f16 / bf16.
 //
 // Integer sums wrap around (two's complement), as the element-wise integer kernels do; ArgMax
 // and ArgMin skip nothing: a NaN compares false, so the first element of a row of NaNs wins.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <array>
@@ -172,6 +174,66 @@ typed_fn arg_reduce(const ops::op_attrs& a0, const ops::node_source&) {
                     o[r * e.inner + c] = best;
                 }
         });
+        return values{out};
+    };
+}
+
+/// Hardmax: 1 at the first maximum along the axis, 0 elsewhere (a row of NaNs: its first element).
+inline typed_fn hardmax(const ops::op_attrs& a0, const ops::node_source&) {
+    return [a = a0](const values& xs) {
+        const value x = in(xs, 0, a).dense_value();
+        require_type(a, x);
+        const axis_extents e = extents_around(x.dims(), ops::rules::axis(a, a.i("axis"), x.rank()));
+        value out = value::zeros(x.type(), rule(a, xs).at(0));
+        visit_type(x.type(), [&](auto t) {
+            using T = typename decltype(t)::type;
+            const T* p = x.as<T>();
+            T* o = static_cast<T*>(out.mutable_data());
+            for (std::int64_t r = 0; r < e.outer; ++r)
+                for (std::int64_t c = 0; c < e.inner; ++c) {
+                    const std::int64_t base = r * e.length * e.inner + c;
+                    std::int64_t best = 0;
+                    for (std::int64_t j = 1; j < e.length; ++j)
+                        if (p[base + j * e.inner] > p[base + best * e.inner]) best = j;
+                    if (e.length > 0) o[base + best * e.inner] = T(1);
+                }
+        });
+        return values{out};
+    };
+}
+
+/// OneHot: values[0] everywhere, values[1] where the axis' coordinate is the index (an index in
+/// [-depth, depth), a negative one counted from the end; others give a row of values[0]).
+inline typed_fn one_hot(const ops::op_attrs& a0, const ops::node_source&) {
+    return [a = a0](const values& xs) {
+        const value ind = in(xs, 0, a).dense_value();
+        const value vals = in(xs, 2, a).dense_value();
+        require_type(a, vals);
+        if (!ops::types::has(ops::types::numeric, ind.type()))
+            fail(a, "indices of type " + std::string(name_of(ind.type())) + " (a numeric type expected)");
+        const shape out_dims = rule(a, xs).at(0);
+        const std::int64_t r = static_cast<std::int64_t>(ind.rank());
+        std::int64_t ax = a.i("axis");
+        if (ax < 0) ax += r + 1;
+        const std::int64_t depth = out_dims[static_cast<std::size_t>(ax)];
+        value out = value::zeros(vals.type(), out_dims);
+        const axis_extents e = extents_around(out_dims, static_cast<std::size_t>(ax));  // e.length == depth
+        std::vector<double> idx(static_cast<std::size_t>(ind.size()));
+        const const_tensor_view iv = ind.as_constant();
+        for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = std::trunc(iv.at(i));
+        const std::size_t size = size_of(vals.type());
+        const auto* off = static_cast<const unsigned char*>(vals.data());
+        const unsigned char* on = off + size;
+        auto* o = static_cast<unsigned char*>(out.mutable_data());
+        for (std::int64_t k = 0, n = element_count(out_dims); k < n; ++k) std::memcpy(o + k * static_cast<std::int64_t>(size), off, size);
+        for (std::int64_t outer = 0; outer < e.outer; ++outer)
+            for (std::int64_t inner = 0; inner < e.inner; ++inner) {
+                double i = idx[static_cast<std::size_t>(outer * e.inner + inner)];
+                if (i < 0) i += static_cast<double>(depth);
+                if (!(i >= 0 && i < static_cast<double>(depth))) continue;
+                const std::int64_t at = (outer * depth + static_cast<std::int64_t>(i)) * e.inner + inner;
+                std::memcpy(o + at * static_cast<std::int64_t>(size), on, size);
+            }
         return values{out};
     };
 }

@@ -499,6 +499,8 @@ inline const typed_binding typed_ops[] = {
     {&ops::schemas::cumsum, typed::cumsum},
     {&ops::schemas::arg_max, typed::arg_reduce<true>},
     {&ops::schemas::arg_min, typed::arg_reduce<false>},
+    {&ops::schemas::hardmax, typed::hardmax},
+    {&ops::schemas::one_hot, typed::one_hot},
     {&ops::schemas::is_nan, typed::classify<false>},
     {&ops::schemas::is_inf, typed::classify<true>},
     {&ops::schemas::gather_elements, typed::gather_elements},
