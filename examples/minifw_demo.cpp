@@ -10,6 +10,9 @@
 // - ONNX Runtime execution provider style (ort_style.hpp): the framework's own provider interface
 //   (GetCapability, Compile, a Session); sgmatch's provider claims the regions and compiles each
 //   once; layouts stay blocked inside a region, reordered only at its boundary.
+//
+// A test (ctest example.minifw_demo) in the test, clang20, gcc20 and clang17 presets; the asan
+// preset builds no examples (tests/exec/call.cpp and tests/threads/ run node_call under ASan).
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
