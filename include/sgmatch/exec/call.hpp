@@ -69,10 +69,9 @@ public:
         run_stats local;
         run_stats& st = stats ? *stats : local;
         if (region_) return run_region(inputs, st);
-        std::vector<value> keep;  // dense copies of strided inputs, alive for the call
-        const onednn::tensor src = tensor_of(inputs, fused_->src, keep);
-        std::vector<onednn::tensor> extra;
-        for (std::size_t k : fused_->extra) extra.push_back(tensor_of(inputs, k, keep));
+        const operands o = operands_of(inputs);
+        const onednn::tensor& src = o.src;
+        const std::vector<onednn::tensor>& extra = o.extra;
         const auto shapes = detail::shapes_of(src, extra);
         if (unfused_ == nullptr || !log_->rejected(shapes)) {
             try {
@@ -96,10 +95,9 @@ public:
         run_stats& st = stats ? *stats : local;
         if (fused_ && (unfused_ == nullptr || !log_->any()) && outputs.size() == 1) {
             // Straight into the caller's buffer where the kernel writes a plain layout.
-            std::vector<value> keep;
-            const onednn::tensor src = tensor_of(inputs, fused_->src, keep);
-            std::vector<onednn::tensor> extra;
-            for (std::size_t k : fused_->extra) extra.push_back(tensor_of(inputs, k, keep));
+            const operands o = operands_of(inputs);
+            const onednn::tensor& src = o.src;
+            const std::vector<onednn::tensor>& extra = o.extra;
             check_output(outputs[0], 0);
             try {
                 const auto d = fused_->kernel->dst_desc(src.shape());
@@ -168,27 +166,38 @@ private:
         keep.push_back(v.dense_value());
         return onednn::tensor::view(keep.back().as<float>(), keep.back().dims());
     }
-    std::vector<value> run_unfused(const std::vector<value>& inputs, run_stats& st) const {
+    // The fused kernel's source and extra operands as oneDNN tensors over the inputs (keep owns
+    // the dense copies of strided ones, whose buffers the tensors view).
+    struct operands {
+        std::vector<value> keep;
+        onednn::tensor src;
+        std::vector<onednn::tensor> extra;
+    };
+    operands operands_of(const std::vector<value>& inputs) const {
+        operands o;
+        o.src = tensor_of(inputs, fused_->src, o.keep);
+        for (std::size_t k : fused_->extra) o.extra.push_back(tensor_of(inputs, k, o.keep));
+        return o;
+    }
+    // The graph inputs "0", "1", ... of an inner executor: inputs[at[0]], inputs[at[1]], ...
+    std::map<std::string, value> feeds(const std::vector<value>& inputs, const std::vector<std::size_t>& at,
+                                       const char* what) const {
         std::map<std::string, value> in;
-        for (std::size_t k = 0; k < fused_->ops_inputs.size(); ++k) {
-            const std::size_t i = fused_->ops_inputs[k];
-            if (i >= inputs.size())
-                throw exec_error("sgmatch::exec::node_call: node '" + name_ + "' reads input " + std::to_string(i) + "; " +
-                                 std::to_string(inputs.size()) + " were given");
-            in.emplace(std::to_string(k), inputs[i]);
+        for (std::size_t k = 0; k < at.size(); ++k) {
+            if (at[k] >= inputs.size())
+                throw exec_error("sgmatch::exec::node_call: " + std::string(what) + " '" + name_ + "' reads input " +
+                                 std::to_string(at[k]) + "; " + std::to_string(inputs.size()) + " were given");
+            in.emplace(std::to_string(k), inputs[at[k]]);
         }
+        return in;
+    }
+    std::vector<value> run_unfused(const std::vector<value>& inputs, run_stats& st) const {
+        const auto in = feeds(inputs, fused_->ops_inputs, "node");
         ++st.fallbacks;
         return unfused_->run(in, &st);
     }
     std::vector<value> run_region(const std::vector<value>& inputs, run_stats& st) const {
-        std::map<std::string, value> in;
-        for (std::size_t k = 0; k < region_->runtime_inputs.size(); ++k) {
-            const std::size_t i = region_->runtime_inputs[k];
-            if (i >= inputs.size())
-                throw exec_error("sgmatch::exec::node_call: region node '" + name_ + "' reads input " + std::to_string(i) +
-                                 "; " + std::to_string(inputs.size()) + " were given");
-            in.emplace(std::to_string(k), inputs[i]);
-        }
+        const auto in = feeds(inputs, region_->runtime_inputs, "region node");
         ++st.region_nodes;
         return region_->exec->run(in, &st);
     }
