@@ -50,16 +50,9 @@ public:
                          "' carries neither an onednn::fused_node nor an exec::subgraph_node");
     }
 
-    node_call(std::shared_ptr<const onednn::fused_node> f, std::string name) : name_(std::move(name)), fused_(std::move(f)) {
-        if (fused_->ops) {
-            try {
-                unfused_ = std::make_shared<const executor>(*fused_->ops, mode::onednn);
-            } catch (const exec_error&) {
-                unfused_ = nullptr;  // its ops cannot run one by one: the kernel's errors are raised
-            }
-        }
-        log_ = std::make_shared<detail::fallback_log>();
-    }
+    node_call(std::shared_ptr<const onednn::fused_node> f, std::string name)
+        : name_(std::move(name)), fused_(std::move(f)), unfused_(executor::member_ops(*fused_)),
+          log_(std::make_shared<detail::fallback_log>()) {}
     node_call(std::shared_ptr<const subgraph_node> r, std::string name) : name_(std::move(name)), region_(std::move(r)) {
         if (!region_->exec) throw exec_error("sgmatch::exec::node_call: region node '" + name_ + "' has no executor");
     }

@@ -140,15 +140,7 @@ public:
                                      "' carries neither an onednn::fused_node nor an exec::subgraph_node");
                 if (p != nullptr) {
                     s.fused = p->get();
-                    // Its ops, for when the kernel rejects an input; a node whose ops the executor
-                    // cannot run one by one keeps only its kernel (its errors are then raised).
-                    if (s.fused->ops) {
-                        try {
-                            s.unfused = std::make_shared<const executor>(*s.fused->ops, mode::onednn);
-                        } catch (const exec_error&) {
-                            s.unfused = nullptr;
-                        }
-                    }
+                    s.unfused = member_ops(*s.fused);
                 } else {
                     s.region = r->get();
                 }
@@ -191,6 +183,18 @@ public:
             out.push_back(v.owned() ? v : v.clone());  // never a view of the graph's constants or of an input
         }
         return out;
+    }
+
+    /// A fused node's ops on an executor of their own (one kernel each, mode onednn), for when its
+    /// kernel rejects an input; null for a node whose ops cannot run one by one (it keeps only its
+    /// kernel, whose errors are then raised).
+    static std::shared_ptr<const executor> member_ops(const onednn::fused_node& f) {
+        if (!f.ops) return nullptr;
+        try {
+            return std::make_shared<const executor>(*f.ops, mode::onednn);
+        } catch (const exec_error&) {
+            return nullptr;
+        }
     }
 
     /// The most bytes one value computed by a typed kernel may take (16 GiB unless set): a shape
