@@ -936,3 +936,27 @@ TEST_CASE("capability regions run as region nodes: a graph of their own with the
     CHECK(hs.region_nodes == 2);
     CHECK(hs.reference_nodes == 1);  // the Pad, between the regions
 }
+
+TEST_CASE("a match whose result nothing reads (dead code) is declined, and the backend applies to the rest") {
+    // Found by the differential test's random graphs (tests/testing): a MatMul nothing read made
+    // the fused-node factory throw from apply_backend, after earlier properties had rewritten.
+    graph g;
+    std::mt19937 rng(3);
+    const auto x = g.add_input("x", tensor_type{dtype::f32, {4, 8}});
+    const node_id dead = g.add_op("MatMul", "dead", {x, g.add_constant("w0", {8, 16}, test::random_values(128, rng, 0.5f))});
+    g.set_type({dead, 0}, tensor_type{dtype::f32, {4, 16}});
+    const node_id mm = g.add_op("MatMul", "live", {x, g.add_constant("w1", {8, 16}, test::random_values(128, rng, 0.5f))});
+    g.set_type({mm, 0}, tensor_type{dtype::f32, {4, 16}});
+    const node_id r = g.add_op("Relu", "relu", {mm});
+    g.set_type({r, 0}, tensor_type{dtype::f32, {4, 16}});
+    g.mark_output(r);
+    const std::map<std::string, array> in{{"x", test::random_array({4, 8}, rng, 1.0f)}};
+    const array want = exec::executor(g)(in).at(0);
+    std::vector<property_report> reps;
+    REQUIRE_NOTHROW(reps = apply_backend(g, onednn::make_backend<graph>()));
+    const property_report& mmr = report(reps, "matmul_post_ops");
+    CHECK(mmr.accepted == 1);
+    CHECK(mmr.rejected_check == 1);
+    CHECK(mmr.check_reasons.count("the result of 'dead' is not used") == 1);
+    CHECK(test::max_rel_error(exec::executor(g)(in).at(0), want) <= 1e-5);
+}

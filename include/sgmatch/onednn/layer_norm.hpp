@@ -44,7 +44,7 @@ struct layer_norm_centered;
 /// Mul(., gamma)? -> Add(., beta)?
 inline constexpr auto layer_norm_written_out =
     op<ops::ReduceMean>(any().as<layer_norm_x>()) >> op<ops::Sub>(ref<layer_norm_x>()).input<1>().as<layer_norm_centered>() >>
-    op<ops::Pow>(constant(2.0, 1e-6)) >> op<ops::ReduceMean>() >> op<ops::Add>(constant()) >> op<ops::Sqrt>() >>
+    op<ops::Pow>(constant(2.0, 1e-6)).input<0>() >> op<ops::ReduceMean>() >> op<ops::Add>(constant()) >> op<ops::Sqrt>() >>
     op<ops::Div>(ref<layer_norm_centered>()).input<1>() >> optional(op<ops::Mul>(constant())) >>
     optional(op<ops::Add>(constant()));
 

@@ -53,7 +53,7 @@ inline float unary_value(unary_kind k, float x, float alpha = 0.0f, float beta =
     auto softplus = [](float v) { return v > 20.0f ? v : std::log1p(std::exp(v)); };
     switch (k) {
         case unary_kind::identity: return x;
-        case unary_kind::relu: return x > 0 ? x : 0.0f;
+        case unary_kind::relu: return x <= 0 ? 0.0f : x;  // NaN stays NaN (ONNX: numpy maximum)
         case unary_kind::leaky_relu: return x > 0 ? x : alpha * x;
         case unary_kind::clip: return std::min(std::max(x, alpha), beta);
         case unary_kind::sigmoid: return sig(x);

@@ -90,6 +90,11 @@ match_lowering<typename graph_traits<G>::node_type> lower_match_with(const G& g,
         out.decline = std::move(why);
         return out;
     };
+    // A result nothing reads (dead code the graph still holds): no fused node has nothing to
+    // give back, so the match is declined rather than rewritten into a node without outputs.
+    auto unused = [&](N last) {
+        return traits::user_count(g, last) == 0 && !adapter<G>::has_graph_output(g, last);
+    };
     auto member = [&](N n) {
         for (std::size_t i = 0; i < count; ++i)
             if (nodes[i] == n) return true;
@@ -157,6 +162,7 @@ match_lowering<typename graph_traits<G>::node_type> lower_match_with(const G& g,
             b.relu = true;
             last = n;
         }
+        if (unused(last)) return decline("the result of " + name(last) + " is not used");
         out.dst = value_ref<N>{last, 0};
         return out;
     }
@@ -431,6 +437,7 @@ match_lowering<typename graph_traits<G>::node_type> lower_match_with(const G& g,
     std::size_t ops_in_match = 0;
     for (std::size_t i = 0; i < count; ++i) ops_in_match += traits::kind(g, nodes[i]) == node_kind::op ? 1 : 0;
     if (visited != ops_in_match) return decline("the match is not a straight chain from the convolution");
+    if (unused(cur)) return decline("the result of " + name(cur) + " is not used");
     out.dst = value_ref<N>{cur, 0};
     if (!out.matmul) {
         try {
