@@ -11,8 +11,8 @@
 //   (GetCapability, Compile, a Session); sgmatch's provider claims the regions and compiles each
 //   once; layouts stay blocked inside a region, reordered only at its boundary.
 //
-// A test (ctest example.minifw_demo) in the test, clang20, gcc20 and clang17 presets; the asan
-// preset builds no examples (tests/exec/call.cpp and tests/threads/ run node_call under ASan).
+// A test (ctest example.minifw_demo) in the test, clang20 and gcc20 presets; the asan and clang17
+// presets build no examples (tests/exec/call.cpp and tests/threads/ run node_call under ASan).
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>

@@ -6,7 +6,8 @@
 // partitioned: one oneDNN primitive per op, the unfused baseline). Loads the model (batch bound to
 // BATCH), partitions it and builds the executor (load_ms), runs once (first_run_ms; oneDNN
 // primitives are created there), compares with expected.npy and prints one JSON line. Then each
-// line "K" on stdin runs K times and prints {"ms": [...]}; end of input ends the process.
+// line "K" on stdin runs K times and prints {"ms": [...], "planned_bytes": .., "pooled_bytes": ..}
+// (run_stats of the last run); end of input ends the process.
 // With --check (no stdin loop) it exits 1 when the output differs from expected.npy by more than
 // 1e-4 + 1e-3 * |expected|: the smoke test in the test preset.
 #include <algorithm>
@@ -95,14 +96,18 @@ int main(int argc, char** argv) {
         std::string line;
         while (std::getline(std::cin, line)) {
             std::string out = "{\"ms\": [";
+            sgmatch::exec::run_stats last;
             for (int k = std::atoi(line.c_str()); k > 0; --k) {
                 t0 = std::chrono::steady_clock::now();
-                (void)run.run(inputs);
+                last = {};
+                (void)run.run(inputs, &last);
                 char buf[32];
                 std::snprintf(buf, sizeof buf, "%s%.4f", out.back() == '[' ? "" : ", ", ms_since(t0));
                 out += buf;
             }
-            std::printf("%s]}\n", out.c_str());
+            // The fused nodes' outputs as the liveness plan places them, and what a pool reusing
+            // only same-size buffers holds for them (0 and 0: unfused, or the plan's first run).
+            std::printf("%s], \"planned_bytes\": %zu, \"pooled_bytes\": %zu}\n", out.c_str(), last.planned_bytes, last.pooled_bytes);
             std::fflush(stdout);
         }
         return 0;

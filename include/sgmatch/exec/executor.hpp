@@ -32,20 +32,26 @@
 // Known limitations: runs the built-in graph (a region of an adapter graph is copied into one,
 // subgraph.hpp); fused kernels and oneDNN primitives are fp32; nodes run one after another
 // (kernels use oneDNN's threads: as many as the calling thread allows, or set_threads' cap);
-// buffers are recycled through a pool, not planned ahead.
+// intermediate buffers are recycled through a pool, and the fused nodes' outputs are placed in
+// one arena by a liveness plan (buffer_plan.hpp) per input-shape signature: made before the first
+// run from the declared shapes, or from what the first run records when they are not declared
+// (run_stats::planned_bytes).
 #pragma once
 
+#include <algorithm>
 #include <any>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "sgmatch/detail/config.hpp"
+#include "sgmatch/exec/fused_plan.hpp"
 #include "sgmatch/exec/fallback.hpp"
 #include "sgmatch/exec/kernels.hpp"
 #include "sgmatch/exec/kernels/typed.hpp"
@@ -89,6 +95,9 @@ struct run_stats {
     std::size_t reorders_to_plain = 0;  // kernel outputs converted for a reference kernel or an output
     std::size_t in_place_sums = 0;      // residuals accumulated into in place (no copy)
     std::size_t region_nodes = 0;       // region nodes (subgraph.hpp); what ran inside is counted above
+    std::size_t planned_bytes = 0;  // the arena holding the fused nodes' outputs (0: the run was the
+                                    // first of its input shapes, which makes the plan)
+    std::size_t pooled_bytes = 0;   // what a pool reusing only same-size buffers holds for those outputs
     std::size_t fallbacks = 0;  // fused nodes and single-op kernels whose kernel rejected the input: they ran
                                 // their ops unfused (counted above) or their reference kernel instead
     int threads = 0;  // the threads oneDNN's kernels were allowed in the run (onednn::max_threads() under the
@@ -107,6 +116,8 @@ struct run_stats {
         in_place_sums += o.in_place_sums;
         region_nodes += o.region_nodes;
         fallbacks += o.fallbacks;
+        planned_bytes += o.planned_bytes;
+        pooled_bytes += o.pooled_bytes;
         return *this;
     }
 };
@@ -140,6 +151,7 @@ public:
                                      "' carries neither an onednn::fused_node nor an exec::subgraph_node");
                 if (p != nullptr) {
                     s.fused = p->get();
+                    has_fused_ = true;
                     s.unfused = member_ops(*s.fused);
                 } else {
                     s.region = r->get();
@@ -149,6 +161,12 @@ public:
             }
             if (s.op || s.unfused) s.fallback = std::make_shared<detail::fallback_log>();
             steps_.push_back(std::move(s));
+        }
+        step_of_.assign(g.index_bound(), npos);
+        for (std::size_t i = 0; i < steps_.size(); ++i) {
+            step_of_[steps_[i].n.value] = i;
+            step_nodes_.push_back(steps_[i].n);
+            step_fused_.push_back(steps_[i].fused);
         }
     }
 
@@ -276,6 +294,34 @@ private:
             // Constants are read on demand: a view for kernels, a copy for reference kernels.
             if (g_.kind(n) == node_kind::constant) values[n.value].resize(1);
         }
+        // The plan of this input-shape signature, or a record of this run to make it from.
+        std::shared_ptr<const run_plan> plan;
+        std::optional<recording> rec;
+        std::shared_ptr<void> arena;
+        std::vector<onednn::dims> sig;
+        if (has_fused_) {
+            sig = signature(values);
+            {
+                std::lock_guard<std::mutex> lock(plans_->mu);
+                const auto it = plans_->plans.find(sig);
+                if (it != plans_->plans.end()) plan = it->second;
+            }
+            if (!plan) {  // planned ahead from the declared shapes, when they are the run's
+                plan = detail::plan_ahead(plan_view(), sig);
+                if (plan) {
+                    std::lock_guard<std::mutex> lock(plans_->mu);
+                    plan = plans_->plans.emplace(sig, plan).first->second;  // or another thread's, made meanwhile
+                }
+            }
+            if (plan) {
+                if (plan->arena > 0) arena = onednn::detail::buffer_pool::instance().get(plan->arena);
+                st.planned_bytes += plan->arena;
+                st.pooled_bytes += plan->pooled;
+            } else {
+                rec.emplace(steps_.size());
+            }
+        }
+        const placement where{plan.get(), arena, rec ? &*rec : nullptr};
         for (const step& s : steps_) {
             const node_id n = s.n;
             values[n.value].resize(g_.output_count(n));
@@ -302,7 +348,7 @@ private:
                 run_op(s, values, st);
             } else if (s.fused) {
                 kernel = "fused";
-                run_fused(s, values, uses, st);
+                run_fused(s, values, uses, st, where);
             } else {
                 values[n.value][0].plain = run_reference(s, values, st);
                 ++st.reference_nodes;
@@ -317,6 +363,39 @@ private:
                     values[v.node.value][v.port] = slot{};
             }
         }
+        if (rec) {
+            auto made = detail::make_plan(plan_view(), *rec);
+            std::lock_guard<std::mutex> lock(plans_->mu);
+            plans_->plans.emplace(std::move(sig), std::move(made));
+        }
+    }
+
+    // The buffer plans (fused_plan.hpp), per input-shape signature; a copy of the executor shares them.
+    using run_plan = detail::run_plan;
+    using recording = detail::plan_recording;
+    static constexpr std::size_t npos = detail::no_step;
+    struct plan_cache {
+        std::mutex mu;
+        std::map<std::vector<onednn::dims>, std::shared_ptr<const run_plan>> plans;
+    };
+    struct placement {
+        const run_plan* plan;
+        std::shared_ptr<void> arena;
+        recording* rec;
+    };
+    detail::plan_steps plan_view() const { return {g_, step_nodes_, step_fused_, step_of_}; }
+
+    std::vector<onednn::dims> signature(const store& values) const {
+        std::vector<onednn::dims> sig;
+        for (node_id n : g_.nodes()) {
+            if (g_.kind(n) != node_kind::input) continue;
+            const slot& s = values[n.value][0];
+            if (!s.t.empty()) sig.push_back(s.t.shape());
+            else if (s.plain) sig.emplace_back(s.plain->shape().begin(), s.plain->shape().end());
+            else if (s.typed) sig.emplace_back(s.typed->dims().begin(), s.typed->dims().end());
+            else sig.emplace_back();
+        }
+        return sig;
     }
 
     struct step {
@@ -433,8 +512,9 @@ private:
     }
 
     // A fused node on its kernel; its ops unfused when the kernel rejects the input.
-    void run_fused(const step& s, store& vs, const use_counts& uses, run_stats& st) const {
+    void run_fused(const step& s, store& vs, const use_counts& uses, run_stats& st, const placement& where) const {
         const node_id n = s.n;
+        const std::size_t i = static_cast<std::size_t>(&s - steps_.data());
         const auto& fc = *s.fused;
         slot& out = vs[n.value][0];
         onednn::tensor src;
@@ -447,6 +527,7 @@ private:
                 // layout and owned by the run: the kernel accumulates into it (no copy). The kernel
                 // checks every operand before it writes, so a rejection leaves the residual intact.
                 onednn::tensor in_place;
+                std::size_t in_place_from = npos;  // the step that wrote the residual
                 for (const auto& p : fc.kernel->post_ops()) {
                     if (p.k != onednn::post_op::kind::sum) continue;
                     const std::size_t slot_k = fc.extra[static_cast<std::size_t>(p.input)];
@@ -457,15 +538,28 @@ private:
                     for (std::size_t k : fc.extra) read_elsewhere = read_elsewhere || (k != slot_k && g_.input(n, k) == v);
                     slot& r = vs[v.node.value][v.port];
                     if (!read_elsewhere && uses[v.node.value][v.port] == 1 && !g_.is_graph_output(v.node, v.port) &&
-                        r.owned && !r.t.empty() && r.t.desc() == fc.kernel->dst_desc(src.shape()))
+                        r.owned && !r.t.empty() && r.t.desc() == fc.kernel->dst_desc(src.shape())) {
                         in_place = r.t;
+                        in_place_from = step_of_[v.node.value];
+                    }
                 }
+                // A planned run accumulates in place exactly where its plan does (elsewhere the
+                // residual's buffer may be planned for another value once it is read).
+                if (where.plan && where.plan->into[i] != in_place_from) in_place = onednn::tensor();
+                const std::size_t at = where.plan && fc.kernel->writes_into() ? where.plan->offset[i] : npos;
+                const dnnl::memory::desc d = at != npos ? fc.kernel->dst_desc(src.shape()) : dnnl::memory::desc();
                 if (!in_place.empty()) {
                     onednn::guarded([&] { fc.kernel->run_into(src, extra, in_place); });
                     out.t = in_place;
                     ++st.in_place_sums;
+                    if (where.rec) where.rec->into[i] = in_place_from;
+                } else if (at != npos && d.get_size() == where.plan->bytes[i]) {  // the planned place
+                    onednn::tensor y = onednn::tensor::within(where.arena, at, d);
+                    onednn::guarded([&] { fc.kernel->run_into(src, extra, y); });
+                    out.t = std::move(y);
                 } else {
                     out.t = onednn::guarded([&] { return fc.kernel->run(src, extra); });
+                    if (where.rec && fc.kernel->writes_into()) where.rec->bytes[i] = out.t.desc().get_size();
                 }
                 out.owned = true;
                 ++st.fused_nodes;
@@ -686,6 +780,11 @@ private:
 
     const graph& g_;
     std::vector<step> steps_;
+    std::vector<std::size_t> step_of_;  // by node index: its step (npos: not an op)
+    std::vector<node_id> step_nodes_;   // by step: its node, and its fused node (or null)
+    std::vector<const onednn::fused_node*> step_fused_;
+    bool has_fused_ = false;
+    std::shared_ptr<plan_cache> plans_ = std::make_shared<plan_cache>();
     std::size_t max_value_bytes_ = std::size_t{16} << 30;
     int threads_ = 0;
 };

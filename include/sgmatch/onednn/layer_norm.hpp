@@ -60,6 +60,7 @@ public:
     }
     dnnl::memory::desc dst_desc(const dims& src) const override { return plain_desc(src); }
     const std::vector<post_op>& post_ops() const override { return none_; }
+    bool writes_into() const override { return false; }
 
 private:
     layer_norm_kernel k_;

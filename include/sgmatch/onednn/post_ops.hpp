@@ -120,6 +120,9 @@ public:
     virtual void run_into(const tensor& src, const std::vector<tensor>& extra, const tensor& y) const = 0;
     virtual dnnl::memory::desc dst_desc(const dims& src) const = 0;
     virtual const std::vector<post_op>& post_ops() const = 0;
+    /// Whether run_into writes y itself (false: it computes into a buffer of its own and copies),
+    /// which is when placing its output in a planned buffer saves memory rather than adding a copy.
+    virtual bool writes_into() const { return true; }
 };
 
 namespace detail {

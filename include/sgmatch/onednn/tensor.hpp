@@ -152,6 +152,13 @@ public:
         t.mem_ = dnnl::memory(d, cpu_engine(), t.owner_.get());
         return t;
     }
+    /// A tensor with layout d at `offset` bytes into `block` (a planned arena), which it keeps alive.
+    static tensor within(std::shared_ptr<void> block, std::size_t offset, const dnnl::memory::desc& d) {
+        tensor t;
+        t.mem_ = dnnl::memory(d, cpu_engine(), static_cast<char*>(block.get()) + offset);
+        t.owner_ = std::move(block);
+        return t;
+    }
     /// A new plain tensor holding a copy of values.
     static tensor from_values(const std::vector<float>& values, const dims& shape) {
         tensor t = allocate(plain_desc(shape));
