@@ -960,3 +960,28 @@ TEST_CASE("a match whose result nothing reads (dead code) is declined, and the b
     CHECK(mmr.check_reasons.count("the result of 'dead' is not used") == 1);
     CHECK(test::max_rel_error(exec::executor(g)(in).at(0), want) <= 1e-5);
 }
+
+TEST_CASE("Gemm with a scalar or an [M, N] C, one primitive per op: the scalar broadcast on the primitive, the matrix on the reference kernel") {
+    // Found by the differential test's random graphs through the region backend (tests/testing):
+    // a scalar C made the gemm kernel's factory throw, and the region property with it.
+    std::mt19937 rng(4);
+    for (int form = 0; form < 2; ++form) {
+        CAPTURE(form);
+        graph g;
+        const auto x = g.add_input("x", tensor_type{dtype::f32, {4, 16}});
+        const std::vector<std::int64_t> c_dims = form == 0 ? std::vector<std::int64_t>{} : std::vector<std::int64_t>{4, 8};
+        const node_id gemm = g.add_op("Gemm", "gemm",
+                                      {x, g.add_constant("b", {16, 8}, test::random_values(128, rng, 0.5f)),
+                                       g.add_constant("c", c_dims, test::random_values(form == 0 ? 1 : 32, rng, 1.0f))},
+                                      {{"beta", 0.5}});
+        g.set_type({gemm, 0}, tensor_type{dtype::f32, {4, 8}});
+        g.mark_output(gemm);
+        const std::map<std::string, array> in{{"x", test::random_array({4, 16}, rng, 1.0f)}};
+        const array want = exec::executor(g)(in).at(0);
+        exec::run_stats st;
+        const array got = exec::executor(g, exec::mode::onednn)(in, &st).at(0);
+        CHECK(st.onednn_nodes == (form == 0 ? 1u : 0u));
+        CHECK(st.reference_nodes == (form == 0 ? 0u : 1u));
+        CHECK(test::max_rel_error(got, want) <= 1e-5);
+    }
+}

@@ -141,3 +141,15 @@ TEST_CASE(".npy files: written and read back, NumPy's own bytes read, bad files 
     CHECK_THROWS_WITH_AS(reference::read_npy(dir + "/sgmatch_npy_short.npy"), doctest::Contains("fewer values than its shape"),
                          reference::npy_error);
 }
+
+TEST_CASE("NaN through the activations as ONNX (numpy) computes it: Relu, LeakyRelu, Clip, Elu, HardSigmoid keep it") {
+    const float nan = std::nanf("");
+    using reference::unary_kind;
+    for (unary_kind k : {unary_kind::relu, unary_kind::leaky_relu, unary_kind::clip, unary_kind::elu, unary_kind::hardsigmoid}) {
+        CAPTURE(static_cast<int>(k));
+        CHECK(std::isnan(reference::unary_value(k, nan, 0.1f, 1.0f)));
+    }
+    CHECK(reference::unary_value(unary_kind::relu, -0.5f) == 0.0f);
+    CHECK(reference::unary_value(unary_kind::relu, 0.5f) == 0.5f);
+    CHECK(reference::unary_value(unary_kind::thresholded_relu, nan, 1.0f) == 0.0f);  // numpy where(x > alpha, x, 0)
+}

@@ -3,7 +3,8 @@
 // random graphs of the generators' ops through the whole backend, and the generator itself:
 // what it covers, that a wrong rewrite is caught with a reproducible failing graph, and that it
 // draws only forms the ONNX conformance cases back.
-// Presets: test (10k random graphs), asan (200), gcc20 and clang17 (1,000), clang20 (10k). More on demand:
+// Presets: test (10k random graphs, 2k through regions), asan (200, 40), gcc20 and clang17 (1,000, 200),
+// clang20 (as test). More on demand:
 // SGMATCH_DIFFERENTIAL_GRAPHS=n and SGMATCH_DIFFERENTIAL_SEED=s.
 #include <doctest/doctest.h>
 
@@ -13,7 +14,9 @@
 #include <sstream>
 #include <string>
 
+#include "sgmatch/exec/subgraph.hpp"
 #include "sgmatch/onednn/backend.hpp"
+#include "sgmatch/onednn/threads.hpp"
 #include "sgmatch/sgmatch.hpp"
 #include "sgmatch/testing/differential.hpp"
 #include "support/numeric.hpp"
@@ -22,6 +25,12 @@ using namespace sgmatch;
 using namespace sgmatch::ops;
 
 namespace {
+
+// The graphs are tiny: one oneDNN thread each. Two test processes at once (ctest -j2) with two
+// OpenMP threads each on two cores made these tests 20-50x slower.
+struct one_thread {
+    onednn::thread_cap cap{1};
+};
 
 const property<graph>& property_named(const backend<graph>& b, const std::string& name) {
     for (const auto& p : b.properties())
@@ -45,6 +54,7 @@ testing::differential_report check_property(const P& pattern, const std::string&
 }  // namespace
 
 TEST_CASE("every property of the onednn backend, on graphs synthesized from its pattern: fused == reference") {
+    const one_thread threads;
     SUBCASE("conv_post_ops") {
         const auto r = check_property(onednn::conv_post_ops, "onednn.conv_post_ops");
         CHECK(r.ok());
@@ -85,6 +95,7 @@ TEST_CASE("every property of the onednn backend, on graphs synthesized from its 
 }
 
 TEST_CASE("random graphs of the generators' ops through the whole onednn backend: rewritten == reference") {
+    const one_thread threads;
     const char* env = std::getenv("SGMATCH_DIFFERENTIAL_GRAPHS");
     const std::size_t n = env ? std::strtoul(env, nullptr, 10) : (test::sanitized() ? 200 : SGMATCH_DIFFERENTIAL_DEFAULT);
     const backend<graph> b = onednn::make_backend<graph>();
@@ -99,7 +110,24 @@ TEST_CASE("random graphs of the generators' ops through the whole onednn backend
     CHECK(r.fused > n / 4);
 }
 
+TEST_CASE("random graphs through the capability-region backend: each region one node running the fusions inside == reference") {
+    const one_thread threads;
+    const char* env = std::getenv("SGMATCH_DIFFERENTIAL_GRAPHS");
+    const std::size_t n = (env ? std::strtoul(env, nullptr, 10) : (test::sanitized() ? 200 : SGMATCH_DIFFERENTIAL_DEFAULT)) / 5;
+    exec::register_region_backend<graph>();
+    testing::differential_options opt;
+    const char* seed = std::getenv("SGMATCH_DIFFERENTIAL_SEED");
+    opt.seed = seed ? std::strtoull(seed, nullptr, 10) + 1 : 8;
+    const auto r = testing::random_graphs([&](graph& g) { return apply_backend(g, "onednn.regions"); }, n, 6, opt);
+    MESSAGE(r.summary());
+    if (!r.ok()) MESSAGE(r.first_failure);
+    CHECK(r.ok());
+    CHECK(r.graphs == n);
+    CHECK(r.fused > n / 2);  // a region of two or more supported ops in most graphs
+}
+
 TEST_CASE("the synthesis draws every option of every choice point, and meets predicates by drawing again") {
+    const one_thread threads;
     const auto p = op<Conv>().where(onednn::conv_1x1{}) >> optional(op<BatchNorm>()) >> repeat<1, 2>(op<Relu, Sigmoid>() | op<Sub>(any()));
     const auto r = testing::differential(p, [&](graph& g) { return apply_property(g, onednn::make_fused_property<graph>("p", p)); });
     MESSAGE(r.summary());
@@ -112,6 +140,7 @@ TEST_CASE("the synthesis draws every option of every choice point, and meets pre
 }
 
 TEST_CASE("a wrong rewrite is caught, with its seed, choices and the graph in DOT, and the graph is drawn again from them") {
+    const one_thread threads;
     // The rewrite under test swaps the inputs of every Sub after fusing: wrong wherever a Sub
     // was not taken into the fused node, or ran unfused.
     const auto p = op<Conv>() >> op<Sub>(any());

@@ -95,8 +95,8 @@ struct run_stats {
     std::size_t reorders_to_plain = 0;  // kernel outputs converted for a reference kernel or an output
     std::size_t in_place_sums = 0;      // residuals accumulated into in place (no copy)
     std::size_t region_nodes = 0;       // region nodes (subgraph.hpp); what ran inside is counted above
-    std::size_t planned_bytes = 0;  // the arena holding the fused nodes' outputs (0: the run was the
-                                    // first of its input shapes, which makes the plan)
+    std::size_t planned_bytes = 0;  // the arena holding the fused nodes' outputs (0: no plan yet: the
+                                    // first run of input shapes the graph does not declare records one)
     std::size_t pooled_bytes = 0;   // what a pool reusing only same-size buffers holds for those outputs
     std::size_t fallbacks = 0;  // fused nodes and single-op kernels whose kernel rejected the input: they ran
                                 // their ops unfused (counted above) or their reference kernel instead
@@ -435,7 +435,13 @@ private:
             if (k != nullptr && g_.output_count(n) <= 1) {
                 try {
                     s.ref = k->reference(c);
-                    if (m != mode::reference && k->onednn != nullptr) s.op = k->onednn(c, m == mode::onednn_plain);
+                    if (m != mode::reference && k->onednn != nullptr) {
+                        try {
+                            s.op = k->onednn(c, m == mode::onednn_plain);
+                        } catch (const onednn::kernel_error&) {
+                            s.op = nullptr;  // no primitive takes this node's form: its reference kernel runs
+                        }
+                    }
                 } catch (const exec_error&) {
                     if (tk == nullptr) throw;  // a parameter only known at run time: the typed kernel reads it then
                     s.ref = nullptr;

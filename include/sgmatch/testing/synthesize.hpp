@@ -124,6 +124,9 @@ private:
         std::size_t c;
         if (replay_ && pos_ < script_.size()) {
             c = script_[pos_];
+            if (c >= pt.seen.size())
+                throw draw_rejected("sgmatch::testing: choice " + std::to_string(c) + " at " + label + ", which has " +
+                                    std::to_string(pt.seen.size()) + " options");
         } else {
             std::vector<std::size_t> open;
             for (std::size_t i = 0; i < pt.seen.size(); ++i)

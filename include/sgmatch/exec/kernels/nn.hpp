@@ -177,7 +177,11 @@ inline std::shared_ptr<const onednn::op_kernel> onednn_gemm(const node_context& 
     std::vector<float> bias;
     if (c.input_count() > 2) {
         bias = c.constant_input(2);
-        if (bias.empty()) return nullptr;
+        // C: one value per column, or one value for all (a scalar broadcast to N); an [M, N] C
+        // runs on the reference kernel.
+        const std::int64_t N = c.a.i("transB") != 0 ? b->dims[0] : b->dims[1];
+        if (bias.size() == 1) bias.assign(static_cast<std::size_t>(N), bias[0]);
+        if (bias.empty() || static_cast<std::int64_t>(bias.size()) != N) return nullptr;
     }
     return std::make_shared<onednn::gemm_kernel>(onednn::dims(b->dims, b->dims + 2), c.constant_input(1), c.a.i("transB") != 0,
                                                  std::move(bias), c.a.i("transA") != 0, static_cast<float>(c.a.f("alpha")),
