@@ -81,6 +81,21 @@ TEST_CASE("every property of the onednn backend, on graphs synthesized from its 
         CHECK(r.rejected_predicate > 0);  // 1x1 and depthwise 3x3: drawn until the predicates hold
         CHECK(r.fused + r.declined == r.graphs);
     }
+    SUBCASE("conv1x1_depthwise without the check that it pays: the depthwise post-op itself") {
+        // The backend keeps this fusion only where oneDNN runs it as one jit kernel (batch 8 at
+        // 28x28 and larger), which the drawn shapes never are; the plain property fuses every
+        // match, so that the fused kernel with its depthwise post-op is compared too.
+        const auto prop = onednn::make_fused_property<graph>("conv1x1_depthwise", onednn::conv1x1_depthwise);
+        testing::differential_options opt;
+        opt.extra_graphs = test::sanitized() ? 4 : 24;
+        const auto r = testing::differential(onednn::conv1x1_depthwise, [&](graph& g) { return apply_property(g, prop); }, opt);
+        MESSAGE("conv1x1_depthwise, fused wherever it lowers: " << r.summary());
+        for (const auto& [why, n] : r.declines) MESSAGE("  declined " << n << "x: " << why);
+        if (!r.ok()) MESSAGE(r.first_failure);
+        CHECK(r.ok());
+        CHECK(r.uncovered.empty());
+        CHECK(r.fused > 0);
+    }
     SUBCASE("batch_norm_relu") {
         const auto r = check_property(onednn::batch_norm_relu, "onednn.batch_norm_relu");
         CHECK(r.ok());

@@ -216,6 +216,10 @@ struct conv_spec {
             if ((p.k == post_op::kind::sum || p.k == post_op::kind::binary) && dws == 0 &&
                 std::any_of(post_ops.begin(), post_ops.end(), [](const post_op& q) { return q.k == post_op::kind::depthwise; }))
                 fail("sum and binary post-ops must follow the depthwise post-op");
+            // oneDNN 2.6's fused depthwise computes a binary post-op after it wrong for some shapes
+            // (a Mul by a full-shape operand: 0.74 off on [2, 2, 4, 6]; found by the differential test).
+            if (p.k == post_op::kind::binary && dws > 0)
+                fail("a binary post-op after the depthwise post-op (oneDNN 2.6 computes some of them wrong)");
             if (p.k != post_op::kind::depthwise) continue;
             ++dws;
             bool one_by_one = !transposed && sp == 2 && groups == 1 && weights_dims[2] == 1 && weights_dims[3] == 1;
