@@ -6,7 +6,8 @@
 //
 // Its properties, in order (fp32 inference, after oneDNN's own graph component's fusions):
 //   onednn.conv1x1_depthwise  conv 1x1 + bias? + bn? + unary{0,2} + depthwise 3x3 + bn? + [unary |
-//                           binary]{0,2}, kept only where oneDNN runs it as one kernel (see below)
+//                           binary]{0,2}, kept only where oneDNN runs it as one kernel (see below);
+//                           a binary op after the depthwise conv is declined (fused_conv.hpp)
 //   onednn.conv_post_ops    conv + bias add? + batchnorm? + act? + [unary | binary]{0,3}
 //   onednn.conv_transpose_post_ops  convtranspose + (the same)
 //   onednn.matmul_post_ops  (matmul | gemm) + bias add? + batchnorm? + act? + [unary | binary]{0,3}
