@@ -534,21 +534,14 @@ private:
                 // checks every operand before it writes, so a rejection leaves the residual intact.
                 onednn::tensor in_place;
                 std::size_t in_place_from = npos;  // the step that wrote the residual
-                for (const auto& p : fc.kernel->post_ops()) {
-                    if (p.k != onednn::post_op::kind::sum) continue;
-                    const std::size_t slot_k = fc.extra[static_cast<std::size_t>(p.input)];
-                    const auto v = g_.input(n, slot_k);
-                    // Not when the kernel reads the same value through another input (x + conv(x):
-                    // the residual is the conv's own source, which the sum would overwrite).
-                    bool read_elsewhere = g_.input(n, fc.src) == v;
-                    for (std::size_t k : fc.extra) read_elsewhere = read_elsewhere || (k != slot_k && g_.input(n, k) == v);
+                detail::for_each_sum_residual(g_, n, fc, [&](value_ref<node_id> v) {
                     slot& r = vs[v.node.value][v.port];
-                    if (!read_elsewhere && uses[v.node.value][v.port] == 1 && !g_.is_graph_output(v.node, v.port) &&
-                        r.owned && !r.t.empty() && r.t.desc() == fc.kernel->dst_desc(src.shape())) {
+                    if (uses[v.node.value][v.port] == 1 && !g_.is_graph_output(v.node, v.port) && r.owned && !r.t.empty() &&
+                        r.t.desc() == fc.kernel->dst_desc(src.shape())) {
                         in_place = r.t;
                         in_place_from = step_of_[v.node.value];
                     }
-                }
+                });
                 // A planned run accumulates in place exactly where its plan does (elsewhere the
                 // residual's buffer may be planned for another value once it is read).
                 if (where.plan && where.plan->into[i] != in_place_from) in_place = onednn::tensor();

@@ -48,6 +48,21 @@ struct plan_steps {
     const std::vector<std::size_t>& step_of;            // per node index: its step (no_step: none)
 };
 
+/// f(v) for the residual v of each sum post-op of fused node n that the kernel could accumulate
+/// into in place: not when the kernel also reads v through another input (x + conv(x): the
+/// residual is the conv's own source, which the sum would overwrite).
+template <class F>
+void for_each_sum_residual(const graph& g, node_id n, const onednn::fused_node& f, F&& fn) {
+    for (const auto& p : f.kernel->post_ops()) {
+        if (p.k != onednn::post_op::kind::sum) continue;
+        const std::size_t slot = f.extra[static_cast<std::size_t>(p.input)];
+        const auto v = g.input(n, slot);
+        bool read_elsewhere = g.input(n, f.src) == v;
+        for (std::size_t e : f.extra) read_elsewhere = read_elsewhere || (e != slot && g.input(n, e) == v);
+        if (!read_elsewhere) fn(v);
+    }
+}
+
 // The plan from a recording: a buffer is a fused output with the outputs accumulated into it
 // in place after it, alive from its writing to its last reading; one a graph output lives in
 // outlives the run and is not placed.
@@ -92,7 +107,8 @@ inline std::shared_ptr<const run_plan> make_plan(const plan_steps& ps, const pla
 
 // The plan before any run, from the graph's declared shapes (the ONNX front end and the
 // builders declare them): the fused outputs' layouts from their kernels, and the residual
-// sums the run will accumulate in place, decided as run_fused decides. Null when a graph
+// sums the run will accumulate in place, decided as run_fused decides (for_each_sum_residual,
+// then the same conditions on what the run will hold). Null when a graph
 // input's declared shape is not the run's or a fused node's input shape is not declared: the
 // first run then records what the plan is made from.
 inline std::shared_ptr<const run_plan> plan_ahead(const plan_steps& ps, const std::vector<onednn::dims>& sig) {
@@ -118,20 +134,15 @@ inline std::shared_ptr<const run_plan> plan_ahead(const plan_steps& ps, const st
         } catch (const onednn::kernel_error&) {
             continue;  // it will fall back at run time: not placed
         }
-        for (const auto& p : f->kernel->post_ops()) {
-            if (p.k != onednn::post_op::kind::sum) continue;
-            const std::size_t slot_k = f->extra[static_cast<std::size_t>(p.input)];
-            const auto v = ps.g.input(ps.nodes[i], slot_k);
-            bool read_elsewhere = ps.g.input(ps.nodes[i], f->src) == v;
-            for (std::size_t e : f->extra) read_elsewhere = read_elsewhere || (e != slot_k && ps.g.input(ps.nodes[i], e) == v);
+        for_each_sum_residual(ps.g, ps.nodes[i], *f, [&](value_ref<node_id> v) {
             const std::size_t j = ps.g.kind(v.node) == node_kind::op ? ps.step_of[v.node.value] : no_step;
             std::size_t later_reads = 0;  // what run_fused finds in its use count
             for (const auto& u : ps.g.users(v.node))
                 if (u.port == v.port && ps.step_of[u.user.value] >= i) ++later_reads;
-            if (!read_elsewhere && j != no_step && ps.fused[j] && v.port == 0 && later_reads == 1 &&
-                !ps.g.is_graph_output(v.node, v.port) && desc[j] == desc[i])
+            if (j != no_step && ps.fused[j] && v.port == 0 && later_reads == 1 && !ps.g.is_graph_output(v.node, v.port) &&
+                desc[j] == desc[i])
                 rec.into[i] = j;
-        }
+        });
         if (rec.into[i] == no_step) rec.bytes[i] = desc[i].get_size();
     }
     return make_plan(ps, rec);

@@ -89,11 +89,6 @@ struct is_attr_eq : std::false_type {};
 template <class T>
 struct is_attr_eq<pred::attr_eq_t<T>> : std::true_type {};
 
-template <class F>
-std::string pred_name(const F& f) {
-    return sgmatch::detail::describe_pred(f);
-}
-
 /// One walk of a pattern that draws a graph matching it.
 class synthesizer {
 public:
@@ -246,7 +241,7 @@ private:
             }
             if (d_.g.kind(n) == node_kind::op) generators_infer(n);
         }
-        if (!pred(node_view<graph>(d_.g, n))) throw predicate_refused("where(" + pred_name(pred) + ")");
+        if (!pred(node_view<graph>(d_.g, n))) throw predicate_refused("where(" + sgmatch::detail::describe_pred(pred) + ")");
     }
     void generators_infer(node_id n) { testing::detail::infer(d_, n); }
 
