@@ -6,7 +6,9 @@
   3. a sweep over chain length 4..128: one pattern of that length, matched with find_all
 
 Each TU is compiled REPEAT times, variants interleaved, and the median wall time is reported.
-usage: benchmarks/compile/run.py [--cxx g++] [--repeat 3] [--std 17]
+With --baseline DIR (another checkout, e.g. a `git worktree` of an older commit), every TU is also
+compiled against DIR/include, alternately with this tree, and the table shows both and their ratio.
+usage: benchmarks/compile/run.py [--cxx g++] [--repeat 3] [--std 17] [--only NAME] [--baseline DIR]
 """
 import argparse
 import os
@@ -76,12 +78,20 @@ int main() {{
 """
 
 
-def compile_time(cxx, std, src_path, opt):
+ONEDNN_TU = """#include "sgmatch/graph/graph.hpp"
+#include "sgmatch/onednn/backend.hpp"
+#include "sgmatch/sgmatch.hpp"
+bool registered = sgmatch::onednn::register_backend<sgmatch::graph>();
+int main() { return registered ? 0 : 1; }
+"""
+
+
+def compile_time(cxx, std, src_path, opt, include=INCLUDE):
     """Wall seconds and CPU seconds (user + sys of the compiler) of one compile. On a shared,
     noisy machine the CPU time is the steadier of the two."""
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
-    subprocess.run([cxx, f"-std=c++{std}", opt, "-I", INCLUDE, "-c", src_path, "-o", os.devnull], check=True)
+    subprocess.run([cxx, f"-std=c++{std}", opt, "-I", include, "-c", src_path, "-o", os.devnull], check=True)
     wall = time.perf_counter() - t
     r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
@@ -94,7 +104,10 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--only", action="append", default=[],
                     help="run only the TUs whose name contains this (repeatable; the empty TU always runs)")
+    ap.add_argument("--baseline", help="a checkout to compile each TU against too, alternately")
     args = ap.parse_args()
+    if args.baseline:
+        return compare(args)
     tmp = tempfile.mkdtemp(prefix="sgmatch-compile-")
     cases = {}
 
@@ -125,12 +138,7 @@ int main() {
     for n in lengths:
         add(f"chain of {n}, -O2", chain_of(n))
     # What a framework's .cpp pays to switch the ready-made oneDNN backend on for its graph type.
-    add("onednn backend registered for the built-in graph, -O2", """#include "sgmatch/graph/graph.hpp"
-#include "sgmatch/onednn/backend.hpp"
-#include "sgmatch/sgmatch.hpp"
-bool registered = sgmatch::onednn::register_backend<sgmatch::graph>();
-int main() { return registered ? 0 : 1; }
-""")
+    add("onednn backend registered for the built-in graph, -O2", ONEDNN_TU)
     if args.only:
         for name in list(cases):
             if name != "empty TU" and not any(o in name for o in args.only):
@@ -163,6 +171,42 @@ int main() { return registered ? 0 : 1; }
         per = [(mcpu[f'chain of {n}, -O2'] - mcpu['chain of 4, -O2']) / (n - 4) for n in lengths[1:]]
         print("chain sweep (CPU), marginal seconds per added element (4 -> n): " +
               ", ".join(f"n={n}: {p * 1000:.1f} ms" for n, p in zip(lengths[1:], per)))
+
+def compare(args):
+    """Each TU against this tree and against the baseline checkout, alternately, in one run."""
+    base_include = os.path.join(os.path.abspath(args.baseline), "include")
+    tmp = tempfile.mkdtemp(prefix="sgmatch-compile-")
+    cases = {}
+    for name, text in [
+        ("#include <sgmatch/sgmatch.hpp>", "#include <sgmatch/sgmatch.hpp>\nint main() { return 0; }\n"),
+        ("1 pattern over ResNet-50, -O2", patterns_tu(1)),
+        ("20 patterns over ResNet-50, -O2", patterns_tu(20)),
+        ("chain of 64, -O2", chain_of(64)),
+        ("onednn backend registered for the built-in graph, -O2", ONEDNN_TU),
+    ]:
+        if args.only and not any(o in name for o in args.only):
+            continue
+        path = os.path.join(tmp, f"case{len(cases)}.cpp")
+        with open(path, "w") as f:
+            f.write(text)
+        cases[name] = path
+    cpu = {(name, side): [] for name in cases for side in ("this", "base")}
+    for r in range(args.repeat):
+        for name, path in cases.items():
+            sides = [("this", INCLUDE), ("base", base_include)]
+            if r % 2:
+                sides.reverse()
+            for side, inc in sides:
+                cpu[(name, side)].append(compile_time(args.cxx, args.std, path, "-O2", inc)[1])
+    print(f"compiler: {subprocess.run([args.cxx, '--version'], capture_output=True, text=True).stdout.splitlines()[0]}")
+    print(f"C++{args.std}, this tree vs {args.baseline}, median CPU s (user+sys) of {args.repeat} alternating runs\n")
+    print("| TU | this tree | baseline | ratio |")
+    print("|---|---|---|---|")
+    for name in cases:
+        a = statistics.median(cpu[(name, "this")])
+        b = statistics.median(cpu[(name, "base")])
+        print(f"| {name} | {a:.2f} | {b:.2f} | {a / b:.2f} |")
+
 
 if __name__ == "__main__":
     main()

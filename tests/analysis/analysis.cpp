@@ -5,11 +5,15 @@
 #include <type_traits>
 #include <vector>
 
+#include <boost/hana/type.hpp>
+
 #include "sgmatch/sgmatch.hpp"
 
 using namespace sgmatch;
 using namespace sgmatch::ops;
-using detail::tlist;
+namespace hana = boost::hana;
+template <class... Ts>
+using types = hana::basic_tuple<hana::type<Ts>...>;
 
 struct c;
 struct b;
@@ -27,7 +31,7 @@ static_assert(max_nodes_v<decltype(repeat<2, 4>(op<Relu>() >> op<Clip>()))> == 8
 static_assert(min_nodes_v<decltype(repeat<2, 4>(op<Relu>() >> op<Clip>()))> == 4);
 
 // Captures: names in order, kinds by position.
-static_assert(std::is_same_v<capture_names_t<decltype(cbr)>, tlist<c, b, r>>);
+static_assert(std::is_same_v<capture_names_t<decltype(cbr)>, types<c, b, r>>);
 static_assert(capture_kind_v<decltype(cbr), c> == capture_kind::one);
 static_assert(capture_kind_v<decltype(cbr), b> == capture_kind::optional);
 static_assert(capture_kind_v<decltype(cbr), r> == capture_kind::many);
@@ -40,13 +44,13 @@ static_assert(!refs_known_v<decltype(op<Mul>(ref<xin>()))>);
 static_assert(has_capture_v<decltype(cbr), b> && !has_capture_v<decltype(cbr), xin>);
 
 // Anchors.
-static_assert(std::is_same_v<anchor_tags_t<decltype(cbr)>, tlist<Conv>>);
-static_assert(std::is_same_v<anchor_tags_t<decltype(optional(op<Pad>()) >> op<Conv>())>, tlist<Pad, Conv>>);
-static_assert(std::is_same_v<anchor_tags_t<decltype(op<Conv, ConvTranspose>() | op<MatMul>())>, tlist<Conv, ConvTranspose, MatMul>>);
+static_assert(std::is_same_v<anchor_tags_t<decltype(cbr)>, types<Conv>>);
+static_assert(std::is_same_v<anchor_tags_t<decltype(optional(op<Pad>()) >> op<Conv>())>, types<Pad, Conv>>);
+static_assert(std::is_same_v<anchor_tags_t<decltype(op<Conv, ConvTranspose>() | op<MatMul>())>, types<Conv, ConvTranspose, MatMul>>);
 static_assert(!anchor_is_wildcard_v<decltype(cbr)>);
 static_assert(anchor_is_wildcard_v<decltype(any() >> op<Relu>())>);
 static_assert(anchor_is_wildcard_v<decltype(input() >> op<Conv>())>);
-static_assert(std::is_same_v<tags_t<decltype(op<Add>(op<Mul>()) >> op<Relu>())>, tlist<Add, Mul, Relu>>);
+static_assert(std::is_same_v<tags_t<decltype(op<Add>(op<Mul>()) >> op<Relu>())>, types<Add, Mul, Relu>>);
 
 TEST_CASE("notation") {
     CHECK(notation(op<Conv>() >> optional(op<BatchNorm>()) >> repeat<0, 3>(op<Relu>() | op<Clip>())) ==

@@ -2,6 +2,8 @@
 //
 // Leaves (input(), constant(), any() as an operand, ref<>) match no node of their own; an op
 // node counts 1 plus its operands. `max` bounds the backtracking and sizes the result storage.
+// A fold over the pattern (pattern/fold.hpp) that counts each sub-pattern both ways: in a chain
+// position, and as an operand, where any() is a value and adds no node.
 #pragma once
 
 #include <cstddef>
@@ -9,6 +11,7 @@
 
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/pattern/ast.hpp"
+#include "sgmatch/pattern/fold.hpp"
 
 SGMATCH_BEGIN_NAMESPACE
 namespace detail {
@@ -28,83 +31,58 @@ constexpr std::size_t max_of(std::size_t a, T... b) {
     return a;
 }
 
-template <class P, class = void>
-struct node_count;  // chain position
-template <class P, class = void>
-struct value_count;  // operand position
+/// A sub-pattern's counts in a chain position (node) and as an operand (value).
+template <std::size_t NodeMin, std::size_t NodeMax, std::size_t ValueMin = NodeMin, std::size_t ValueMax = NodeMax>
+struct count_result {
+    static constexpr counts node{NodeMin, NodeMax};
+    static constexpr counts value{ValueMin, ValueMax};
+};
 
-// Wrappers count as their child; a capture too.
-template <class P>
-struct node_count<P, std::void_t<pat::detail::unwrap_t<P>>> : node_count<pat::detail::unwrap_t<P>> {};
-template <class P>
-struct value_count<P, std::void_t<pat::detail::unwrap_t<P>>> : value_count<pat::detail::unwrap_t<P>> {};
+// input, constant, ref, invalid: no node; a wrapper (capture, predicate, escaping, port, name):
+// its child's
+template <class P, class... Rs>
+struct count_on {
+    using type = pat::detail::only_or_t<count_result<0, 0>, Rs...>;
+};
+template <>
+struct count_on<pat::any> {
+    using type = count_result<1, 1, 0, 0>;
+};
+template <class T, class... Os, class... Rs>
+struct count_on<pat::op<T, Os...>, Rs...> {
+    using type = count_result<1 + (std::size_t{0} + ... + Rs::value.min), 1 + (std::size_t{0} + ... + Rs::value.max)>;
+};
+template <class... Ps, class... Rs>
+struct count_on<pat::chain<Ps...>, Rs...> {
+    using type = count_result<(std::size_t{0} + ... + Rs::node.min), (std::size_t{0} + ... + Rs::node.max)>;
+};
+template <class... Ps, class... Rs>
+struct count_on<pat::alt<Ps...>, Rs...> {
+    using type = count_result<min_of(Rs::node.min...), max_of(Rs::node.max...), min_of(Rs::value.min...),
+                              max_of(Rs::value.max...)>;
+};
+template <class P, class R>
+struct count_on<pat::opt<P>, R> {
+    using type = count_result<0, R::node.max>;
+};
+template <std::size_t Lo, std::size_t Hi, class P, class R>
+struct count_on<pat::rep<Lo, Hi, P>, R> {
+    using type = count_result<Lo * R::node.min, Hi * R::node.max>;
+};
 
-template <class T, class... Os>
-struct node_count<pat::op<T, Os...>> {
-    static constexpr counts value{1 + (std::size_t{0} + ... + value_count<Os>::value.min),
-                                  1 + (std::size_t{0} + ... + value_count<Os>::value.max)};
-};
-template <>
-struct node_count<pat::any> {
-    static constexpr counts value{1, 1};
-};
-template <>
-struct node_count<pat::graph_input> {
-    static constexpr counts value{0, 0};
-};
-template <>
-struct node_count<pat::constant> {
-    static constexpr counts value{0, 0};
-};
-template <class T>
-struct node_count<pat::ref<T>> {
-    static constexpr counts value{0, 0};
-};
-template <>
-struct node_count<pat::invalid> {
-    static constexpr counts value{0, 0};
-};
-template <class... Ps>
-struct node_count<pat::chain<Ps...>> {
-    static constexpr counts value{(std::size_t{0} + ... + node_count<Ps>::value.min),
-                                  (std::size_t{0} + ... + node_count<Ps>::value.max)};
-};
-template <class... Ps>
-struct node_count<pat::alt<Ps...>> {
-    static constexpr counts value{min_of(node_count<Ps>::value.min...), max_of(node_count<Ps>::value.max...)};
-};
+/// node_count<P>::value: the counts of P in a chain position.
 template <class P>
-struct node_count<pat::opt<P>> {
-    static constexpr counts value{0, node_count<P>::value.max};
+struct node_count {
+    static constexpr counts value = pat::fold_t<P, count_on>::node;
 };
-template <std::size_t Lo, std::size_t Hi, class P>
-struct node_count<pat::rep<Lo, Hi, P>> {
-    static constexpr counts value{Lo * node_count<P>::value.min, Hi * node_count<P>::value.max};
-};
-template <class T, class P>
-struct node_count<pat::cap<T, P>> : node_count<P> {};
-
-// Operand position: like chain position, except that any() is a value and adds no node.
-template <class P, class>
-struct value_count : node_count<P> {};
-template <>
-struct value_count<pat::any> {
-    static constexpr counts value{0, 0};
-};
-template <class... Ps>
-struct value_count<pat::alt<Ps...>> {
-    static constexpr counts value{min_of(value_count<Ps>::value.min...), max_of(value_count<Ps>::value.max...)};
-};
-template <class T, class P>
-struct value_count<pat::cap<T, P>> : value_count<P> {};
 
 }  // namespace detail
 
 /// Fewest graph nodes a match of P contains.
 template <class P>
-constexpr std::size_t min_nodes_v = detail::node_count<std::decay_t<P>>::value.min;
+constexpr std::size_t min_nodes_v = pat::fold_t<std::decay_t<P>, detail::count_on>::node.min;
 /// Most graph nodes a match of P contains.
 template <class P>
-constexpr std::size_t max_nodes_v = detail::node_count<std::decay_t<P>>::value.max;
+constexpr std::size_t max_nodes_v = pat::fold_t<std::decay_t<P>, detail::count_on>::node.max;
 
 SGMATCH_END_NAMESPACE

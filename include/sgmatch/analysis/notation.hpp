@@ -17,6 +17,7 @@
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/detail/type_name.hpp"
 #include "sgmatch/pattern/ast.hpp"
+#include "sgmatch/pattern/fold.hpp"
 #include "sgmatch/pattern/tag.hpp"
 
 SGMATCH_BEGIN_NAMESPACE
@@ -53,7 +54,26 @@ struct is_compound<pat::alt<Ps...>> : std::true_type {};
 template <class T1, class T2, class... Ts, class... Os>
 struct is_compound<pat::op<pat::tags<T1, T2, Ts...>, Os...>> : std::bool_constant<sizeof...(Os) == 0> {};
 
-struct notation_fn {
+template <class... Strings>
+std::string join(const char* sep, const Strings&... parts) {
+    std::string s;
+    bool first = true;
+    ((s += (first ? "" : sep), s += parts, first = false), ...);
+    return s;
+}
+
+// Brackets around the notation s of a P, where a postfix operator needs them.
+template <class P>
+std::string bracket(const std::string& s) {
+    if constexpr (is_compound<P>::value)
+        return "[" + s + "]";
+    else
+        return s;
+}
+
+// The notation as a fold over the pattern (pattern/fold.hpp): each node's text from its
+// children's.
+struct notation_alg {
     std::string operator()(const pat::any&) const { return "_"; }
     std::string operator()(const pat::graph_input&) const { return "input"; }
     std::string operator()(const pat::constant&) const { return "const"; }
@@ -62,71 +82,52 @@ struct notation_fn {
     std::string operator()(const pat::ref<T>&) const {
         return "&" + type_name<T>();
     }
-    template <class T, class... Os>
-    std::string operator()(const pat::op<T, Os...>& p) const {
-        std::string s = tag_names(T{});
-        if constexpr (sizeof...(Os) > 0) {
-            s += "(";
-            bool firstop = true;
-            std::apply(
-                [&](const auto&... o) {
-                    ((s += (firstop ? "" : ", "), s += (*this)(o), firstop = false), ...);
-                },
-                p.operands);
-            s += ")";
-        }
-        return s;
+    template <class T, class... Os, class... Rs>
+    std::string operator()(const pat::op<T, Os...>&, const Rs&... operands) const {
+        if constexpr (sizeof...(Os) > 0)
+            return tag_names(T{}) + "(" + join(", ", operands...) + ")";
+        else
+            return tag_names(T{});
     }
-    template <class... Ps>
-    std::string operator()(const pat::chain<Ps...>& p) const {
-        std::string s;
-        p.items.for_each([&](const auto& e) { s += (s.empty() ? "" : " >> "), s += (*this)(e); });
-        return s;
+    template <class... Ps, class... Rs>
+    std::string operator()(const pat::chain<Ps...>&, const Rs&... items) const {
+        return join(" >> ", items...);
     }
-    template <class... Ps>
-    std::string operator()(const pat::alt<Ps...>& p) const {
-        std::string s;
-        p.items.for_each([&](const auto& e) { s += (s.empty() ? "" : "|"), s += bracket(e); });
-        return s;
+    template <class... Ps, class... Rs>
+    std::string operator()(const pat::alt<Ps...>&, const Rs&... items) const {
+        return join("|", bracket<Ps>(items)...);
     }
     template <class P>
-    std::string operator()(const pat::opt<P>& p) const {
-        return bracket(p.p) + "?";
+    std::string operator()(const pat::opt<P>&, const std::string& s) const {
+        return bracket<P>(s) + "?";
     }
     template <std::size_t Lo, std::size_t Hi, class P>
-    std::string operator()(const pat::rep<Lo, Hi, P>& p) const {
-        return bracket(p.p) + "{" + std::to_string(Lo) + "," + std::to_string(Hi) + "}";
+    std::string operator()(const pat::rep<Lo, Hi, P>&, const std::string& s) const {
+        return bracket<P>(s) + "{" + std::to_string(Lo) + "," + std::to_string(Hi) + "}";
     }
     template <class P, class F>
-    std::string operator()(const pat::guarded<P, F>& p) const {
-        return bracket(p.p) + "{" + describe_pred(p.pred) + "}";
+    std::string operator()(const pat::guarded<P, F>& p, const std::string& s) const {
+        return bracket<P>(s) + "{" + describe_pred(p.pred) + "}";
     }
     template <class T, class P>
-    std::string operator()(const pat::cap<T, P>& p) const {
-        return bracket(p.p) + ":" + type_name<T>();
+    std::string operator()(const pat::cap<T, P>&, const std::string& s) const {
+        return bracket<P>(s) + ":" + type_name<T>();
     }
     template <class P>
-    std::string operator()(const pat::esc<P>& p) const {
-        return bracket(p.p) + "!";
+    std::string operator()(const pat::esc<P>&, const std::string& s) const {
+        return bracket<P>(s) + "!";
     }
     template <std::size_t I, class P>
-    std::string operator()(const pat::in_port<I, P>& p) const {
-        return bracket(p.p) + ".in(" + std::to_string(I) + ")";
+    std::string operator()(const pat::in_port<I, P>&, const std::string& s) const {
+        return bracket<P>(s) + ".in(" + std::to_string(I) + ")";
     }
     template <std::size_t I, class P>
-    std::string operator()(const pat::out_port<I, P>& p) const {
-        return bracket(p.p) + ".out(" + std::to_string(I) + ")";
+    std::string operator()(const pat::out_port<I, P>&, const std::string& s) const {
+        return bracket<P>(s) + ".out(" + std::to_string(I) + ")";
     }
     template <class T, class P>
-    std::string operator()(const pat::named<T, P>&) const {
+    std::string operator()(const pat::named<T, P>&, const std::string&) const {
         return type_name<T>();
-    }
-    template <class P>
-    std::string bracket(const P& p) const {
-        if constexpr (is_compound<P>::value)
-            return "[" + (*this)(p) + "]";
-        else
-            return (*this)(p);
     }
 };
 
@@ -137,7 +138,7 @@ template <class P>
 std::string notation(const P& p) {
     static_assert(is_pattern_v<P>, "sgmatch::notation(p): p must be a pattern");
     if constexpr (is_pattern_v<P>)
-        return detail::notation_fn{}(p);
+        return pat::fold(p, detail::notation_alg{});
     else
         return {};
 }

@@ -43,7 +43,7 @@ class match_list;
 template <class G, class P>
 class match_result {
     static constexpr std::size_t max_n = max_nodes_v<P> == 0 ? 1 : max_nodes_v<P>;
-    static constexpr std::size_t max_log = detail::cap_fills<P>::value == 0 ? 1 : detail::cap_fills<P>::value;
+    static constexpr std::size_t max_log = detail::cap_fills_v<P> == 0 ? 1 : detail::cap_fills_v<P>;
 
 public:
     using node_type = typename graph_traits<G>::node_type;
@@ -85,7 +85,7 @@ public:
                 return node_type{};
             } else {
                 constexpr auto kind = capture_kind_v<P, Name>;
-                constexpr auto idx = static_cast<std::uint32_t>(detail::index_of<Name, capture_names_t<P>>::value);
+                constexpr auto idx = static_cast<std::uint32_t>(capture_index_v<P, Name>);
                 if constexpr (kind == capture_kind::many) {
                     std::vector<node_type> out;
                     for (std::size_t i = 0; i < log_n_; ++i)
@@ -109,7 +109,7 @@ public:
     std::optional<value_ref<node_type>> value() const {
         static_assert(has_capture_v<P, Name>,
                       "sgmatch::match_result::value<Name>(): Name is not a capture of this pattern");
-        constexpr auto idx = static_cast<std::uint32_t>(detail::index_of<Name, capture_names_t<P>>::value);
+        constexpr auto idx = static_cast<std::uint32_t>(capture_index_v<P, Name>);
         std::optional<value_ref<node_type>> out;
         for (std::size_t i = 0; i < log_n_; ++i)
             if (log_[i].cap == idx) out = value_ref<node_type>{log_[i].node, log_[i].port};

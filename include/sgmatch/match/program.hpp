@@ -9,6 +9,8 @@
 // trampoline per predicate type; that is what keeps a TU with many patterns cheap to compile.
 #pragma once
 
+#include <boost/hana/basic_tuple.hpp>
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -20,46 +22,36 @@
 #include "sgmatch/analysis/captures.hpp"
 #include "sgmatch/analysis/node_count.hpp"
 #include "sgmatch/analysis/notation.hpp"
-#include "sgmatch/analysis/typelist.hpp"
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/detail/type_name.hpp"
 #include "sgmatch/graph/adapter.hpp"
 #include "sgmatch/match/node_view.hpp"
 #include "sgmatch/pattern/ast.hpp"
+#include "sgmatch/pattern/fold.hpp"
 #include "sgmatch/pattern/tag.hpp"
 
 SGMATCH_BEGIN_NAMESPACE
 namespace detail {
 
 // Most capture entries one match can record.
-template <class P, class = void>
-struct cap_fills {
-    static constexpr std::size_t value = 0;
+template <class P, class... Rs>
+struct cap_fills_on : std::integral_constant<std::size_t, (std::size_t{0} + ... + Rs::value)> {
+    using type = cap_fills_on;
+};
+template <class... Ps, class... Rs>
+struct cap_fills_on<pat::alt<Ps...>, Rs...> : std::integral_constant<std::size_t, max_of(0, Rs::value...)> {
+    using type = cap_fills_on;
+};
+template <std::size_t Lo, std::size_t Hi, class P, class R>
+struct cap_fills_on<pat::rep<Lo, Hi, P>, R> : std::integral_constant<std::size_t, Hi * R::value> {
+    using type = cap_fills_on;
+};
+template <class T, class P, class R>
+struct cap_fills_on<pat::cap<T, P>, R> : std::integral_constant<std::size_t, 1 + R::value> {
+    using type = cap_fills_on;
 };
 template <class P>
-struct cap_fills<P, std::void_t<pat::detail::unwrap_t<P>>> : cap_fills<pat::detail::unwrap_t<P>> {};
-template <class T, class... Os>
-struct cap_fills<pat::op<T, Os...>> {
-    static constexpr std::size_t value = (std::size_t{0} + ... + cap_fills<Os>::value);
-};
-template <class... Ps>
-struct cap_fills<pat::chain<Ps...>> {
-    static constexpr std::size_t value = (std::size_t{0} + ... + cap_fills<Ps>::value);
-};
-template <class... Ps>
-struct cap_fills<pat::alt<Ps...>> {
-    static constexpr std::size_t value = max_of(0, cap_fills<Ps>::value...);
-};
-template <class P>
-struct cap_fills<pat::opt<P>> : cap_fills<P> {};
-template <std::size_t Lo, std::size_t Hi, class P>
-struct cap_fills<pat::rep<Lo, Hi, P>> {
-    static constexpr std::size_t value = Hi * cap_fills<P>::value;
-};
-template <class T, class P>
-struct cap_fills<pat::cap<T, P>> {
-    static constexpr std::size_t value = 1 + cap_fills<P>::value;
-};
+constexpr std::size_t cap_fills_v = pat::fold_t<P, cap_fills_on>::value;
 
 template <class P>
 struct is_leaf : std::false_type {};
@@ -218,211 +210,141 @@ struct emitter {
     }
 };
 
-// emit<E, Operand>::put(em, e) appends e's instructions and returns the index of its root.
-template <class E, bool Operand>
-struct emit;
-
 template <class T>
 tag_desc tag_of() {
     return tag_desc{&op_tag_traits<T>::alias, op_tag_traits<T>::alias_count, op_tag_traits<T>::commutative};
 }
 
-template <class... Ts, class... Os, bool Operand>
-struct emit<pat::op<pat::tags<Ts...>, Os...>, Operand> {
-    template <class G>
-    static std::uint32_t put(emitter<G>& em, const pat::op<pat::tags<Ts...>, Os...>& e) {
-        instr i;
-        i.kind = ik::op;
-        i.a = static_cast<std::uint32_t>(em.prog.ids.size());
-        i.tags = static_cast<std::uint32_t>(em.prog.tags.size());
-        i.tag_n = sizeof...(Ts);
-        const std::uint32_t at = em.add(i);
-        (em.add_tag(tag_of<Ts>()), ...);
-        em.prog.code[at].b = static_cast<std::uint32_t>(em.prog.ids.size() - em.prog.code[at].a);
-        if constexpr (sizeof...(Os) > 0) {
-            const std::uint32_t first = em.reserve_kids(at, sizeof...(Os));
-            put_operands(em, e, first, std::index_sequence_for<Os...>{});
-        }
-        return at;
-    }
-    template <class G, std::size_t... I>
-    static void put_operands(emitter<G>& em, const pat::op<pat::tags<Ts...>, Os...>& e, std::uint32_t first,
-                             std::index_sequence<I...>) {
-        ((em.prog.kids[first + I] = emit<Os, true>::put(em, std::get<I>(e.operands))), ...);
-    }
-};
-
+// The instruction of one pattern node, without its children; put() adds those.
 template <class G>
-std::uint32_t emit_simple(emitter<G>& em, ik k) {
-    instr i;
-    i.kind = k;
+std::uint32_t head(emitter<G>& em, const pat::any&) { return em.add(instr{ik::any}); }
+template <class G>
+std::uint32_t head(emitter<G>& em, const pat::graph_input&) { return em.add(instr{ik::input}); }
+template <class G>
+std::uint32_t head(emitter<G>& em, const pat::constant&) { return em.add(instr{ik::constant}); }
+template <class G>
+std::uint32_t head(emitter<G>& em, const pat::invalid&) { return em.add(instr{ik::invalid}); }
+template <class G, class... Ps>
+std::uint32_t head(emitter<G>& em, const pat::chain<Ps...>&) { return em.add(instr{ik::chain}); }
+template <class G, class... Ps>
+std::uint32_t head(emitter<G>& em, const pat::alt<Ps...>&) { return em.add(instr{ik::alt}); }
+template <class G, class P>
+std::uint32_t head(emitter<G>& em, const pat::opt<P>&) { return em.add(instr{ik::opt}); }
+template <class G, class P>
+std::uint32_t head(emitter<G>& em, const pat::esc<P>&) { return em.add(instr{ik::esc}); }
+template <class G, class... Ts, class... Os>
+std::uint32_t head(emitter<G>& em, const pat::op<pat::tags<Ts...>, Os...>&) {
+    instr i{ik::op};
+    i.a = static_cast<std::uint32_t>(em.prog.ids.size());
+    i.tags = static_cast<std::uint32_t>(em.prog.tags.size());
+    i.tag_n = sizeof...(Ts);
+    const std::uint32_t at = em.add(i);
+    (em.add_tag(tag_of<Ts>()), ...);
+    em.prog.code[at].b = static_cast<std::uint32_t>(em.prog.ids.size() - em.prog.code[at].a);
+    return at;
+}
+template <class G, class T>
+std::uint32_t head(emitter<G>& em, const pat::ref<T>&) {
+    instr i{ik::ref};
+    i.a = em.capture_index(&type_key<T>::id);
+    em.prog.ref_names[i.a] = &type_name<T>;
+    return em.add(i);
+}
+template <class G, std::size_t Lo, std::size_t Hi, class P>
+std::uint32_t head(emitter<G>& em, const pat::rep<Lo, Hi, P>&) {
+    instr i{ik::rep};
+    i.a = static_cast<std::uint32_t>(Lo);
+    i.b = static_cast<std::uint32_t>(Hi);
+    return em.add(i);
+}
+template <class G, class P, class F>
+std::uint32_t head(emitter<G>& em, const pat::guarded<P, F>& e) {
+    instr i{ik::guard};
+    i.leaf = is_leaf<P>::value;
+    i.a = static_cast<std::uint32_t>(em.prog.preds.size());
+    em.prog.preds.push_back(pred_slot<G>{&e.pred, &pred_test<G, F>, &pred_describe<F>});
+    return em.add(i);
+}
+template <class G, class T, class P>
+std::uint32_t head(emitter<G>& em, const pat::cap<T, P>&) {
+    instr i{ik::cap};
+    i.leaf = is_leaf<P>::value;
+    i.a = em.capture_index(&type_key<T>::id);
+    return em.add(i);
+}
+template <class G, std::size_t I, class P>
+std::uint32_t head(emitter<G>& em, const pat::in_port<I, P>&) {
+    instr i{ik::in_port};
+    i.a = static_cast<std::uint32_t>(I);
+    return em.add(i);
+}
+template <class G, std::size_t I, class P>
+std::uint32_t head(emitter<G>& em, const pat::out_port<I, P>&) {
+    instr i{ik::out_port};
+    i.a = static_cast<std::uint32_t>(I);
     return em.add(i);
 }
 
-template <bool Operand>
-struct emit<pat::any, Operand> {
-    template <class G>
-    static std::uint32_t put(emitter<G>& em, const pat::any&) { return emit_simple(em, ik::any); }
-};
-template <bool Operand>
-struct emit<pat::graph_input, Operand> {
-    template <class G>
-    static std::uint32_t put(emitter<G>& em, const pat::graph_input&) { return emit_simple(em, ik::input); }
-};
-template <bool Operand>
-struct emit<pat::constant, Operand> {
-    template <class G>
-    static std::uint32_t put(emitter<G>& em, const pat::constant&) { return emit_simple(em, ik::constant); }
-};
-template <bool Operand>
-struct emit<pat::invalid, Operand> {
-    template <class G>
-    static std::uint32_t put(emitter<G>& em, const pat::invalid&) { return emit_simple(em, ik::invalid); }
-};
+template <class P>
+constexpr bool is_named_v = false;
+template <class T, class P>
+constexpr bool is_named_v<pat::named<T, P>> = true;
+template <class P>
+constexpr bool is_ref_v = false;
+template <class T>
+constexpr bool is_ref_v<pat::ref<T>> = true;
+template <class P>
+struct is_op_node : std::false_type {};
+template <class T, class... Os>
+struct is_op_node<pat::op<T, Os...>> : std::true_type {};
 
-template <class T, bool Operand>
-struct emit<pat::ref<T>, Operand> {
-    static_assert(Operand, "sgmatch: ref<Name>() can only be an operand, as in op<Mul>(ref<Name>())");
-    template <class G>
-    static std::uint32_t put(emitter<G>& em, const pat::ref<T>&) {
-        instr i;
-        i.kind = ik::ref;
-        i.a = em.capture_index(&type_key<T>::id);
-        em.prog.ref_names[i.a] = &type_name<T>;
-        return em.add(i);
+template <bool Operand, class G, class P>
+std::uint32_t put(emitter<G>& em, const P& e);
+
+// Emits the children of the instruction at `at` (called by pat::with_children).
+template <bool Operand, class G>
+struct put_children {
+    emitter<G>& em;
+    std::uint32_t at;
+    template <class... Cs>
+    void operator()(const Cs&... c) const {
+        if constexpr (sizeof...(Cs) > 0) {
+            std::uint32_t k = em.reserve_kids(at, sizeof...(Cs));
+            ((em.prog.kids[k++] = put<Operand>(em, c)), ...);
+        }
     }
 };
 
-// Elements with a list of children (chain items, alternatives).
-template <ik K, bool Operand, class Pack, class... Ps, class G, std::size_t... I>
-std::uint32_t emit_list(emitter<G>& em, const Pack& items, std::index_sequence<I...>) {
-    instr i;
-    i.kind = K;
-    const std::uint32_t at = em.add(i);
-    const std::uint32_t first = em.reserve_kids(at, sizeof...(Ps));
-    ((em.prog.kids[first + I] =
-          emit<Ps, Operand>::put(em, static_cast<const pat::detail::leaf<I, Ps>&>(items).value)),
-     ...);
-    return at;
+// Appends e's instructions in pre-order (the node, then its children's, walked with
+// pat::with_children) and returns the index of its root. Operand: e is (inside) an op's operand.
+template <bool Operand, class G, class P>
+std::uint32_t put(emitter<G>& em, const P& e) {
+    if constexpr (is_named_v<P>) {
+        return put<Operand>(em, e.p);  // a name is for the reader and for analyses
+    } else {
+        if constexpr (is_ref_v<P>)
+            static_assert(Operand, "sgmatch: ref<Name>() can only be an operand, as in op<Mul>(ref<Name>())");
+        const std::uint32_t at = head(em, e);
+        if constexpr (!std::is_same_v<pat::children_t<P>, boost::hana::basic_tuple<>>)
+            pat::with_children(e, put_children<Operand || is_op_node<P>::value, G>{em, at});
+        return at;
+    }
 }
-
-template <class... Ps, bool Operand>
-struct emit<pat::chain<Ps...>, Operand> {
-    template <class G>
-    static std::uint32_t put(emitter<G>& em, const pat::chain<Ps...>& c) {
-        return emit_list<ik::chain, Operand, decltype(c.items), Ps...>(em, c.items, std::index_sequence_for<Ps...>{});
-    }
-};
-template <class... Ps, bool Operand>
-struct emit<pat::alt<Ps...>, Operand> {
-    template <class G>
-    static std::uint32_t put(emitter<G>& em, const pat::alt<Ps...>& c) {
-        return emit_list<ik::alt, Operand, decltype(c.items), Ps...>(em, c.items, std::index_sequence_for<Ps...>{});
-    }
-};
-
-// Elements with one child.
-template <bool Operand, class P, class G>
-std::uint32_t emit_unary(emitter<G>& em, instr i, const P& child) {
-    const std::uint32_t at = em.add(i);
-    const std::uint32_t first = em.reserve_kids(at, 1);
-    em.prog.kids[first] = emit<P, Operand>::put(em, child);
-    return at;
-}
-
-template <class P, bool Operand>
-struct emit<pat::opt<P>, Operand> {
-    template <class G>
-    static std::uint32_t put(emitter<G>& em, const pat::opt<P>& e) {
-        instr i;
-        i.kind = ik::opt;
-        return emit_unary<Operand>(em, i, e.p);
-    }
-};
-template <std::size_t Lo, std::size_t Hi, class P, bool Operand>
-struct emit<pat::rep<Lo, Hi, P>, Operand> {
-    template <class G>
-    static std::uint32_t put(emitter<G>& em, const pat::rep<Lo, Hi, P>& e) {
-        instr i;
-        i.kind = ik::rep;
-        i.a = static_cast<std::uint32_t>(Lo);
-        i.b = static_cast<std::uint32_t>(Hi);
-        return emit_unary<Operand>(em, i, e.p);
-    }
-};
-template <class P, class F, bool Operand>
-struct emit<pat::guarded<P, F>, Operand> {
-    template <class G>
-    static std::uint32_t put(emitter<G>& em, const pat::guarded<P, F>& e) {
-        instr i;
-        i.kind = ik::guard;
-        i.leaf = is_leaf<P>::value;
-        i.a = static_cast<std::uint32_t>(em.prog.preds.size());
-        em.prog.preds.push_back(pred_slot<G>{&e.pred, &pred_test<G, F>, &pred_describe<F>});
-        return emit_unary<Operand>(em, i, e.p);
-    }
-};
-template <class T, class P, bool Operand>
-struct emit<pat::cap<T, P>, Operand> {
-    template <class G>
-    static std::uint32_t put(emitter<G>& em, const pat::cap<T, P>& e) {
-        instr i;
-        i.kind = ik::cap;
-        i.leaf = is_leaf<P>::value;
-        i.a = em.capture_index(&type_key<T>::id);
-        return emit_unary<Operand>(em, i, e.p);
-    }
-};
-template <class P, bool Operand>
-struct emit<pat::esc<P>, Operand> {
-    template <class G>
-    static std::uint32_t put(emitter<G>& em, const pat::esc<P>& e) {
-        instr i;
-        i.kind = ik::esc;
-        return emit_unary<Operand>(em, i, e.p);
-    }
-};
-template <std::size_t I, class P, bool Operand>
-struct emit<pat::in_port<I, P>, Operand> {
-    template <class G>
-    static std::uint32_t put(emitter<G>& em, const pat::in_port<I, P>& e) {
-        instr i;
-        i.kind = ik::in_port;
-        i.a = static_cast<std::uint32_t>(I);
-        return emit_unary<Operand>(em, i, e.p);
-    }
-};
-template <std::size_t I, class P, bool Operand>
-struct emit<pat::out_port<I, P>, Operand> {
-    template <class G>
-    static std::uint32_t put(emitter<G>& em, const pat::out_port<I, P>& e) {
-        instr i;
-        i.kind = ik::out_port;
-        i.a = static_cast<std::uint32_t>(I);
-        return emit_unary<Operand>(em, i, e.p);
-    }
-};
-// A name is for the reader and for analyses: it emits nothing of its own.
-template <class T, class P, bool Operand>
-struct emit<pat::named<T, P>, Operand> {
-    template <class G>
-    static std::uint32_t put(emitter<G>& em, const pat::named<T, P>& e) { return emit<P, Operand>::put(em, e.p); }
-};
 
 template <class Names>
 struct cap_key_list;
 template <class... Ns>
-struct cap_key_list<tlist<Ns...>> {
-    static constexpr const void* keys[sizeof...(Ns) + 1] = {&type_key<Ns>::id..., nullptr};
+struct cap_key_list<boost::hana::basic_tuple<Ns...>> {
+    static constexpr const void* keys[sizeof...(Ns) + 1] = {&type_key<typename Ns::type>::id..., nullptr};
     static constexpr std::size_t size = sizeof...(Ns);
 };
 
 template <class G, class Tags>
 struct anchor_descs;
 template <class G, class... Ts>
-struct anchor_descs<G, tlist<Ts...>> {
+struct anchor_descs<G, boost::hana::basic_tuple<Ts...>> {
     static void add(const G& g, std::vector<std::uint32_t>& out) {
-        const tag_desc ds[sizeof...(Ts) + 1] = {tag_of<Ts>()..., tag_desc{nullptr, 0, false}};
+        const tag_desc ds[sizeof...(Ts) + 1] = {tag_of<typename Ts::type>()..., tag_desc{nullptr, 0, false}};
         for (std::size_t t = 0; t < sizeof...(Ts); ++t)
             for (std::size_t a = 0; a < ds[t].alias_count; ++a) {
                 const auto o = graph_traits<G>::find_op(g, ds[t].alias(a));
@@ -440,9 +362,9 @@ void compile(const G& g, const P& p, program<G>& prog) {
     using keys = cap_key_list<capture_names_t<P>>;
     prog.ref_names.assign(keys::size, nullptr);
     emitter<G> em{g, prog, keys::keys, keys::size};
-    emit<P, false>::put(em, p);
+    put<false>(em, p);
     prog.max_nodes = max_nodes_v<P> == 0 ? 1 : max_nodes_v<P>;
-    prog.max_log = cap_fills<P>::value == 0 ? 1 : cap_fills<P>::value;
+    prog.max_log = cap_fills_v<P> == 0 ? 1 : cap_fills_v<P>;
     prog.fast = fast_pattern<P>::value;
     prog.wildcard = anchor_is_wildcard_v<P>;
     if (!prog.wildcard) anchor_descs<G, anchor_tags_t<P>>::add(g, prog.anchor_ids);

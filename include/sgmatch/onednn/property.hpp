@@ -122,7 +122,7 @@ property<G> make_fused_property(std::string name, const P& p) {
                       "op<MatMul>(), op<Gemm>() or op<BatchNorm>() (the main op a fused kernel is built around)");
         return property<G>(std::move(name), {});
     } else {
-        using unit_list = typename detail::units<P>::type;
+        using unit_list = detail::units_t<P>;
         auto prop = make_property<G>(std::move(name), p, [pattern = notation(p)](const subgraph<G>& s) {
             return detail::make_fused_node<G>(s, detail::entries<unit_list>::get(), detail::composites<G, unit_list>::get(), pattern);
         });

@@ -43,6 +43,11 @@ struct pack_impl<std::index_sequence<I...>, Ps...> : leaf<I, Ps>... {
     constexpr void for_each(F&& f) const {
         (f(static_cast<const leaf<I, Ps>&>(*this).value), ...);
     }
+    /// f(elements...)
+    template <class F>
+    constexpr decltype(auto) apply(F&& f) const {
+        return static_cast<F&&>(f)(static_cast<const leaf<I, Ps>&>(*this).value...);
+    }
 };
 
 /// The children of a chain or an alternative: a flat pack of indexed leaves. Unlike std::tuple

@@ -465,7 +465,7 @@ match_lowering<typename graph_traits<G>::node_type> lower_match_with(const G& g,
 template <class G, class P>
 match_lowering<typename graph_traits<G>::node_type> lower_match(const G& g, const typename graph_traits<G>::node_type* nodes,
                                                                 std::size_t count, bool with_data) {
-    using unit_list = typename detail::units<std::decay_t<P>>::type;
+    using unit_list = detail::units_t<std::decay_t<P>>;
     return detail::lower_match_with<G>(g, nodes, count, with_data, detail::entries<unit_list>::get(),
                                        detail::composites<G, unit_list>::get());
 }

@@ -10,10 +10,11 @@
 #include <type_traits>
 #include <vector>
 
+#include <boost/hana/basic_tuple.hpp>
+#include <boost/hana/type.hpp>
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "sgmatch/analysis/anchors.hpp"
-#include "sgmatch/analysis/typelist.hpp"
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/graph/adapter.hpp"
 #include "sgmatch/onednn/lowering/chain_view.hpp"
@@ -21,6 +22,7 @@
 #include "sgmatch/onednn/post_ops.hpp"
 #include "sgmatch/ops/attrs.hpp"
 #include "sgmatch/ops/table.hpp"
+#include "sgmatch/pattern/fold.hpp"
 
 SGMATCH_BEGIN_NAMESPACE
 namespace onednn {
@@ -61,9 +63,9 @@ lowering_entry entry_of() {
 template <class List>
 struct entries;
 template <class... Tags>
-struct entries<sgmatch::detail::tlist<Tags...>> {
+struct entries<boost::hana::basic_tuple<Tags...>> {
     static const std::vector<lowering_entry>& get() {
-        static const std::vector<lowering_entry> table{entry_of<Tags>()...};
+        static const std::vector<lowering_entry> table{entry_of<typename Tags::type>()...};
         return table;
     }
 };
@@ -73,18 +75,17 @@ using recognize_fn = std::optional<composite_result<typename graph_traits<G>::no
     const chain_view<G>&, typename graph_traits<G>::node_type);
 
 template <class G, class Tag>
-sgmatch::detail::tlist<> composite_of(std::vector<recognize_fn<G>>& out) {
+void composite_of(std::vector<recognize_fn<G>>& out) {
     if constexpr (lowering<Tag>::role == lowering_role::composite) out.push_back(&lowering<Tag>::template recognize<G>);
-    return {};
 }
 template <class G, class List>
 struct composites;
 template <class G, class... Tags>
-struct composites<G, sgmatch::detail::tlist<Tags...>> {
+struct composites<G, boost::hana::basic_tuple<Tags...>> {
     static const std::vector<recognize_fn<G>>& get() {
         static const std::vector<recognize_fn<G>> table = [] {
             std::vector<recognize_fn<G>> v;
-            (composite_of<G, Tags>(v), ...);
+            (composite_of<G, typename Tags::type>(v), ...);
             return v;
         }();
         return table;
@@ -94,35 +95,21 @@ struct composites<G, sgmatch::detail::tlist<Tags...>> {
 // The units lowering sees in P: every op tag, except that a named sub-pattern whose name has a
 // composite lowering (a decomposed activation, decomposed.hpp) is one unit, its inner ops not
 // looked at (Erf or Pow need no lowering of their own there).
-template <class P, class = void>
-struct units {
-    using type = sgmatch::detail::tlist<>;
+template <class P, class... Rs>
+struct units_on {
+    using type = pat::detail::cat_t<Rs...>;
+};
+template <class... Ts, class... Os, class... Rs>
+struct units_on<pat::op<pat::tags<Ts...>, Os...>, Rs...> {
+    using type = pat::detail::cat_t<boost::hana::basic_tuple<boost::hana::type<Ts>...>, Rs...>;
+};
+template <class T, class P, class R>
+struct units_on<pat::named<T, P>, R> {
+    using type = std::conditional_t<lowering<T>::role == lowering_role::composite,
+                                    boost::hana::basic_tuple<boost::hana::type<T>>, R>;
 };
 template <class P>
-struct units<P, std::void_t<pat::detail::unwrap_t<P>>> : units<pat::detail::unwrap_t<P>> {};
-template <class T, class P>
-struct units<pat::named<T, P>> {
-    using type = std::conditional_t<lowering<T>::role == lowering_role::composite, sgmatch::detail::tlist<T>,
-                                    typename units<P>::type>;
-};
-template <class... Ts, class... Os>
-struct units<pat::op<pat::tags<Ts...>, Os...>> {
-    using type = sgmatch::detail::concat_t<sgmatch::detail::tlist<Ts...>, typename units<Os>::type...>;
-};
-template <class... Ps>
-struct units<pat::chain<Ps...>> {
-    using type = sgmatch::detail::concat_t<typename units<Ps>::type...>;
-};
-template <class... Ps>
-struct units<pat::alt<Ps...>> {
-    using type = sgmatch::detail::concat_t<typename units<Ps>::type...>;
-};
-template <class P>
-struct units<pat::opt<P>> : units<P> {};
-template <std::size_t Lo, std::size_t Hi, class P>
-struct units<pat::rep<Lo, Hi, P>> : units<P> {};
-template <class T, class P>
-struct units<pat::cap<T, P>> : units<P> {};
+using units_t = pat::fold_t<P, units_on>;
 
 // The first tag of a list that cannot lower (void if none).
 template <class List>
@@ -130,25 +117,26 @@ struct first_unlowerable {
     using type = void;
 };
 template <class T, class... Ts>
-struct first_unlowerable<sgmatch::detail::tlist<T, Ts...>> {
-    using type = std::conditional_t<lowerable_v<T>, typename first_unlowerable<sgmatch::detail::tlist<Ts...>>::type, T>;
+struct first_unlowerable<boost::hana::basic_tuple<T, Ts...>> {
+    using type = std::conditional_t<lowerable_v<typename T::type>,
+                                    typename first_unlowerable<boost::hana::basic_tuple<Ts...>>::type, typename T::type>;
 };
 
 template <class List>
 struct all_main;
 template <class... Tags>
-struct all_main<sgmatch::detail::tlist<Tags...>>
-    : std::bool_constant<sizeof...(Tags) != 0 && ((lowering<Tags>::role == lowering_role::conv ||
-                                                   lowering<Tags>::role == lowering_role::conv_transpose ||
-                                                   lowering<Tags>::role == lowering_role::matmul ||
-                                                   lowering<Tags>::role == lowering_role::batch_norm) &&
+struct all_main<boost::hana::basic_tuple<Tags...>>
+    : std::bool_constant<sizeof...(Tags) != 0 && ((lowering<typename Tags::type>::role == lowering_role::conv ||
+                                                   lowering<typename Tags::type>::role == lowering_role::conv_transpose ||
+                                                   lowering<typename Tags::type>::role == lowering_role::matmul ||
+                                                   lowering<typename Tags::type>::role == lowering_role::batch_norm) &&
                                                   ...)> {};
 
 }  // namespace detail
 
 /// The tags of P that cannot lower: void when every op of P has a lowering.
 template <class P>
-using unlowerable_op_t = typename detail::first_unlowerable<typename detail::units<std::decay_t<P>>::type>::type;
+using unlowerable_op_t = typename detail::first_unlowerable<detail::units_t<std::decay_t<P>>>::type;
 /// True when P's first node is always a main op lowering knows (Conv, ConvTranspose, MatMul, Gemm,
 /// BatchNorm).
 template <class P>
