@@ -54,8 +54,8 @@ struct plan_steps {
 template <class F>
 void for_each_sum_residual(const graph& g, node_id n, const onednn::fused_node& f, F&& fn) {
     for (const auto& p : f.kernel->post_ops()) {
-        if (p.k != onednn::post_op::kind::sum) continue;
-        const std::size_t slot = f.extra[static_cast<std::size_t>(p.input)];
+        if (!p.is<onednn::post_op::sum_op>()) continue;
+        const std::size_t slot = f.extra[static_cast<std::size_t>(p.input())];
         const auto v = g.input(n, slot);
         bool read_elsewhere = g.input(n, f.src) == v;
         for (std::size_t e : f.extra) read_elsewhere = read_elsewhere || (e != slot && g.input(n, e) == v);

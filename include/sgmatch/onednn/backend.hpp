@@ -113,7 +113,7 @@ property<G> make_conv1x1_depthwise_property() {
         if (!t || t->dims.empty())
             return "the input shape is unknown (whether a 1x1 + depthwise fusion pays depends on it)";
         try {
-            const std::string impl = fused_conv(l.spec).implementation(t->dims);
+            const std::string impl = fused_conv(std::get<conv_spec>(l.spec)).implementation(t->dims);
             if (impl.rfind("ref_fused", 0) == 0)
                 return "oneDNN runs this 1x1 + depthwise fusion as two primitives (" + impl + "): no gain";
         } catch (const kernel_error& e) {

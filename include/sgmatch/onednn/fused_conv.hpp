@@ -110,15 +110,14 @@ struct conv_spec {
             throw kernel_error("sgmatch::onednn::conv_spec::fold_batch_norm('" + name +
                                "'): BatchNorm parameters must have one value per output channel (" +
                                std::to_string(O) + ")");
-        if (!post_ops.empty() && post_ops.back().k == post_op::kind::depthwise) {
+        if (auto* dw = post_ops.empty() ? nullptr : post_ops.back().as<post_op::depthwise_op>()) {
             // Right after a depthwise post-op: into its [O, 1, 3, 3] weights and its bias.
-            post_op& dw = post_ops.back();
-            if (dw.dw_bias.empty()) dw.dw_bias.assign(O, 0.0f);
+            if (dw->bias.empty()) dw->bias.assign(O, 0.0f);
             for (std::size_t o = 0; o < O; ++o) {
                 const double k = scale[o] / std::sqrt(static_cast<double>(var[o]) + eps);
-                for (std::size_t t = 0; t < 9 && o * 9 + t < dw.values.size(); ++t)
-                    dw.values[o * 9 + t] = static_cast<float>(dw.values[o * 9 + t] * k);
-                dw.dw_bias[o] = static_cast<float>((dw.dw_bias[o] - mean[o]) * k + shift[o]);
+                for (std::size_t t = 0; t < 9 && o * 9 + t < dw->weights.size(); ++t)
+                    dw->weights[o * 9 + t] = static_cast<float>(dw->weights[o * 9 + t] * k);
+                dw->bias[o] = static_cast<float>((dw->bias[o] - mean[o]) * k + shift[o]);
             }
             return;
         }
@@ -154,8 +153,8 @@ struct conv_spec {
     dims output_dims(const dims& src) const {
         dims out = main_output_dims(src);
         for (const auto& p : post_ops)
-            if (p.k == post_op::kind::depthwise)
-                for (std::size_t i = 2; i < out.size(); ++i) out[i] = (out[i] - 1) / p.stride + 1;
+            if (auto* dw = p.as<post_op::depthwise_op>())
+                for (std::size_t i = 2; i < out.size(); ++i) out[i] = (out[i] - 1) / dw->stride + 1;
         return out;
     }
     /// The convolution's own output shape (before a depthwise post-op).
@@ -212,15 +211,17 @@ struct conv_spec {
         }
         int sums = 0, dws = 0;
         for (auto& p : post_ops) {
-            if (p.k == post_op::kind::sum) ++sums;
-            if ((p.k == post_op::kind::sum || p.k == post_op::kind::binary) && dws == 0 &&
-                std::any_of(post_ops.begin(), post_ops.end(), [](const post_op& q) { return q.k == post_op::kind::depthwise; }))
+            const bool sum = p.is<post_op::sum_op>(), binary = p.is<post_op::binary_op>();
+            if (sum) ++sums;
+            if ((sum || binary) && dws == 0 &&
+                std::any_of(post_ops.begin(), post_ops.end(), [](const post_op& q) { return q.is<post_op::depthwise_op>(); }))
                 fail("sum and binary post-ops must follow the depthwise post-op");
             // oneDNN 2.6's fused depthwise computes a binary post-op after it wrong for some shapes
             // (a Mul by a full-shape operand: 0.74 off on [2, 2, 4, 6]; found by the differential test).
-            if (p.k == post_op::kind::binary && dws > 0)
+            if (binary && dws > 0)
                 fail("a binary post-op after the depthwise post-op (oneDNN 2.6 computes some of them wrong)");
-            if (p.k != post_op::kind::depthwise) continue;
+            const auto* dw = p.as<post_op::depthwise_op>();
+            if (dw == nullptr) continue;
             ++dws;
             bool one_by_one = !transposed && sp == 2 && groups == 1 && weights_dims[2] == 1 && weights_dims[3] == 1;
             for (const dims* v : {&strides, &dilations})
@@ -228,9 +229,9 @@ struct conv_spec {
             for (const dims* v : {&pads_begin, &pads_end})
                 for (auto x : *v) one_by_one = one_by_one && x == 0;
             if (!one_by_one) fail("a depthwise post-op needs a 2-D 1x1 convolution (stride 1, no pads, no groups)");
-            if (p.stride != 1 && p.stride != 2) fail("a depthwise post-op has stride 1 or 2");
-            if (static_cast<std::int64_t>(p.values.size()) != out_channels() * 9 ||
-                (!p.dw_bias.empty() && static_cast<std::int64_t>(p.dw_bias.size()) != out_channels()))
+            if (dw->stride != 1 && dw->stride != 2) fail("a depthwise post-op has stride 1 or 2");
+            if (static_cast<std::int64_t>(dw->weights.size()) != out_channels() * 9 ||
+                (!dw->bias.empty() && static_cast<std::int64_t>(dw->bias.size()) != out_channels()))
                 fail("a depthwise post-op needs [O, 1, 3, 3] weights and O bias values");
         }
         if (dws > 1) fail("at most one depthwise post-op");

@@ -43,7 +43,7 @@ struct matmul_spec {
         if (weights.size() != static_cast<std::size_t>(K * N)) fail(std::to_string(weights.size()) + " weight values for [K, N]");
         if (!bias.empty() && static_cast<std::int64_t>(bias.size()) != N) fail("bias must have N values");
         int sums = 0;
-        for (auto& p : post_ops) sums += p.k == post_op::kind::sum ? 1 : 0;
+        for (auto& p : post_ops) sums += p.is<post_op::sum_op>() ? 1 : 0;
         if (sums > 1) fail("at most one sum post-op");
     }
     /// Fold an inference BatchNorm over the output's last axis (N) into the weights and bias:

@@ -123,14 +123,17 @@ class eltwise_kernel final : public op_kernel {
 public:
     explicit eltwise_kernel(std::vector<post_op> ops) : ops_(std::move(ops)) {
         for (auto& p : ops_)
-            if (p.k != post_op::kind::eltwise) throw kernel_error("sgmatch::onednn::eltwise_kernel: not an eltwise op");
+            if (!p.is<post_op::eltwise_op>()) throw kernel_error("sgmatch::onednn::eltwise_kernel: not an eltwise op");
     }
     const char* kind() const override { return "eltwise"; }
     tensor run(const std::vector<tensor>& in) const override {
         const dnnl::memory::desc d = in.at(0).desc();
         auto e = cache_.get(detail::layout_key(d), [&] {
             auto v = std::make_shared<std::vector<dnnl::eltwise_forward>>();
-            for (auto& p : ops_) v->emplace_back(compat::eltwise_pd(cpu_engine(), p.alg, d, p.alpha, p.beta));
+            for (auto& p : ops_) {
+                const auto* e = p.as<post_op::eltwise_op>();
+                v->emplace_back(compat::eltwise_pd(cpu_engine(), e->alg, d, e->alpha, e->beta));
+            }
             return std::shared_ptr<const std::vector<dnnl::eltwise_forward>>(v);
         });
         tensor y = tensor::allocate(d);

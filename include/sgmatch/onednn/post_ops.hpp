@@ -15,6 +15,7 @@
 #include <string>
 #include <tuple>
 #include <unordered_map>
+#include <variant>
 #include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -29,68 +30,76 @@ namespace onednn {
 /// How a binary post-op's second operand broadcasts against the destination.
 enum class broadcast { scalar, per_channel, full };
 
-struct post_op {
-    enum class kind { eltwise, sum, binary, depthwise };
-    kind k = kind::eltwise;
-    dnnl::algorithm alg = dnnl::algorithm::eltwise_relu;  // eltwise or binary algorithm
-    float alpha = 0.0f, beta = 0.0f;                      // eltwise parameters
-    // sum and binary: the operand is the kernel's runtime input `input` (index into the extra
-    // inputs of run()), or, for binary with input < 0, the constant `values`.
+namespace detail {
+struct eltwise_post_op {
+    dnnl::algorithm alg = dnnl::algorithm::eltwise_relu;
+    float alpha = 0.0f, beta = 0.0f;
+};
+/// Accumulate the kernel's runtime input `input` (same shape as the destination) into it.
+struct sum_post_op {
+    int input = 0;
+};
+/// The operand is the runtime input `input` (an index into the extra inputs of run()), or, with
+/// input < 0, the constant `values`.
+struct binary_post_op {
+    dnnl::algorithm alg = dnnl::algorithm::binary_add;
     int input = -1;
     std::vector<float> values;
     broadcast bcast = broadcast::full;
-    // depthwise: a 3x3 depthwise convolution, pad 1, stride `stride` (1 or 2), after a 1x1
-    // convolution; weights [O, 1, 3, 3] in `values`, bias (O values or empty) in `dw_bias`.
+};
+/// A 3x3 depthwise convolution, pad 1, stride `stride` (1 or 2): weights [O, 1, 3, 3], bias O
+/// values or none.
+struct depthwise_post_op {
+    std::vector<float> weights, bias;
     std::int64_t stride = 1;
-    std::vector<float> dw_bias;
+};
+}  // namespace detail
+
+/// One operation a kernel applies to its main primitive's result, in order: an elementwise
+/// function, the sum of a runtime input, a binary op with a runtime or constant operand, or a
+/// 3x3 depthwise convolution (after a 1x1 one). A sum type: each kind holds only its own fields.
+struct post_op {
+    using eltwise_op = detail::eltwise_post_op;
+    using sum_op = detail::sum_post_op;
+    using binary_op = detail::binary_post_op;
+    using depthwise_op = detail::depthwise_post_op;
+
+    std::variant<eltwise_op, sum_op, binary_op, depthwise_op> op;
 
     static post_op eltwise(dnnl::algorithm a, float alpha = 0.0f, float beta = 0.0f) {
-        post_op p;
-        p.k = kind::eltwise;
-        p.alg = a;
-        p.alpha = alpha;
-        p.beta = beta;
-        return p;
+        return post_op{eltwise_op{a, alpha, beta}};
     }
-    /// Accumulate runtime input `input` (same shape as the destination) into it.
-    static post_op sum(int input) {
-        post_op p;
-        p.k = kind::sum;
-        p.input = input;
-        return p;
-    }
+    static post_op sum(int input) { return post_op{sum_op{input}}; }
     static post_op binary_input(dnnl::algorithm a, int input, broadcast b) {
-        post_op p;
-        p.k = kind::binary;
-        p.alg = a;
-        p.input = input;
-        p.bcast = b;
-        return p;
-    }
-    static post_op depthwise(std::vector<float> weights, std::vector<float> bias, std::int64_t stride) {
-        post_op p;
-        p.k = kind::depthwise;
-        p.alg = dnnl::algorithm::convolution_direct;
-        p.values = std::move(weights);
-        p.dw_bias = std::move(bias);
-        p.stride = stride;
-        return p;
+        return post_op{binary_op{a, input, {}, b}};
     }
     static post_op binary_constant(dnnl::algorithm a, std::vector<float> v, broadcast b) {
-        post_op p;
-        p.k = kind::binary;
-        p.alg = a;
-        p.values = std::move(v);
-        p.bcast = b;
-        return p;
+        return post_op{binary_op{a, -1, std::move(v), b}};
+    }
+    static post_op depthwise(std::vector<float> weights, std::vector<float> bias, std::int64_t stride) {
+        return post_op{depthwise_op{std::move(weights), std::move(bias), stride}};
+    }
+
+    /// The kind's fields, or nullptr for another kind: `if (auto* e = p.as<post_op::eltwise_op>())`.
+    template <class Kind>
+    const Kind* as() const { return std::get_if<Kind>(&op); }
+    template <class Kind>
+    Kind* as() { return std::get_if<Kind>(&op); }
+    template <class Kind>
+    bool is() const { return std::holds_alternative<Kind>(op); }
+    /// The index of the runtime input a sum or binary op reads; -1 for none.
+    int input() const {
+        if (auto* s = as<sum_op>()) return s->input;
+        if (auto* b = as<binary_op>()) return b->input;
+        return -1;
     }
 };
 
 /// A short name for verbose output and errors ("relu", "sum", "binary_add", ...).
 inline std::string describe(const post_op& p) {
     using a = dnnl::algorithm;
-    if (p.k == post_op::kind::sum) return "sum";
-    if (p.k == post_op::kind::depthwise) return p.stride == 2 ? "depthwise_s2" : "depthwise";
+    if (p.is<post_op::sum_op>()) return "sum";
+    if (auto* d = p.as<post_op::depthwise_op>()) return d->stride == 2 ? "depthwise_s2" : "depthwise";
     static const std::unordered_map<int, const char*> names = {
         {static_cast<int>(a::eltwise_relu), "relu"},         {static_cast<int>(a::eltwise_tanh), "tanh"},
         {static_cast<int>(a::eltwise_elu), "elu"},           {static_cast<int>(a::eltwise_square), "square"},
@@ -105,7 +114,8 @@ inline std::string describe(const post_op& p) {
         {static_cast<int>(a::binary_mul), "binary_mul"},     {static_cast<int>(a::binary_div), "binary_div"},
         {static_cast<int>(a::binary_max), "binary_max"},     {static_cast<int>(a::binary_min), "binary_min"},
     };
-    auto it = names.find(static_cast<int>(p.alg));
+    auto* e = p.as<post_op::eltwise_op>();
+    auto it = names.find(static_cast<int>(e != nullptr ? e->alg : p.as<post_op::binary_op>()->alg));
     return it == names.end() ? "post_op" : it->second;
 }
 
@@ -157,7 +167,7 @@ private:
 inline std::size_t extra_inputs(const std::vector<post_op>& ops) {
     std::size_t n = 0;
     for (const auto& p : ops)
-        if (p.input >= 0) n = std::max(n, static_cast<std::size_t>(p.input) + 1);
+        if (p.input() >= 0) n = std::max(n, static_cast<std::size_t>(p.input()) + 1);
     return n;
 }
 
@@ -168,6 +178,11 @@ inline dims operand_dims(broadcast b, const dims& dst, std::size_t axis = 1) {
     if (b == broadcast::full) return dst;
     if (b == broadcast::per_channel && axis < dst.size()) d[axis] = dst[axis];
     return d;
+}
+/// The shape of a sum's or a binary op's operand against a destination of shape dst.
+inline dims operand_dims(const post_op& p, const dims& dst, std::size_t axis = 1) {
+    auto* b = p.as<post_op::binary_op>();
+    return b != nullptr ? operand_dims(b->bcast, dst, axis) : dst;
 }
 
 /// How a kernel runs its post-ops for one destination shape: the prefix oneDNN fuses (as
@@ -191,20 +206,20 @@ struct post_op_plan {
     post_op_plan(const std::vector<post_op>& ops, const dims& dst, std::size_t channel_axis, bool fuse = true)
         : dst_dims(dst), axis(channel_axis) {
         fused = !fuse ? 0 : compat::fusable_prefix(ops, [](const post_op& p) {
-            return std::make_tuple(p.k == post_op::kind::eltwise, p.alg, p.alpha, p.beta);
+            const auto* e = p.as<post_op::eltwise_op>();
+            return e != nullptr ? std::make_tuple(true, e->alg, e->alpha, e->beta)
+                                : std::make_tuple(false, dnnl::algorithm::undef, 0.0f, 0.0f);
         });
         for (std::size_t i = 0; i < ops.size(); ++i) {
             const post_op& p = ops[i];
             if (i < fused) {
-                switch (p.k) {
-                    case post_op::kind::eltwise: compat::append_eltwise(po, p.alg, p.alpha, p.beta); break;
-                    case post_op::kind::sum: po.append_sum(1.0f); break;
-                    case post_op::kind::binary: po.append_binary(p.alg, plain_desc(operand_dims(p.bcast, dst, axis))); break;
-                    case post_op::kind::depthwise: compat::append_depthwise(po, p.stride); break;
-                }
+                if (auto* e = p.as<post_op::eltwise_op>()) compat::append_eltwise(po, e->alg, e->alpha, e->beta);
+                else if (p.is<post_op::sum_op>()) po.append_sum(1.0f);
+                else if (auto* b = p.as<post_op::binary_op>()) po.append_binary(b->alg, plain_desc(operand_dims(p, dst, axis)));
+                else compat::append_depthwise(po, p.as<post_op::depthwise_op>()->stride);
             }
-            if (p.k == post_op::kind::binary && p.input < 0)
-                constants.emplace(i, tensor::from_values(p.values, operand_dims(p.bcast, dst, axis)));
+            if (auto* b = p.as<post_op::binary_op>(); b != nullptr && b->input < 0)
+                constants.emplace(i, tensor::from_values(b->values, operand_dims(p, dst, axis)));
         }
     }
 
@@ -213,17 +228,17 @@ struct post_op_plan {
     template <class PD>
     void bind_depthwise(const std::vector<post_op>& ops, const PD& pd) {
         for (std::size_t i = 0; i < fused; ++i) {
-            const post_op& p = ops[i];
-            if (p.k != post_op::kind::depthwise) continue;
-            const auto O = static_cast<std::int64_t>(p.values.size() / 9);
+            const auto* dw = ops[i].as<post_op::depthwise_op>();
+            if (dw == nullptr) continue;
+            const auto O = static_cast<std::int64_t>(dw->weights.size() / 9);
             dnnl::stream s(cpu_engine());
             const auto wmd = pd.query_md(dnnl::query::exec_arg_md, DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_WEIGHTS);
             dnnl::memory w(wmd, cpu_engine());
-            tensor::view(p.values.data(), {O, 1, 1, 3, 3}).reorder_into(tensor(w), s);
+            tensor::view(dw->weights.data(), {O, 1, 1, 3, 3}).reorder_into(tensor(w), s);
             dw_args[DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_WEIGHTS] = w;
             const auto bmd = pd.query_md(dnnl::query::exec_arg_md, DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_BIAS);
             dnnl::memory b(bmd, cpu_engine());
-            std::vector<float> bias = p.dw_bias.empty() ? std::vector<float>(static_cast<std::size_t>(O), 0.0f) : p.dw_bias;
+            std::vector<float> bias = dw->bias.empty() ? std::vector<float>(static_cast<std::size_t>(O), 0.0f) : dw->bias;
             tensor::view(bias.data(), {O}).reorder_into(tensor(b), s);
             dw_args[DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_BIAS] = b;
             s.wait();
@@ -234,14 +249,15 @@ struct post_op_plan {
     void build_tail(const std::vector<post_op>& ops, const dnnl::memory::desc& dst_md) {
         for (std::size_t i = fused; i < ops.size(); ++i) {
             const post_op& p = ops[i];
-            if (p.k == post_op::kind::depthwise)
+            if (p.is<post_op::depthwise_op>())
                 throw kernel_error("a depthwise post-op runs only fused (oneDNN rejected the fused primitive or its "
                                    "post-op chain)");
-            if (p.k == post_op::kind::eltwise) {
-                tail.push_back({i, dnnl::eltwise_forward(compat::eltwise_pd(cpu_engine(), p.alg, dst_md, p.alpha, p.beta))});
+            if (auto* e = p.as<post_op::eltwise_op>()) {
+                tail.push_back({i, dnnl::eltwise_forward(compat::eltwise_pd(cpu_engine(), e->alg, dst_md, e->alpha, e->beta))});
             } else {
-                const dims od = p.k == post_op::kind::sum ? dst_dims : operand_dims(p.bcast, dst_dims, axis);
-                const auto a = p.k == post_op::kind::sum ? dnnl::algorithm::binary_add : p.alg;
+                const dims od = operand_dims(p, dst_dims, axis);
+                auto* b = p.as<post_op::binary_op>();
+                const auto a = b == nullptr ? dnnl::algorithm::binary_add : b->alg;  // a sum adds
                 tail.push_back({i, dnnl::binary(compat::binary_pd(cpu_engine(), a, dst_md, plain_desc(od), dst_md))});
             }
         }
@@ -262,19 +278,19 @@ struct post_op_plan {
         for (const auto& [k, m] : dw_args) args[k] = m;
         for (std::size_t i = 0; i < fused; ++i) {
             const post_op& p = ops[i];
-            if (p.k == post_op::kind::eltwise || p.k == post_op::kind::depthwise) continue;
-            if (p.k == post_op::kind::sum) {
-                const tensor& r = extra[static_cast<std::size_t>(p.input)];
+            if (p.is<post_op::eltwise_op>() || p.is<post_op::depthwise_op>()) continue;
+            if (p.is<post_op::sum_op>()) {
+                const tensor& r = extra[static_cast<std::size_t>(p.input())];
                 check(r, dst_dims, p);
                 if (r.memory().get_data_handle() != y.memory().get_data_handle()) r.reorder_into(y, s);
                 continue;
             }
             const int arg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) | DNNL_ARG_SRC_1;
-            if (p.input < 0) {
+            if (p.input() < 0) {
                 args[arg] = constants.at(i).memory();
             } else {
-                const dims want = operand_dims(p.bcast, dst_dims, axis);
-                const tensor& t = extra[static_cast<std::size_t>(p.input)];
+                const dims want = operand_dims(p, dst_dims, axis);
+                const tensor& t = extra[static_cast<std::size_t>(p.input())];
                 check(t, want, p);
                 keep.push_back(t.in_layout(plain_desc(want), s));
                 args[arg] = keep.back().memory();
@@ -284,32 +300,31 @@ struct post_op_plan {
         // caller still needs when this call fails: it then runs the ops unfused, executor.hpp).
         for (const auto& t : tail) {
             const post_op& p = ops[t.op];
-            if (p.k == post_op::kind::eltwise || p.input < 0) continue;
-            check(extra[static_cast<std::size_t>(p.input)],
-                  p.k == post_op::kind::sum ? dst_dims : operand_dims(p.bcast, dst_dims, axis), p);
+            if (p.input() < 0) continue;  // an eltwise op or a constant operand
+            check(extra[static_cast<std::size_t>(p.input())], operand_dims(p, dst_dims, axis), p);
         }
         // A tail operand that is the destination itself would be overwritten first: copy it now.
         std::map<std::size_t, tensor> saved;
         for (const auto& t : tail) {
             const post_op& p = ops[t.op];
-            if (p.input >= 0 &&
-                extra[static_cast<std::size_t>(p.input)].memory().get_data_handle() == y.memory().get_data_handle())
-                saved.emplace(t.op, extra[static_cast<std::size_t>(p.input)].in_layout(plain_desc(y.shape()), s));
+            if (p.input() >= 0 &&
+                extra[static_cast<std::size_t>(p.input())].memory().get_data_handle() == y.memory().get_data_handle())
+                saved.emplace(t.op, extra[static_cast<std::size_t>(p.input())].in_layout(plain_desc(y.shape()), s));
         }
         main.execute(s, args);
         for (const auto& t : tail) {
             const post_op& p = ops[t.op];
-            if (p.k == post_op::kind::eltwise) {
+            if (p.is<post_op::eltwise_op>()) {
                 t.prim.execute(s, {{DNNL_ARG_SRC, y.memory()}, {DNNL_ARG_DST, y.memory()}});
                 continue;
             }
             dnnl::memory operand;
-            if (p.input < 0) {
+            if (p.input() < 0) {
                 operand = constants.at(t.op).memory();
             } else {
-                const dims want = p.k == post_op::kind::sum ? dst_dims : operand_dims(p.bcast, dst_dims, axis);
+                const dims want = operand_dims(p, dst_dims, axis);
                 auto sv = saved.find(t.op);
-                const tensor& x_op = sv != saved.end() ? sv->second : extra[static_cast<std::size_t>(p.input)];
+                const tensor& x_op = sv != saved.end() ? sv->second : extra[static_cast<std::size_t>(p.input())];
                 check(x_op, want, p);
                 keep.push_back(x_op.in_layout(plain_desc(want), s));
                 operand = keep.back().memory();

@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <variant>
 #include <vector>
 
 #include "sgmatch/analysis/notation.hpp"
@@ -81,12 +82,25 @@ std::size_t slot_of(const std::vector<value_ref<N>>& inputs, value_ref<N> v, con
     throw lowering_error("sgmatch::onednn::make_fused_property: the " + what + " is not an input of the fused node");
 }
 
+/// The kernel a spec describes.
+struct kernel_of_spec {
+    std::shared_ptr<const fused_kernel> operator()(conv_spec s) const {
+        return std::make_shared<const fused_conv>(std::move(s));
+    }
+    std::shared_ptr<const fused_kernel> operator()(matmul_spec s) const {
+        return std::make_shared<const fused_matmul>(std::move(s));
+    }
+    std::shared_ptr<const fused_kernel> operator()(batch_norm_spec s) const {
+        return std::make_shared<const fused_batch_norm>(std::move(s));
+    }
+};
+
 /// The factory of a fused property: one instance per graph type (the pattern only picks the
 /// lowering tables).
 template <class G>
 std::shared_ptr<const fused_node> make_fused_node(const subgraph<G>& s, const std::vector<lowering_entry>& table,
                                                   const std::vector<recognize_fn<G>>& composites, const std::string& pattern) {
-    const auto l = lower_match_with<G>(*s.graph, s.nodes.data(), s.nodes.size(), /*with_data=*/true, table, composites);
+    auto l = lower_match_with<G>(*s.graph, s.nodes.data(), s.nodes.size(), /*with_data=*/true, table, composites);
     if (!l.decline.empty()) throw lowering_error("sgmatch::onednn::make_fused_property: " + l.decline);
     if (s.outputs.size() != 1 || !(s.outputs[0] == l.dst))
         throw lowering_error("sgmatch::onednn::make_fused_property: the fused node must have exactly the "
@@ -94,9 +108,7 @@ std::shared_ptr<const fused_node> make_fused_node(const subgraph<G>& s, const st
     auto node = std::make_shared<fused_node>();
     node->src = slot_of(s.inputs, l.src, "convolution's input");
     for (const auto& v : l.extra) node->extra.push_back(slot_of(s.inputs, v, "post-op operand"));
-    if (l.batch_norm) node->kernel = std::make_shared<const fused_batch_norm>(l.bn);
-    else if (l.matmul) node->kernel = std::make_shared<const fused_matmul>(l.mm);
-    else node->kernel = std::make_shared<const fused_conv>(l.spec);
+    node->kernel = std::visit(kernel_of_spec{}, std::move(l.spec));
     copied_subgraph ops = copy_subgraph(s, 4096);
     node->ops = std::move(ops.g);
     node->ops_inputs = std::move(ops.runtime_inputs);

@@ -56,9 +56,10 @@ struct conv_op final : onednn::op_kernel {
 template <class Tag>
 std::shared_ptr<const onednn::op_kernel> onednn_conv(const node_context& c, bool plain) {
     auto l = onednn::lower_match<graph, pat::op<pat::tags<Tag>>>(c.g, &c.n, 1, true);
-    if (!l.decline.empty()) return nullptr;
-    if (plain) l.spec.layout = onednn::conv_spec::layout_choice::plain;
-    return std::make_shared<conv_op>(std::move(l.spec));
+    auto* spec = std::get_if<onednn::conv_spec>(&l.spec);
+    if (!l.decline.empty() || spec == nullptr) return nullptr;
+    if (plain) spec->layout = onednn::conv_spec::layout_choice::plain;
+    return std::make_shared<conv_op>(std::move(*spec));
 }
 
 /// Pooling's pads for an input's spatial dims: with ceil_mode, the end pads grow until the

@@ -21,6 +21,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <variant>
 #include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -41,18 +42,18 @@
 SGMATCH_BEGIN_NAMESPACE
 namespace onednn {
 
-/// What lower_match produced: a spec (conv or matmul), or why the match cannot lower.
+/// The spec of the kernel a match lowers to: a (transposed) convolution, a matmul, or a
+/// BatchNorm on its own. Weights and constants are filled only when asked.
+using kernel_spec = std::variant<conv_spec, matmul_spec, batch_norm_spec>;
+
+/// What lower_match produced: a kernel spec, or why the match cannot lower.
 template <class N>
 struct match_lowering {
-    std::string decline;                      // empty on success
-    bool matmul = false;                      // which spec below
-    bool batch_norm = false;                  // a BatchNorm-led match: bn
-    conv_spec spec;                           // weights and constants filled only when asked
-    matmul_spec mm;
-    batch_norm_spec bn;
-    value_ref<N> src{};                       // the conv's data input
-    std::vector<value_ref<N>> extra;          // runtime operands of sum / binary post-ops, by index
-    value_ref<N> dst{};                       // the value the kernel computes
+    std::string decline;               // empty on success
+    kernel_spec spec;                  // meaningful on success only
+    value_ref<N> src{};                // the main op's data input
+    std::vector<value_ref<N>> extra;   // runtime operands of sum / binary post-ops, by index
+    value_ref<N> dst{};                // the value the kernel computes
 };
 
 namespace detail {
@@ -120,8 +121,7 @@ match_lowering<typename graph_traits<G>::node_type> lower_match_with(const G& g,
     }
     if (ce->role == lowering_role::batch_norm) {
         // ---- BatchNorm (+ Relu): oneDNN's batch normalization with fuse_norm_relu ----
-        out.batch_norm = true;
-        batch_norm_spec& b = out.bn;
+        batch_norm_spec& b = out.spec.template emplace<batch_norm_spec>();
         b.name = std::string(traits::name(g, conv));
         if (traits::input_count(g, conv) < 5) return decline("BatchNorm " + name(conv) + " has fewer than 5 inputs");
         std::vector<float>* p[4] = {&b.scale, &b.shift, &b.mean, &b.var};
@@ -153,7 +153,8 @@ match_lowering<typename graph_traits<G>::node_type> lower_match_with(const G& g,
                 } catch (const ops::op_error&) {
                 }
             }
-            const bool relu = po.size() == 1 && po[0].alg == dnnl::algorithm::eltwise_relu && po[0].alpha == 0.0f;
+            const auto* elt = po.size() == 1 ? po[0].as<post_op::eltwise_op>() : nullptr;
+            const bool relu = elt != nullptr && elt->alg == dnnl::algorithm::eltwise_relu && elt->alpha == 0.0f;
             if (b.relu || !relu || !(traits::input(g, n, 0) == value_ref<N>{conv, 0}))
                 return decline("after BatchNorm " + name(conv) + " only one Relu fuses (oneDNN's fuse_norm_relu), not " +
                                std::string(traits::op_name(g, n)) + " " + name(n));
@@ -166,12 +167,17 @@ match_lowering<typename graph_traits<G>::node_type> lower_match_with(const G& g,
         out.dst = value_ref<N>{last, 0};
         return out;
     }
-    out.matmul = ce->role == lowering_role::matmul;
-    conv_spec& s = out.spec;
+    // The conv path fills s, the matmul path mm; the other one stays a default one that the
+    // shared code below reads only behind `matmul`.
+    const bool matmul = ce->role == lowering_role::matmul;
+    conv_spec no_conv;
+    matmul_spec no_matmul;
+    conv_spec& s = matmul ? no_conv : std::get<conv_spec>(out.spec);
+    matmul_spec& mm = matmul ? out.spec.template emplace<matmul_spec>() : no_matmul;
     const std::size_t ins = traits::input_count(g, conv);
-    if (out.matmul) {
+    if (matmul) {
         // ---- MatMul / Gemm with constant weights: x [.., M, K] times W [K, N] ----
-        matmul_spec& m = out.mm;
+        matmul_spec& m = mm;
         m.name = std::string(traits::name(g, conv));
         const std::string what = std::string(traits::op_name(g, conv)) + " " + name(conv);
         if (ins < 2) return decline(what + " has fewer than 2 inputs");
@@ -242,11 +248,11 @@ match_lowering<typename graph_traits<G>::node_type> lower_match_with(const G& g,
     N cur = conv;
     std::size_t visited = 1;
     bool sum_used = false;
-    const std::int64_t O = out.matmul ? out.mm.N : s.out_channels();  // channels: the conv's dim 1, a matmul's last
-    std::vector<post_op>& pops = out.matmul ? out.mm.post_ops : s.post_ops;
-    std::vector<float>& bias = out.matmul ? out.mm.bias : s.bias;
+    const std::int64_t O = matmul ? mm.N : s.out_channels();  // channels: the conv's dim 1, a matmul's last
+    std::vector<post_op>& pops = matmul ? mm.post_ops : s.post_ops;
+    std::vector<float>& bias = matmul ? mm.bias : s.bias;
     // A shape with one non-1 dim of size O at the channel position (counted from the right).
-    const std::size_t channel_from_right = out.matmul ? 1 : s.spatial_rank() + 1;
+    const std::size_t channel_from_right = matmul ? 1 : s.spatial_rank() + 1;
     while (true) {
         // A decomposed activation (several ops reading cur, ending in one value): one unit.
         std::optional<composite_result<N>> comp;
@@ -283,7 +289,7 @@ match_lowering<typename graph_traits<G>::node_type> lower_match_with(const G& g,
         switch (e->role) {
             case lowering_role::identity: break;
             case lowering_role::batch_norm: {
-                if (out.matmul) {
+                if (matmul) {
                     // BatchNormalization normalizes axis 1: the matmul's N only when its output is 2-D.
                     std::optional<std::size_t> rank;
                     if (out_dims) rank = out_dims->size();
@@ -294,7 +300,7 @@ match_lowering<typename graph_traits<G>::node_type> lower_match_with(const G& g,
                         return decline("BatchNorm " + name(n) + " after a " + std::to_string(*rank) +
                                        "-D matmul normalizes another axis than the matmul's columns");
                 }
-                if (!pops.empty() && pops.back().k != post_op::kind::depthwise)
+                if (!pops.empty() && !pops.back().is<post_op::depthwise_op>())
                     return decline("BatchNorm " + name(n) + " after a post-op cannot be folded");
                 if (nin < 5) return decline("BatchNorm " + name(n) + " has fewer than 5 inputs");
                 std::vector<float> p[4];
@@ -311,7 +317,7 @@ match_lowering<typename graph_traits<G>::node_type> lower_match_with(const G& g,
                 } catch (const ops::op_error& err) {
                     return decline(err.what());
                 }
-                if (with_data && out.matmul) out.mm.fold_batch_norm(p[0], p[1], p[2], p[3], eps);
+                if (with_data && matmul) mm.fold_batch_norm(p[0], p[1], p[2], p[3], eps);
                 else if (with_data) s.fold_batch_norm(p[0], p[1], p[2], p[3], eps);
                 else if (bias.empty()) bias.assign(static_cast<std::size_t>(O), 0.0f);
                 break;
@@ -393,7 +399,7 @@ match_lowering<typename graph_traits<G>::node_type> lower_match_with(const G& g,
             }
             case lowering_role::conv: {
                 // A 3x3 depthwise conv (pad 1, stride 1 or 2) after a 1x1 conv: a depthwise post-op.
-                if (out.matmul || s.transposed) return decline("a second main op " + name(n) + " in one match");
+                if (matmul || s.transposed) return decline("a second main op " + name(n) + " in one match");
                 const auto w = nin >= 2 ? const_data(traits::input(g, n, 1)) : std::nullopt;
                 std::optional<ops::op_attrs> da;
                 try {
@@ -439,7 +445,7 @@ match_lowering<typename graph_traits<G>::node_type> lower_match_with(const G& g,
     if (visited != ops_in_match) return decline("the match is not a straight chain from the convolution");
     if (unused(cur)) return decline("the result of " + name(cur) + " is not used");
     out.dst = value_ref<N>{cur, 0};
-    if (!out.matmul) {
+    if (!matmul) {
         try {
             s.validate();  // again, with the post-ops (a depthwise one needs a 1x1 conv before it)
         } catch (const kernel_error& err) {
@@ -448,7 +454,7 @@ match_lowering<typename graph_traits<G>::node_type> lower_match_with(const G& g,
     }
     if (auto t = adapter<G>::value_type(g, out.src.node, out.src.port); t && !t->dims.empty()) {
         try {
-            if (out.matmul) (void)out.mm.output_dims(t->dims);
+            if (matmul) (void)mm.output_dims(t->dims);
             else (void)s.output_dims(t->dims);
         } catch (const kernel_error& err) {
             return decline(err.what());
