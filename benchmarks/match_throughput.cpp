@@ -1,20 +1,25 @@
 // Match throughput on a ~1M-node graph of ResNet bottleneck blocks, three patterns:
 //   P1 conv >> bn >> relu,  P2 conv >> bn >> add(any) >> relu,  P3 conv >> bn
 // each scanned on its own with the same rules (non-overlapping in topological order; every
-// user of an intermediate inside the match; no intermediate is a graph output). Variants:
+// user of an intermediate inside the match; no intermediate is a graph output). Variants, each
+// timing the three scans:
 //   sgmatch  - for_each_match over a prebuilt op_index
+//   sgmatch_with_index - the same with the op_index built inside the timed region (the mxnet
+//              variant walks every node inside its timer: this is the like-for-like ratio)
 //   hand     - hand-written C++ for exactly these patterns, reading the built-in graph's arrays
 //              with integer op ids over the same prebuilt candidate lists (the practical limit)
 //   mxnet    - MXNet-style runtime matching: virtual selector objects with Select /
 //              SelectInput / SelectOutput / Filter / Reset, op names compared as strings, driven
 //              by a partitioner that grows a subgraph breadth-first from each seed node
-// Variants are interleaved round by round; medians are reported. All three must agree on the
-// matches (count and a checksum of node ids), checked every round.
+//   general  - sgmatch with the straight-line path off (what patterns with optional, repeat,
+//              alternatives or operand patterns get)
+// Timed by Google Benchmark (gbench.hpp: repetitions, random interleaving, medians, JSON with
+// --benchmark_out); every variant must first agree on the matches (count and a checksum of
+// node ids).
 //
-// usage: match_throughput [--nodes N] [--rounds R] [--check]
-//   --check: a small graph and one round; exits non-zero if the variants disagree (a ctest).
+// usage: match_throughput [--nodes N] [--check] [Google Benchmark flags]
+//   --check: a small graph, no timing; exits non-zero if the variants disagree (a ctest).
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -25,11 +30,11 @@
 #include "sgmatch/graph/builders.hpp"
 #include "sgmatch/sgmatch.hpp"
 
+#include "gbench.hpp"
 #include "hand_matcher.hpp"
 
 using namespace sgmatch;
 using namespace sgmatch::ops;
-using clk = std::chrono::steady_clock;
 
 namespace {
 
@@ -165,26 +170,18 @@ tally run_mxnet(const graph& g, subgraph_selector& sel) {
     return t;
 }
 
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0 : v[v.size() / 2];
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
     std::size_t target = 1'000'000;
-    int rounds = 7;
     bool check = false;
+    std::vector<char*> rest{argv[0]};  // what is left for Google Benchmark
     for (int i = 1; i < argc; ++i) {
         if (!std::strcmp(argv[i], "--nodes") && i + 1 < argc) target = std::strtoull(argv[++i], nullptr, 10);
-        else if (!std::strcmp(argv[i], "--rounds") && i + 1 < argc) rounds = std::atoi(argv[++i]);
         else if (!std::strcmp(argv[i], "--check")) check = true;
+        else rest.push_back(argv[i]);
     }
-    if (check) {
-        target = 20'000;
-        rounds = 1;
-    }
+    if (check) target = 20'000;
     const graph probe = build::resnet_blocks(8);
     const std::size_t per_block = probe.node_count() / 8;
     const graph g = build::resnet_blocks(target / per_block);
@@ -205,62 +202,42 @@ int main(int argc, char** argv) {
     chain_selector s2({"Conv", "BatchNormalization", "Add", "Relu"});
     chain_selector s3({"Conv", "BatchNormalization"});
 
-    std::vector<double> t_sg, t_hand, t_mx, t_gen, r_hand, r_mx, r_gen;
-    tally expect[3];
-    bool agree = true;
-    auto timed = [](auto&& f, tally* out) {
-        const auto a = clk::now();
-        tally t[3] = {f(0), f(1), f(2)};
-        const double s = std::chrono::duration<double>(clk::now() - a).count();
-        for (int i = 0; i < 3; ++i) out[i] = t[i];
-        return s;
+    // Each variant: the three scans, in order.
+    using scans = std::vector<tally>;
+    auto sgmatch_scans = [&] { return scans{run_sgmatch(idx, p1), run_sgmatch(idx, p2), run_sgmatch(idx, p3)}; };
+    auto indexed_scans = [&] {
+        const op_index<graph> fresh(g);
+        return scans{run_sgmatch(fresh, p1), run_sgmatch(fresh, p2), run_sgmatch(fresh, p3)};
     };
-    for (int r = 0; r < rounds; ++r) {
-        tally a[3], b[3], c[3], d[3];
-        // Rotate the order each round so that no variant always runs first.
-        double ts = 0, th = 0, tm = 0, tg = 0;
-        for (int k = 0; k < 4; ++k) {
-            const int which = (r + k) % 4;
-            if (which == 0)
-                ts = timed([&](int i) { return i == 0 ? run_sgmatch(idx, p1) : i == 1 ? run_sgmatch(idx, p2) : run_sgmatch(idx, p3); }, a);
-            else if (which == 1)
-                th = timed(
-                    [&](int i) {
-                        return i == 0   ? run_hand<hand_pattern::conv_bn_relu>(h, convs)
-                               : i == 1 ? run_hand<hand_pattern::conv_bn_add_relu>(h, convs)
-                                        : run_hand<hand_pattern::conv_bn>(h, convs);
-                    },
-                    b);
-            else if (which == 2)
-                tm = timed([&](int i) { return run_mxnet(g, i == 0 ? static_cast<subgraph_selector&>(s1) : i == 1 ? s2 : s3); }, c);
-            else
-                tg = timed([&](int i) { return i == 0 ? run_general(idx, p1) : i == 1 ? run_general(idx, p2) : run_general(idx, p3); }, d);
-        }
-        for (int i = 0; i < 3; ++i) {
-            if (!(a[i] == b[i]) || !(a[i] == c[i]) || !(a[i] == d[i])) agree = false;
-            expect[i] = a[i];
-        }
-        t_sg.push_back(ts);
-        t_hand.push_back(th);
-        t_mx.push_back(tm);
-        t_gen.push_back(tg);
-        r_gen.push_back(tg / th);
-        r_hand.push_back(ts / th);
-        r_mx.push_back(tm / ts);
-    }
+    auto hand_scans = [&] {
+        return scans{run_hand<hand_pattern::conv_bn_relu>(h, convs), run_hand<hand_pattern::conv_bn_add_relu>(h, convs),
+                     run_hand<hand_pattern::conv_bn>(h, convs)};
+    };
+    auto mxnet_scans = [&] { return scans{run_mxnet(g, s1), run_mxnet(g, s2), run_mxnet(g, s3)}; };
+    auto general_scans = [&] { return scans{run_general(idx, p1), run_general(idx, p2), run_general(idx, p3)}; };
+
+    const scans expect = sgmatch_scans();
+    bool agree = true;
+    for (const scans& other : {indexed_scans(), hand_scans(), mxnet_scans(), general_scans()})
+        for (int i = 0; i < 3; ++i) agree = agree && other[i] == expect[i];
     std::printf("matches: P1 %zu, P2 %zu, P3 %zu; variants agree: %s\n", expect[0].count, expect[1].count,
                 expect[2].count, agree ? "yes" : "NO");
     if (!agree || expect[0].count == 0 || expect[1].count == 0 || expect[2].count == 0) return 1;
     if (check) return 0;
-    const double nodes3 = 3.0 * static_cast<double>(g.node_count());
-    std::printf("median of %d interleaved rounds, time for the three scans:\n", rounds);
-    std::printf("  sgmatch   %8.2f ms  (%6.1f M nodes/s per pattern scan)\n", median(t_sg) * 1e3, nodes3 / median(t_sg) / 1e6);
-    std::printf("  hand      %8.2f ms  (%6.1f M nodes/s)\n", median(t_hand) * 1e3, nodes3 / median(t_hand) / 1e6);
-    std::printf("  mxnet     %8.2f ms  (%6.1f M nodes/s)\n", median(t_mx) * 1e3, nodes3 / median(t_mx) / 1e6);
-    std::printf("  general   %8.2f ms  (%6.1f M nodes/s; sgmatch with the straight-line path off)\n", median(t_gen) * 1e3,
-                nodes3 / median(t_gen) / 1e6);
-    std::printf("ratios (median of per-round ratios): sgmatch/hand = %.2fx (target <= 1.2), mxnet/sgmatch = %.1fx (target >= 5)\n",
-                median(r_hand), median(r_mx));
-    std::printf("general path / hand = %.2fx\n", median(r_gen));
-    return 0;
+
+    auto add = [](const char* name, auto& f) {
+        benchmark::RegisterBenchmark(name, [&f](benchmark::State& st) {
+            for (auto _ : st) benchmark::DoNotOptimize(f());
+        })->Unit(benchmark::kMillisecond)->UseRealTime();
+    };
+    add("sgmatch", sgmatch_scans);
+    add("sgmatch_with_index", indexed_scans);
+    add("hand", hand_scans);
+    add("mxnet", mxnet_scans);
+    add("general", general_scans);
+    return sgbench::run(static_cast<int>(rest.size()), rest.data(),
+                        {{"sgmatch / hand", "sgmatch", "hand", "(target <= 1.2)"},
+                         {"mxnet / sgmatch", "mxnet", "sgmatch", "(op_index prebuilt; target >= 5)"},
+                         {"mxnet / sgmatch_with_index", "mxnet", "sgmatch_with_index", "(op_index built in the timer, as mxnet walks)"},
+                         {"general / hand", "general", "hand", ""}});
 }

@@ -6,8 +6,11 @@
 //             legality rules, reading sgmatch::graph's records directly and calling the same
 //             graph::replace, with boundaries read by graph::prepare_replace
 //
-// Both must leave the same graph (node count and fused nodes per kind, checked every round).
-// usage: partition_throughput [--nodes N] [--rounds R] [--check] [--fx-curve] [--sgmatch-once]
+// Both must leave the same graph (node count and fused nodes per kind), checked before timing.
+// Timed by Google Benchmark (gbench.hpp: repetitions, random interleaving, medians, JSON with
+// --benchmark_out); each iteration rewrites a fresh copy of the graph, made outside the timer.
+// usage: partition_throughput [--nodes N] [--check] [--fx-curve [--rounds R]] [--sgmatch-once]
+//                             [Google Benchmark flags]
 //   --fx-curve: the shape of benchmarks/peers/fx_replace_pattern.py (a chain of conv -> bn ->
 //   relu blocks, 6 nodes each with 3 graph inputs for weights and statistics), one property,
 //   from 2k to 1M nodes, to set beside FX's curve.
@@ -21,6 +24,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +32,7 @@
 #include "sgmatch/partition/partition.hpp"
 #include "sgmatch/sgmatch.hpp"
 
+#include "gbench.hpp"
 #include "hand_matcher.hpp"
 
 using namespace sgmatch;
@@ -147,28 +152,23 @@ int fx_curve(int rounds) {
     return 0;
 }
 
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0 : v[v.size() / 2];
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
     std::size_t target = 1'000'000;
     int rounds = 5;
-    bool check = false, once = false;
+    bool check = false, once = false, curve = false;
+    std::vector<char*> rest{argv[0]};  // what is left for Google Benchmark
     for (int i = 1; i < argc; ++i) {
         if (!std::strcmp(argv[i], "--nodes") && i + 1 < argc) target = std::strtoull(argv[++i], nullptr, 10);
         else if (!std::strcmp(argv[i], "--rounds") && i + 1 < argc) rounds = std::atoi(argv[++i]);
         else if (!std::strcmp(argv[i], "--check")) check = true;
-        else if (!std::strcmp(argv[i], "--fx-curve")) return fx_curve(rounds);
+        else if (!std::strcmp(argv[i], "--fx-curve")) curve = true;
         else if (!std::strcmp(argv[i], "--sgmatch-once")) once = true;
+        else rest.push_back(argv[i]);
     }
-    if (check) {
-        target = 20'000;
-        rounds = 1;
-    }
+    if (curve) return fx_curve(rounds);
+    if (check) target = 20'000;
     const graph probe = build::resnet_blocks(8);
     const graph base = build::resnet_blocks(target / (probe.node_count() / 8));
     std::printf("graph: %zu nodes\n", base.node_count());
@@ -183,44 +183,42 @@ int main(int argc, char** argv) {
     const op_index<graph> idx(base);
     const auto [cb, ce] = idx.nodes_with_op(*base.find_op("Conv"));
     const std::vector<node_id> convs(cb, ce);
+    auto hand = [&](graph& g) {
+        run_hand<hand_pattern::conv_bn_add_relu>(g, convs, "fused.cbar");
+        run_hand<hand_pattern::conv_bn_relu>(g, convs, "fused.cbr");
+        run_hand<hand_pattern::conv_bn>(g, convs, "fused.cb");
+    };
 
-    std::vector<double> ts, th, ratio;
-    outcome first;
-    for (int r = 0; r < rounds; ++r) {
-        graph g1 = base, g2 = base;  // copies outside the timed region
-        double t_s = 0, t_h = 0;
-        for (int k = 0; k < 2; ++k) {
-            if ((r + k) % 2 == 0) {
-                const auto a = clk::now();
-                run_sgmatch(g1, b);
-                t_s = std::chrono::duration<double>(clk::now() - a).count();
-            } else {
-                const auto a = clk::now();
-                run_hand<hand_pattern::conv_bn_add_relu>(g2, convs, "fused.cbar");
-                run_hand<hand_pattern::conv_bn_relu>(g2, convs, "fused.cbr");
-                run_hand<hand_pattern::conv_bn>(g2, convs, "fused.cb");
-                t_h = std::chrono::duration<double>(clk::now() - a).count();
-            }
-        }
-        const outcome o1 = summarize(g1), o2 = summarize(g2);
-        if (!(o1 == o2) || o1.fused[0] == 0 || o1.fused[1] == 0 || o1.fused[2] == 0) {
-            std::printf("variants disagree or found nothing: sgmatch %zu nodes (%zu/%zu/%zu), hand %zu nodes (%zu/%zu/%zu)\n",
-                        o1.nodes, o1.fused[0], o1.fused[1], o1.fused[2], o2.nodes, o2.fused[0], o2.fused[1],
-                        o2.fused[2]);
-            return 1;
-        }
-        first = o1;
-        ts.push_back(t_s);
-        th.push_back(t_h);
-        ratio.push_back(t_s / t_h);
+    graph g1 = base, g2 = base;
+    run_sgmatch(g1, b);
+    hand(g2);
+    const outcome o1 = summarize(g1), o2 = summarize(g2);
+    if (!(o1 == o2) || o1.fused[0] == 0 || o1.fused[1] == 0 || o1.fused[2] == 0) {
+        std::printf("variants disagree or found nothing: sgmatch %zu nodes (%zu/%zu/%zu), hand %zu nodes (%zu/%zu/%zu)\n",
+                    o1.nodes, o1.fused[0], o1.fused[1], o1.fused[2], o2.nodes, o2.fused[0], o2.fused[1], o2.fused[2]);
+        return 1;
     }
     std::printf("fused: %zu conv+bn+add+relu, %zu conv+bn+relu, %zu conv+bn; %zu nodes left; variants agree: yes\n",
-                first.fused[0], first.fused[1], first.fused[2], first.nodes);
+                o1.fused[0], o1.fused[1], o1.fused[2], o1.nodes);
     if (check) return 0;
-    const double n = static_cast<double>(base.node_count());
-    std::printf("median of %d interleaved rounds, whole backend (3 properties):\n", rounds);
-    std::printf("  sgmatch  %8.1f ms  (%5.1f M nodes/s)\n", median(ts) * 1e3, n / median(ts) / 1e6);
-    std::printf("  hand     %8.1f ms  (%5.1f M nodes/s)\n", median(th) * 1e3, n / median(th) / 1e6);
-    std::printf("sgmatch / hand = %.2fx (median of per-round ratios); target >= 10 M nodes/s\n", median(ratio));
-    return 0;
+
+    // Nodes per second of the graph before the rewrite, as the items processed.
+    const auto nodes = static_cast<std::int64_t>(base.node_count());
+    auto add = [&](const char* name, auto f) {
+        benchmark::RegisterBenchmark(name, [&base, nodes, f](benchmark::State& st) {
+            std::optional<graph> g;
+            for (auto _ : st) {
+                st.PauseTiming();  // neither the copy nor freeing the last one is timed
+                g.reset();
+                g.emplace(base);
+                st.ResumeTiming();
+                f(*g);
+            }
+            st.SetItemsProcessed(st.iterations() * nodes);
+        })->Unit(benchmark::kMillisecond)->UseRealTime();
+    };
+    add("sgmatch", [&b](graph& g) { run_sgmatch(g, b); });
+    add("hand", hand);
+    return sgbench::run(static_cast<int>(rest.size()), rest.data(),
+                        {{"sgmatch / hand", "sgmatch", "hand", "(whole backend, 3 properties)"}});
 }

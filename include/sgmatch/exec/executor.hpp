@@ -55,7 +55,9 @@
 #include "sgmatch/exec/fallback.hpp"
 #include "sgmatch/exec/kernels.hpp"
 #include "sgmatch/exec/kernels/typed.hpp"
+#include "sgmatch/exec/run_stats.hpp"
 #include "sgmatch/exec/value.hpp"
+#include "sgmatch/exec/value_store.hpp"
 #include "sgmatch/exec/node_kernels.hpp"
 #include "sgmatch/graph/graph.hpp"
 #include "sgmatch/match/scan.hpp"
@@ -69,59 +71,6 @@
 
 SGMATCH_BEGIN_NAMESPACE
 namespace exec {
-
-/// How the nodes that are not fused run.
-enum class mode {
-    reference,     // on the xtensor reference kernels (the oracle)
-    onednn,        // one oneDNN primitive per op where there is one (format any: the best unfused run),
-                   // else the reference kernel
-    onednn_plain,  // the same, with convs and pooling in plain NCHW layouts (a naive integration)
-};
-
-/// One node's share of a run (run_stats::times): the node, the kind of kernel that ran it
-/// ("fused", "onednn", "reference", "typed", "region") and its wall time.
-struct node_time {
-    node_id node;
-    const char* kernel;
-    double ms;
-};
-
-/// What one run did.
-struct run_stats {
-    std::size_t fused_nodes = 0;      // fused nodes, run on their oneDNN kernels
-    std::size_t onednn_nodes = 0;     // single ops run on oneDNN primitives
-    std::size_t reference_nodes = 0;  // run on reference kernels
-    std::size_t typed_nodes = 0;      // run on typed kernels (kernels/typed.hpp: non-f32 values, several outputs)
-    std::size_t reorders_to_plain = 0;  // kernel outputs converted for a reference kernel or an output
-    std::size_t in_place_sums = 0;      // residuals accumulated into in place (no copy)
-    std::size_t region_nodes = 0;       // region nodes (subgraph.hpp); what ran inside is counted above
-    std::size_t planned_bytes = 0;  // the arena holding the fused nodes' outputs (0: no plan yet: the
-                                    // first run of input shapes the graph does not declare records one)
-    std::size_t pooled_bytes = 0;   // what a pool reusing only same-size buffers holds for those outputs
-    std::size_t fallbacks = 0;  // fused nodes and single-op kernels whose kernel rejected the input: they ran
-                                // their ops unfused (counted above) or their reference kernel instead
-    int threads = 0;  // the threads oneDNN's kernels were allowed in the run (onednn::max_threads() under the
-                      // executor's cap, on the calling thread)
-    /// Set to have every node's time appended, in the order the nodes ran (a region node is one
-    /// entry); null: nothing is timed.
-    std::vector<node_time>* times = nullptr;
-
-    /// Add what a nested run did (a region's executor, a fused node's ops run unfused).
-    run_stats& operator+=(const run_stats& o) {
-        fused_nodes += o.fused_nodes;
-        onednn_nodes += o.onednn_nodes;
-        reference_nodes += o.reference_nodes;
-        typed_nodes += o.typed_nodes;
-        reorders_to_plain += o.reorders_to_plain;
-        in_place_sums += o.in_place_sums;
-        region_nodes += o.region_nodes;
-        fallbacks += o.fallbacks;
-        planned_bytes += o.planned_bytes;
-        pooled_bytes += o.pooled_bytes;
-        return *this;
-    }
-};
-
 
 class executor;
 
@@ -177,11 +126,11 @@ public:
         run_stats& st = stats ? *stats : local;
         const onednn::thread_cap cap(threads_);
         st.threads = onednn::max_threads();
-        store values(g_.index_bound());
+        store values(g_);
         bind_inputs(values, inputs, [](slot& s, const array& a) { s.plain = a; });
         run_steps(values, st);
         std::vector<array> out;
-        for (std::size_t i = 0; i < g_.graph_output_count(); ++i) out.push_back(plain_of(values, g_.graph_output(i), st));
+        for (std::size_t i = 0; i < g_.graph_output_count(); ++i) out.push_back(values.plain_of(g_.graph_output(i), st));
         return out;
     }
 
@@ -192,12 +141,12 @@ public:
         run_stats& st = stats ? *stats : local;
         const onednn::thread_cap cap(threads_);
         st.threads = onednn::max_threads();
-        store values(g_.index_bound());
+        store values(g_);
         bind_inputs(values, inputs, [](slot& s, const value& v) { s.typed = v; });
         run_steps(values, st);
         std::vector<value> out;
         for (std::size_t i = 0; i < g_.graph_output_count(); ++i) {
-            value v = value_of(values, g_.graph_output(i), st);
+            value v = values.value_of(g_.graph_output(i), st);
             out.push_back(v.owned() ? v : v.clone());  // never a view of the graph's constants or of an input
         }
         return out;
@@ -239,15 +188,15 @@ public:
         run_stats& st = stats ? *stats : local;
         const onednn::thread_cap cap(threads_);
         st.threads = onednn::max_threads();
-        store values(g_.index_bound());
+        store values(g_);
         bind_inputs(values, inputs, [](slot& s, const onednn::tensor& t) { s.t = t; });
         run_steps(values, st);
         std::vector<onednn::tensor> out;
         for (std::size_t i = 0; i < g_.graph_output_count(); ++i) {
             const auto v = g_.graph_output(i);
             slot& s = values[v.node.value].at(v.port);
-            if (s.t.empty() && g_.kind(v.node) == node_kind::constant) s.t = constant_view(v.node);
-            if (s.t.empty() && s.typed && !s.plain) (void)plain_of(values, v, st);  // f32 only, else a clear error
+            if (s.t.empty() && g_.kind(v.node) == node_kind::constant) s.t = detail::constant_view(g_, v.node);
+            if (s.t.empty() && s.typed && !s.plain) (void)values.plain_of(v, st);  // f32 only, else a clear error
             if (s.t.empty() && s.plain) {  // a reference kernel's result: a tensor of its own
                 const array& a = *s.plain;
                 s.t = onednn::tensor::from_values(std::vector<float>(a.begin(), a.end()),
@@ -259,16 +208,8 @@ public:
     }
 
 private:
-    struct slot {
-        std::optional<array> plain;
-        onednn::tensor t;
-        std::optional<value> typed;       // a typed kernel's output, or a typed graph input
-        bool owned = false;  // t was made by this run (not a view of an input or a constant)
-
-        // A value that only a typed kernel can read (not f32).
-        bool foreign() const { return typed && typed->type() != dtype::f32; }
-    };
-    using store = std::vector<std::vector<slot>>;
+    using slot = detail::slot;
+    using store = detail::value_store;
 
     // The graph inputs' values, by name (a missing one is an error naming it).
     template <class V, class Set>
@@ -331,7 +272,7 @@ private:
                 kernel = "region";
                 std::map<std::string, onednn::tensor> ins;
                 for (std::size_t i = 0; i < s.region->runtime_inputs.size(); ++i)
-                    ins.emplace(std::to_string(i), tensor_of(values, n, s.region->runtime_inputs[i]));
+                    ins.emplace(std::to_string(i), values.tensor_of(n, s.region->runtime_inputs[i]));
                 run_stats inner;
                 auto outs = s.region->exec->run_tensors(ins, &inner);
                 for (std::size_t k = 0; k < outs.size() && k < values[n.value].size(); ++k) {
@@ -502,7 +443,7 @@ private:
         try {
             for (std::size_t i = 0; i < g_.input_count(n); ++i)
                 if (g_.kind(g_.input(n, i).node) != node_kind::constant || s.op->reads_constants())
-                    ins.push_back(tensor_of(vs, n, i));
+                    ins.push_back(vs.tensor_of(n, i));
             if (!s.fallback->any() || !s.fallback->rejected(detail::shapes_of({}, ins))) {
                 out.t = onednn::guarded([&] { return s.op->run(ins); });
                 out.owned = true;
@@ -526,8 +467,8 @@ private:
         onednn::tensor src;
         std::vector<onednn::tensor> extra;
         try {
-            for (std::size_t k : fc.extra) extra.push_back(tensor_of(vs, n, k));
-            src = tensor_of(vs, n, fc.src);
+            for (std::size_t k : fc.extra) extra.push_back(vs.tensor_of(n, k));
+            src = vs.tensor_of(n, fc.src);
             if (!s.unfused || !s.fallback->any() || !s.fallback->rejected(detail::shapes_of(src, extra))) {
                 // The residual of a sum post-op, read here for the last time, in the destination's
                 // layout and owned by the run: the kernel accumulates into it (no copy). The kernel
@@ -584,7 +525,7 @@ private:
                 std::map<std::string, array> ins;
                 const auto& slots = s.fused->ops_inputs;
                 for (std::size_t k = 0; k < slots.size(); ++k)
-                    ins.emplace(std::to_string(k), plain_of(vs, g_.input(n, slots[k]), st));
+                    ins.emplace(std::to_string(k), vs.plain_of(g_.input(n, slots[k]), st));
                 run_stats inner;
                 auto outs = (*s.unfused)(ins, &inner);
                 st += inner;
@@ -598,66 +539,6 @@ private:
                              (why ? why : "earlier") + ") and running it " +
                              (s.unfused ? "unfused" : "on its reference kernel") + " failed too: " + e.what());
         }
-    }
-
-    // A constant's values as a tensor over the graph's own storage (no copy).
-    onednn::tensor constant_view(node_id c) const {
-        const auto k = g_.constant(c);
-        if (!k || k->data == nullptr)
-            throw exec_error("sgmatch::exec::executor: constant '" + std::string(g_.name(c)) + "' has no data");
-        // A scalar as a one-element tensor. (A loop, not the range constructor: g++ 12 -O3 C++20
-        // reports a false -Wfree-nonheap-object for that one here.)
-        onednn::dims d(k->rank == 0 ? 1 : k->rank, 1);
-        for (std::size_t i = 0; i < k->rank; ++i) d[i] = k->dims[i];
-        if (k->type != dtype::f32) return onednn::tensor::from_values(*k->to_floats(), d);  // fp32 kernels: converted
-        return onednn::tensor::view(static_cast<const float*>(k->data), d);
-    }
-
-    const array& plain_of(store& vs, value_ref<node_id> v, run_stats& st) const {
-        slot& s = vs[v.node.value].at(v.port);
-        if (!s.plain && s.typed) {  // a typed value read by an fp32 kernel or as an f32 output
-            if (s.foreign())
-                throw exec_error("sgmatch::exec::executor: the value of '" + std::string(g_.name(v.node)) + "' (output " +
-                                 std::to_string(v.port) + ") is " + std::string(name_of(s.typed->type())) +
-                                 ": an fp32 kernel cannot read it (and array outputs are f32: run() returns typed values)");
-            const value d = s.typed->dense_value();
-            array a = xt::zeros<float>(std::vector<std::size_t>(d.dims().begin(), d.dims().end()));
-            if (d.size()) std::copy_n(d.as<float>(), static_cast<std::size_t>(d.size()), a.begin());
-            s.plain = std::move(a);
-            return *s.plain;
-        }
-        if (!s.plain && s.t.empty() && g_.kind(v.node) == node_kind::constant) {  // read as is (any rank)
-            const auto k = g_.constant(v.node);
-            if (!k || k->data == nullptr)
-                throw exec_error("sgmatch::exec::executor: constant '" + std::string(g_.name(v.node)) + "' has no data");
-            array a = xt::zeros<float>(std::vector<std::size_t>(k->dims, k->dims + k->rank));
-            const std::vector<float> f = k->to_floats().value_or(std::vector<float>{});
-            std::copy(f.begin(), f.end(), a.begin());
-            s.plain = std::move(a);
-            return *s.plain;
-        }
-        if (!s.plain) {
-            if (s.t.empty())
-                throw exec_error("sgmatch::exec::executor: value of '" + std::string(g_.name(v.node)) +
-                                 "' has no data (a constant without values?)");
-            s.plain = reference::to_array(s.t);
-            ++st.reorders_to_plain;
-        }
-        return *s.plain;
-    }
-    onednn::tensor tensor_of(store& vs, node_id n, std::size_t input_slot) const {
-        const auto v = g_.input(n, input_slot);
-        slot& s = vs[v.node.value].at(v.port);
-        if (!s.t.empty()) return s.t;
-        if (s.typed && !s.plain) {
-            run_stats ignored;
-            (void)plain_of(vs, v, ignored);  // f32 only, else a clear error
-        }
-        if (!s.plain && g_.kind(v.node) == node_kind::constant) return s.t = constant_view(v.node);
-        if (!s.plain)
-            throw exec_error("sgmatch::exec::executor: input " + std::to_string(input_slot) + " of '" +
-                             std::string(g_.name(n)) + "' has no data");
-        return reference::to_tensor(*s.plain);  // a view: the array lives in the store for the run
     }
 
     // Whether every input of a node is a scalar (rank 0), so that its result is one too.
@@ -691,25 +572,10 @@ private:
         return false;
     }
 
-    // A value as a typed kernel reads it: a typed value as is, an f32 array or tensor as a view
-    // (reordered to plain first), a constant as a view of the graph's storage.
-    value value_of(store& vs, value_ref<node_id> v, run_stats& st) const {
-        slot& s = vs[v.node.value].at(v.port);
-        if (s.typed) return *s.typed;
-        if (!s.plain && s.t.empty() && g_.kind(v.node) == node_kind::constant) {
-            const auto k = g_.constant(v.node);
-            if (!k || k->data == nullptr)
-                throw exec_error("sgmatch::exec::executor: constant '" + std::string(g_.name(v.node)) + "' has no data");
-            return value::view(k->data, k->type, shape(k->dims, k->dims + k->rank));
-        }
-        const array& a = plain_of(vs, v, st);
-        return value::view(a.data(), dtype::f32, shape(a.shape().begin(), a.shape().end()));
-    }
-
     void run_typed(const step& s, store& vs, run_stats& st) const {
         const node_id n = s.n;
         values in;
-        for (std::size_t i = 0; i < g_.input_count(n); ++i) in.push_back(value_of(vs, g_.input(n, i), st));
+        for (std::size_t i = 0; i < g_.input_count(n); ++i) in.push_back(vs.value_of(g_.input(n, i), st));
         values out;
         try {
             // The outputs' size by the op's shape rule before the kernel allocates them: values
@@ -755,7 +621,7 @@ private:
                 params.push_back(std::move(a));
                 in.push_back(&params.back());
             } else {
-                in.push_back(&plain_of(vs, v, st));
+                in.push_back(&vs.plain_of(v, st));
             }
         }
         try {

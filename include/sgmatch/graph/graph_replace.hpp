@@ -312,7 +312,7 @@ inline node_id graph::replace_with(const replacement<node_id>& r, std::any& payl
         out_types.push_back(value_type(v.node, v.port));
         typed = typed || out_types.back().has_value();
     }
-    if (typed) types_.reserve(types_.size() + outputs);
+    if (typed) room_for(types_, outputs);  // geometric: an exact reserve moved every type on each replace
 
     // ---- commit: nothing below throws (all capacity reserved above) ----
     ++writes_;

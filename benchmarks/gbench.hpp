@@ -1,0 +1,71 @@
+// benchmarks/gbench.hpp - the micro benchmarks run on Google Benchmark: its repetitions, random
+// interleaving of the variants and JSON output (--benchmark_out=f.json
+// --benchmark_out_format=json), with our defaults and the ratios of medians printed after the
+// table.
+//
+// Defaults, each overridden by giving the flag: --benchmark_repetitions=7
+// --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true
+// --benchmark_min_time=0.2. Every variant is registered under its own name; a ratio names two.
+#pragma once
+
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include <benchmark/benchmark.h>
+
+namespace sgbench {
+
+/// numerator / denominator of the median real times of two registered benchmarks.
+struct ratio {
+    std::string label, numerator, denominator, note;
+};
+
+/// The console table, plus each benchmark's median kept for the ratios.
+class ratio_reporter : public benchmark::ConsoleReporter {
+public:
+    ratio_reporter() : ConsoleReporter(isatty(fileno(stdout)) ? OO_ColorTabular : OO_Tabular) {}
+    void ReportRuns(const std::vector<Run>& runs) override {
+        for (const auto& r : runs)
+            if (r.run_type == Run::RT_Aggregate && r.aggregate_name == "median")
+                medians_[r.run_name.function_name] = r.GetAdjustedRealTime();
+        ConsoleReporter::ReportRuns(runs);
+    }
+    const std::map<std::string, double>& medians() const { return medians_; }
+
+private:
+    std::map<std::string, double> medians_;
+};
+
+/// Runs what is registered with our defaults under the user's flags; prints the ratios.
+/// Returns main's exit code (1 on an unknown flag or a ratio whose benchmarks did not run).
+inline int run(int argc, char** argv, const std::vector<ratio>& ratios) {
+    std::vector<std::string> defaults = {"--benchmark_repetitions=7", "--benchmark_enable_random_interleaving=true",
+                                         "--benchmark_report_aggregates_only=true", "--benchmark_min_time=0.2"};
+    std::vector<char*> args{argv[0]};
+    for (auto& d : defaults) args.push_back(d.data());  // the user's flags come after: they win
+    for (int i = 1; i < argc; ++i) args.push_back(argv[i]);
+    int n = static_cast<int>(args.size());
+    benchmark::Initialize(&n, args.data());
+    if (benchmark::ReportUnrecognizedArguments(n, args.data())) return 1;
+    ratio_reporter rep;
+    benchmark::RunSpecifiedBenchmarks(&rep);
+    benchmark::Shutdown();
+    int rc = 0;
+    for (const auto& r : ratios) {
+        const auto a = rep.medians().find(r.numerator), b = rep.medians().find(r.denominator);
+        if (a == rep.medians().end() || b == rep.medians().end()) {
+            if (rep.medians().empty()) continue;  // filtered out (--benchmark_filter)
+            std::printf("%s: not measured\n", r.label.c_str());
+            rc = 1;
+            continue;
+        }
+        std::printf("%-28s %7.2fx  %s\n", (r.label + ":").c_str(), a->second / b->second, r.note.c_str());
+    }
+    return rc;
+}
+
+}  // namespace sgbench

@@ -1,0 +1,132 @@
+// sgmatch/exec/value_store.hpp - the values of one executor run, and the conversions between
+// the forms kernels read them in.
+//
+// A value is held in the form its producer made: a oneDNN tensor in whatever layout (fused
+// nodes, single-op primitives), an fp32 array (reference kernels), or a typed value (typed
+// kernels, typed graph inputs). A consumer asks for the form it reads: plain_of (an array,
+// reordered once and kept), tensor_of (a tensor; arrays and constants as views), value_of (a
+// typed value; views where possible). Constants are read from the graph's own storage.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sgmatch/detail/config.hpp"
+#include "sgmatch/exec/error.hpp"
+#include "sgmatch/exec/run_stats.hpp"
+#include "sgmatch/exec/value.hpp"
+#include "sgmatch/graph/graph.hpp"
+#include "sgmatch/onednn/tensor.hpp"
+#include "sgmatch/reference/kernels.hpp"
+#include "sgmatch/reference/onednn.hpp"
+
+SGMATCH_BEGIN_NAMESPACE
+namespace exec {
+using reference::array;
+
+namespace detail {
+
+/// One value of a run, in the forms made of it so far.
+struct slot {
+    std::optional<array> plain;
+    onednn::tensor t;
+    std::optional<value> typed;  // a typed kernel's output, or a typed graph input
+    bool owned = false;          // t was made by this run (not a view of an input or a constant)
+
+    // A value that only a typed kernel can read (not f32).
+    bool foreign() const { return typed && typed->type() != dtype::f32; }
+};
+
+inline onednn::tensor constant_view(const graph& g_, node_id c) {
+    const auto k = g_.constant(c);
+    if (!k || k->data == nullptr)
+        throw exec_error("sgmatch::exec::executor: constant '" + std::string(g_.name(c)) + "' has no data");
+    // A scalar as a one-element tensor. (A loop, not the range constructor: g++ 12 -O3 C++20
+    // reports a false -Wfree-nonheap-object for that one here.)
+    onednn::dims d(k->rank == 0 ? 1 : k->rank, 1);
+    for (std::size_t i = 0; i < k->rank; ++i) d[i] = k->dims[i];
+    if (k->type != dtype::f32) return onednn::tensor::from_values(*k->to_floats(), d);  // fp32 kernels: converted
+    return onednn::tensor::view(static_cast<const float*>(k->data), d);
+}
+
+/// The slots of one run: one per output of every node, indexed by node index.
+class value_store {
+public:
+    explicit value_store(const graph& g) : g_(g), slots_(g.index_bound()) {}
+
+    std::vector<slot>& operator[](std::size_t node_index) { return slots_[node_index]; }
+    const std::vector<slot>& operator[](std::size_t node_index) const { return slots_[node_index]; }
+
+    const array& plain_of(value_ref<node_id> v, run_stats& st) {
+        slot& s = slots_[v.node.value].at(v.port);
+        if (!s.plain && s.typed) {  // a typed value read by an fp32 kernel or as an f32 output
+            if (s.foreign())
+                throw exec_error("sgmatch::exec::executor: the value of '" + std::string(g_.name(v.node)) + "' (output " +
+                                 std::to_string(v.port) + ") is " + std::string(name_of(s.typed->type())) +
+                                 ": an fp32 kernel cannot read it (and array outputs are f32: run() returns typed values)");
+            const value d = s.typed->dense_value();
+            array a = xt::zeros<float>(std::vector<std::size_t>(d.dims().begin(), d.dims().end()));
+            if (d.size()) std::copy_n(d.as<float>(), static_cast<std::size_t>(d.size()), a.begin());
+            s.plain = std::move(a);
+            return *s.plain;
+        }
+        if (!s.plain && s.t.empty() && g_.kind(v.node) == node_kind::constant) {  // read as is (any rank)
+            const auto k = g_.constant(v.node);
+            if (!k || k->data == nullptr)
+                throw exec_error("sgmatch::exec::executor: constant '" + std::string(g_.name(v.node)) + "' has no data");
+            array a = xt::zeros<float>(std::vector<std::size_t>(k->dims, k->dims + k->rank));
+            const std::vector<float> f = k->to_floats().value_or(std::vector<float>{});
+            std::copy(f.begin(), f.end(), a.begin());
+            s.plain = std::move(a);
+            return *s.plain;
+        }
+        if (!s.plain) {
+            if (s.t.empty())
+                throw exec_error("sgmatch::exec::executor: value of '" + std::string(g_.name(v.node)) +
+                                 "' has no data (a constant without values?)");
+            s.plain = reference::to_array(s.t);
+            ++st.reorders_to_plain;
+        }
+        return *s.plain;
+    }
+    onednn::tensor tensor_of(node_id n, std::size_t input_slot) {
+        const auto v = g_.input(n, input_slot);
+        slot& s = slots_[v.node.value].at(v.port);
+        if (!s.t.empty()) return s.t;
+        if (s.typed && !s.plain) {
+            run_stats ignored;
+            (void)plain_of(v, ignored);  // f32 only, else a clear error
+        }
+        if (!s.plain && g_.kind(v.node) == node_kind::constant) return s.t = constant_view(g_, v.node);
+        if (!s.plain)
+            throw exec_error("sgmatch::exec::executor: input " + std::to_string(input_slot) + " of '" +
+                             std::string(g_.name(n)) + "' has no data");
+        return reference::to_tensor(*s.plain);  // a view: the array lives in the store for the run
+    }
+
+    // A value as a typed kernel reads it: a typed value as is, an f32 array or tensor as a view
+    // (reordered to plain first), a constant as a view of the graph's storage.
+    value value_of(value_ref<node_id> v, run_stats& st) {
+        slot& s = slots_[v.node.value].at(v.port);
+        if (s.typed) return *s.typed;
+        if (!s.plain && s.t.empty() && g_.kind(v.node) == node_kind::constant) {
+            const auto k = g_.constant(v.node);
+            if (!k || k->data == nullptr)
+                throw exec_error("sgmatch::exec::executor: constant '" + std::string(g_.name(v.node)) + "' has no data");
+            return value::view(k->data, k->type, shape(k->dims, k->dims + k->rank));
+        }
+        const array& a = plain_of(v, st);
+        return value::view(a.data(), dtype::f32, shape(a.shape().begin(), a.shape().end()));
+    }
+
+private:
+    const graph& g_;
+    std::vector<std::vector<slot>> slots_;
+};
+
+}  // namespace detail
+}  // namespace exec
+SGMATCH_END_NAMESPACE
