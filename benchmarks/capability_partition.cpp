@@ -1,16 +1,18 @@
 // Capability partitioning of a ~1M-node random DAG with 70% supported ops (7 of 10 op kinds):
 // the regions alone (op_index + region growth), and the whole property (regions + a rewrite of
-// each region of 2+ nodes into one engine node). Target: under 1 s.
-// usage: capability_partition [--nodes N] [--rounds R] [--check] [--regions-once] [--apply-once]
+// each region of 2+ nodes into one engine node). Target: under 1 s. Timed by Google Benchmark
+// (gbench.hpp: repetitions, medians, JSON with --benchmark_out); the rewrite's copy of the graph
+// is made and freed outside the timer.
+// usage: capability_partition [--nodes N] [--check] [--regions-once] [--apply-once] [Google Benchmark flags]
 //   --regions-once: the regions once, nothing else run: for counting instructions, e.g.
 //   valgrind --tool=callgrind --toggle-collect='count_regions*'.
 //   --apply-once: the whole property once on a copy (regions + rewrite), for
 //   valgrind --tool=callgrind --toggle-collect='apply_once*'.
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "sgmatch/graph/builders.hpp"
@@ -18,9 +20,10 @@
 #include "sgmatch/partition/partition.hpp"
 #include "sgmatch/pattern/vocabulary.hpp"
 
+#include "gbench.hpp"
+
 using namespace sgmatch;
 using namespace sgmatch::ops;
-using clk = std::chrono::steady_clock;
 
 // Out of line, so that callgrind can count what it runs (--regions-once).
 __attribute__((noinline)) std::size_t count_regions(const graph& g) {
@@ -39,19 +42,16 @@ __attribute__((noinline)) std::size_t apply_once(graph& g, Supported supported) 
 
 int main(int argc, char** argv) {
     std::size_t nodes = 1'000'000;
-    int rounds = 3;
     bool check = false, once = false, apply_one = false;
+    std::vector<char*> rest{argv[0]};  // what is left for Google Benchmark
     for (int i = 1; i < argc; ++i) {
         if (!std::strcmp(argv[i], "--nodes") && i + 1 < argc) nodes = std::strtoull(argv[++i], nullptr, 10);
-        else if (!std::strcmp(argv[i], "--rounds") && i + 1 < argc) rounds = std::atoi(argv[++i]);
         else if (!std::strcmp(argv[i], "--check")) check = true;
         else if (!std::strcmp(argv[i], "--regions-once")) once = true;
         else if (!std::strcmp(argv[i], "--apply-once")) apply_one = true;
+        else rest.push_back(argv[i]);
     }
-    if (check) {
-        nodes = 20'000;
-        rounds = 1;
-    }
+    if (check) nodes = 20'000;
     build::random_dag_options o;
     o.ops = {"Conv", "Relu", "Add", "Mul", "Sigmoid", "MaxPool", "Concat", "TopK", "NonZero", "Loop"};
     const graph base = build::random_dag(nodes, 42, o);
@@ -67,32 +67,31 @@ int main(int argc, char** argv) {
         std::printf("rewritten once: %zu\n", n);
         return n == 0 ? 1 : 0;
     }
-    std::vector<double> t_regions, t_apply;
-    std::size_t regions = 0, multi = 0, fused = 0;
-    for (int r = 0; r < rounds; ++r) {
-        {
-            const auto a = clk::now();
-            const op_index<graph> idx(base);
-            const auto rs = capability_regions(idx, supported);
-            t_regions.push_back(std::chrono::duration<double>(clk::now() - a).count());
-            regions = rs.size();
-            multi = static_cast<std::size_t>(std::count_if(rs.begin(), rs.end(), [](auto& x) { return x.size() > 1; }));
-        }
-        {
-            graph g = base;  // copy outside the timed region
-            const auto a = clk::now();
-            fused = apply_once(g, supported);
-            t_apply.push_back(std::chrono::duration<double>(clk::now() - a).count());
-            const op_index<graph> checked(g);  // still a valid DAG
-        }
-    }
-    std::sort(t_regions.begin(), t_regions.end());
-    std::sort(t_apply.begin(), t_apply.end());
+    // Checked once before timing: the regions of 2+ nodes are what the property rewrites, and
+    // the result is still a valid DAG (op_index checks it).
+    const op_index<graph> idx(base);
+    const auto rs = capability_regions(idx, supported);
+    const auto multi = static_cast<std::size_t>(std::count_if(rs.begin(), rs.end(), [](auto& x) { return x.size() > 1; }));
+    graph g = base;
+    const std::size_t fused = apply_once(g, supported);
+    const op_index<graph> checked(g);
     std::printf("graph: %zu nodes, 70%% of op kinds supported; %zu regions (%zu of 2+ nodes), %zu rewritten\n",
-                base.node_count(), regions, multi, fused);
+                base.node_count(), rs.size(), multi, fused);
     if (fused != multi || multi == 0) return 1;
     if (check) return 0;
-    std::printf("median of %d: regions %.3f s, regions + rewrite %.3f s (target < 1 s)\n", rounds,
-                t_regions[t_regions.size() / 2], t_apply[t_apply.size() / 2]);
-    return 0;
+
+    benchmark::RegisterBenchmark("regions", [&](benchmark::State& st) {
+        for (auto _ : st) benchmark::DoNotOptimize(count_regions(base));
+    })->Unit(benchmark::kMillisecond)->UseRealTime();
+    benchmark::RegisterBenchmark("regions_and_rewrite", [&](benchmark::State& st) {
+        std::optional<graph> copy;
+        for (auto _ : st) {
+            st.PauseTiming();  // neither the copy nor freeing the last one is timed
+            copy.reset();
+            copy.emplace(base);
+            st.ResumeTiming();
+            benchmark::DoNotOptimize(apply_once(*copy, supported));
+        }
+    })->Unit(benchmark::kMillisecond)->UseRealTime();
+    return sgbench::run(static_cast<int>(rest.size()), rest.data(), {});
 }

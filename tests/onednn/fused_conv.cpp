@@ -213,8 +213,9 @@ TEST_CASE("binary post-ops: scalar, per-channel and full operands, constant or r
             const std::string op_name = onednn::describe(post_op::binary_input(a, 0, b));
             CAPTURE(bcast);
             CAPTURE(op_name);
-            s.post_ops = {constant ? post_op::binary_constant(a, std::vector<float>(operand.begin(), operand.end()), b)
-                                   : post_op::binary_input(a, 0, b)};
+            s.post_ops.clear();
+            if (constant) s.post_ops.push_back(post_op::binary_constant(a, std::vector<float>(operand.begin(), operand.end()), b));
+            else s.post_ops.push_back(post_op::binary_input(a, 0, b));
             onednn::fused_conv k(s);
             std::vector<onednn::tensor> extra;
             if (!constant) extra.push_back(reference::to_tensor(operand));

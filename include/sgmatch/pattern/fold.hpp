@@ -3,15 +3,16 @@
 //   pat::with_children(p, f)   f(children of p...): an op's operands, a chain's or an
 //                              alternative's items, a wrapper's one child (optional, repeat,
 //                              capture, predicate, escaping, pinned port, name), none for a leaf
-//   pat::fold(p, alg)          alg(p, fold(child, alg)...), bottom-up
+//   pat::fold(p, alg)          alg(p, fold(child, alg)...), bottom-up, on values
+//   pat::fold_t<P, On>         On<P, fold_t<child, On>...>::type, bottom-up, on types
 //   pat::nodes(p)              every node of p in pre-order, as a hana::basic_tuple
 //
-// Every analysis of a pattern is an algebra folded over it: captures, back-references, op tags,
-// anchors, node counts, the lowering's units, the notation. An analysis that needs only types
-// folds a pattern inside decltype; its algebra returns Hana values whose types carry the answer
-// (hana::basic_tuple of hana::type), so nothing is evaluated. The matcher's program emitter walks
-// the same children top-down. A new combinator adds its children here and one case to the
-// algebras that treat it differently from "combine the children".
+// Every analysis of a pattern is folded over it. Those that need only types (captures,
+// back-references, op tags, anchors, node counts, the lowering's units) are class templates On,
+// specialized for the node kinds they treat differently from "combine the children"; their
+// lists are hana::basic_tuples of hana::types. The notation is a value algebra. The matcher's
+// program emitter walks the same children top-down. A new combinator adds its children here and
+// a case to the analyses that treat it specially.
 #pragma once
 
 #include <boost/hana/basic_tuple.hpp>
