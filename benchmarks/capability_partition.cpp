@@ -12,7 +12,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <optional>
 #include <vector>
 
 #include "sgmatch/graph/builders.hpp"
@@ -84,14 +83,7 @@ int main(int argc, char** argv) {
         for (auto _ : st) benchmark::DoNotOptimize(count_regions(base));
     })->Unit(benchmark::kMillisecond)->UseRealTime();
     benchmark::RegisterBenchmark("regions_and_rewrite", [&](benchmark::State& st) {
-        std::optional<graph> copy;
-        for (auto _ : st) {
-            st.PauseTiming();  // neither the copy nor freeing the last one is timed
-            copy.reset();
-            copy.emplace(base);
-            st.ResumeTiming();
-            benchmark::DoNotOptimize(apply_once(*copy, supported));
-        }
+        sgbench::on_fresh_copies(st, base, [&](graph& g) { return apply_once(g, supported); });
     })->Unit(benchmark::kMillisecond)->UseRealTime();
     return sgbench::run(static_cast<int>(rest.size()), rest.data(), {});
 }

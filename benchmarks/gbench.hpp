@@ -10,6 +10,7 @@
 
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,20 @@ public:
 private:
     std::map<std::string, double> medians_;
 };
+
+/// The benchmark loop for a write: each iteration runs f on a fresh copy of base; neither the
+/// copy nor freeing the previous one is timed.
+template <class Graph, class F>
+void on_fresh_copies(benchmark::State& st, const Graph& base, F&& f) {
+    std::optional<Graph> copy;
+    for (auto _ : st) {
+        st.PauseTiming();
+        copy.reset();
+        copy.emplace(base);
+        st.ResumeTiming();
+        benchmark::DoNotOptimize(f(*copy));
+    }
+}
 
 /// Runs what is registered with our defaults under the user's flags; prints the ratios.
 /// Returns main's exit code (1 on an unknown flag or a ratio whose benchmarks did not run).

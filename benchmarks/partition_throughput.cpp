@@ -24,7 +24,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -206,14 +205,10 @@ int main(int argc, char** argv) {
     const auto nodes = static_cast<std::int64_t>(base.node_count());
     auto add = [&](const char* name, auto f) {
         benchmark::RegisterBenchmark(name, [&base, nodes, f](benchmark::State& st) {
-            std::optional<graph> g;
-            for (auto _ : st) {
-                st.PauseTiming();  // neither the copy nor freeing the last one is timed
-                g.reset();
-                g.emplace(base);
-                st.ResumeTiming();
-                f(*g);
-            }
+            sgbench::on_fresh_copies(st, base, [&f](graph& g) {
+                f(g);
+                return g.node_count();
+            });
             st.SetItemsProcessed(st.iterations() * nodes);
         })->Unit(benchmark::kMillisecond)->UseRealTime();
     };

@@ -96,13 +96,7 @@ struct composites<G, boost::hana::basic_tuple<Tags...>> {
 // composite lowering (a decomposed activation, decomposed.hpp) is one unit, its inner ops not
 // looked at (Erf or Pow need no lowering of their own there).
 template <class P, class... Rs>
-struct units_on {
-    using type = pat::detail::cat_t<Rs...>;
-};
-template <class... Ts, class... Os, class... Rs>
-struct units_on<pat::op<pat::tags<Ts...>, Os...>, Rs...> {
-    using type = pat::detail::cat_t<boost::hana::basic_tuple<boost::hana::type<Ts>...>, Rs...>;
-};
+struct units_on : sgmatch::detail::tags_on<P, Rs...> {};
 template <class T, class P, class R>
 struct units_on<pat::named<T, P>, R> {
     using type = std::conditional_t<lowering<T>::role == lowering_role::composite,
