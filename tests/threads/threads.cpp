@@ -85,13 +85,23 @@ TEST_CASE("one fused executor, never run before, run from 8 threads at once: its
     (void)apply_backend(fused, "onednn");
     const auto in = resnet_input(1);
     const array want = exec::executor(g)(in).at(0);
+    // What one thread's first run builds, on kernels of their own (a second fused copy).
+    graph alone = g;
+    (void)apply_backend(alone, "onednn");
+    std::size_t before = onednn::primitive_builds();
+    (void)exec::executor(alone, exec::mode::onednn)(in);
+    const std::size_t one_thread = onednn::primitive_builds() - before;
+    CHECK(one_thread > 0);
     const exec::executor run(fused, exec::mode::onednn);
     std::vector<array> got(thread_count);
     std::vector<int> stable(thread_count, 0);
+    before = onednn::primitive_builds();
     together([&](int t) {
         got[t] = run(in).at(0);
         stable[t] = run(in).at(0) == got[t] ? 1 : 0;
     });
+    // Each kernel built its primitives once, whichever thread asked first; the others waited.
+    CHECK(onednn::primitive_builds() - before == one_thread);
     for (int t = 0; t < thread_count; ++t) {
         CAPTURE(t);
         CHECK(test::max_rel_error(got[t], want) <= 1e-4);
@@ -139,6 +149,7 @@ TEST_CASE("8 threads with 4 input shapes at once: the kernels' per-shape primiti
     const exec::executor run(fused, exec::mode::onednn);
     std::vector<double> err(thread_count, 1.0);
     std::vector<std::size_t> fused_nodes(thread_count, 0);
+    const std::size_t before = onednn::primitive_builds();
     together([&](int t) {
         const auto k = static_cast<std::size_t>(t % 4);
         exec::run_stats st;
@@ -150,6 +161,11 @@ TEST_CASE("8 threads with 4 input shapes at once: the kernels' per-shape primiti
         CHECK(err[t] <= 1e-4);
         CHECK(fused_nodes[t] == 2);
     }
+    // Two fused kernels, four shapes: eight builds, each once although two threads asked for it;
+    // a second round of runs builds nothing.
+    CHECK(onednn::primitive_builds() - before == 8);
+    together([&](int t) { (void)run(inputs[static_cast<std::size_t>(t % 4)]); });
+    CHECK(onednn::primitive_builds() - before == 8);
 }
 
 TEST_CASE("apply_backend on different graphs in parallel while backends are registered") {

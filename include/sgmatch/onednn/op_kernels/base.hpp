@@ -87,14 +87,27 @@ std::shared_ptr<const PD> pd_in_layout_or_plain(const dnnl::memory::desc& d, con
     });
 }
 
+// A primitive descriptor with its primitive, created once: what a kernel caches per input
+// shape or layout (creating the primitive on every run would ask oneDNN's primitive cache each
+// time).
+template <class PD, class Prim>
+struct built_primitive : PD {
+    Prim prim;
+    explicit built_primitive(const PD& pd) : PD(pd), prim(pd) {}
+};
+template <class Prim, class PD>
+std::shared_ptr<const built_primitive<PD, Prim>> with_primitive(const std::shared_ptr<const PD>& pd) {
+    return std::make_shared<const built_primitive<PD, Prim>>(*pd);
+}
+
 // A one-source, one-destination primitive run on x (reordered to the pd's source layout when it
 // has another), into a new tensor in the pd's destination layout.
-template <class Prim, class PD>
-tensor run_src_dst(const PD& pd, const tensor& x) {
+template <class PD, class Prim>
+tensor run_src_dst(const built_primitive<PD, Prim>& pd, const tensor& x) {
     dnnl::stream s(cpu_engine());
     const tensor src = x.in_layout(pd.src_desc(), s);
     tensor y = tensor::allocate(pd.dst_desc());
-    exec_with_scratch(Prim(pd), pd.scratchpad_desc(), {{DNNL_ARG_SRC, src.memory()}, {DNNL_ARG_DST, y.memory()}});
+    exec_with_scratch(pd.prim, pd.scratchpad_desc(), {{DNNL_ARG_SRC, src.memory()}, {DNNL_ARG_DST, y.memory()}});
     return y;
 }
 

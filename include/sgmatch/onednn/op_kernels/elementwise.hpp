@@ -75,19 +75,20 @@ public:
                                    " does not broadcast to " + to_string(sa) + " (only the second operand broadcasts)");
         const dnnl::memory::desc dbm = db == sa ? da : plain_desc(db);
         auto pd = cache_.get(detail::layout_key(da) + "|" + detail::layout_key(dbm), [&] {
-            return std::make_shared<const dnnl::binary::primitive_desc>(compat::binary_pd(cpu_engine(), alg_, da, dbm, da));
+            return detail::with_primitive<dnnl::binary>(
+                std::make_shared<const dnnl::binary::primitive_desc>(compat::binary_pd(cpu_engine(), alg_, da, dbm, da)));
         });
         dnnl::stream s(cpu_engine());
         const tensor b = db == sa ? in[1].in_layout(da, s) : in[1].in_layout(plain_desc(in[1].shape()), s).reshaped(db);
         tensor y = tensor::allocate(da);
-        dnnl::binary(*pd).execute(s, {{DNNL_ARG_SRC_0, a.memory()}, {DNNL_ARG_SRC_1, b.memory()}, {DNNL_ARG_DST, y.memory()}});
+        pd->prim.execute(s, {{DNNL_ARG_SRC_0, a.memory()}, {DNNL_ARG_SRC_1, b.memory()}, {DNNL_ARG_DST, y.memory()}});
         s.wait();
         return y;
     }
 
 private:
     dnnl::algorithm alg_;
-    detail::shape_cache<std::string, dnnl::binary::primitive_desc> cache_;
+    detail::shape_cache<std::string, detail::built_primitive<dnnl::binary::primitive_desc, dnnl::binary>> cache_;
 };
 
 }  // namespace onednn

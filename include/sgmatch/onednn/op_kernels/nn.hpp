@@ -63,15 +63,15 @@ public:
             throw kernel_error("sgmatch::onednn::fused_batch_norm('" + spec_.name +
                                "'): the destination does not have the source's layout");
         auto pd = cache_.get(detail::layout_key(d), [&] {
-            return std::make_shared<const dnnl::batch_normalization_forward::primitive_desc>(
-                compat::batch_norm_pd(cpu_engine(), d, spec_.eps, spec_.relu, detail::user_scratchpad()));
+            return detail::with_primitive<dnnl::batch_normalization_forward>(std::make_shared<const dnnl::batch_normalization_forward::primitive_desc>(
+                compat::batch_norm_pd(cpu_engine(), d, spec_.eps, spec_.relu, detail::user_scratchpad())));
         });
         std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, src.memory()},
                                                    {DNNL_ARG_MEAN, tensor::view(spec_.mean.data(), {C}).memory()},
                                                    {DNNL_ARG_VARIANCE, tensor::view(spec_.var.data(), {C}).memory()},
                                                    {DNNL_ARG_DST, y.memory()}};
         compat::bind_scale_shift(args, cpu_engine(), ss_.data(), C);
-        detail::exec_with_scratch(dnnl::batch_normalization_forward(*pd), pd->scratchpad_desc(), std::move(args));
+        detail::exec_with_scratch(pd->prim, pd->scratchpad_desc(), std::move(args));
     }
     /// The destination keeps the source's layout: for a plain source, the plain layout.
     dnnl::memory::desc dst_desc(const dims& src) const override { return plain_desc(src); }
@@ -81,7 +81,9 @@ private:
     batch_norm_spec spec_;
     std::vector<float> ss_;
     std::vector<post_op> post_ops_;
-    detail::shape_cache<std::string, dnnl::batch_normalization_forward::primitive_desc> cache_;
+    detail::shape_cache<std::string,
+                        detail::built_primitive<dnnl::batch_normalization_forward::primitive_desc, dnnl::batch_normalization_forward>>
+        cache_;
 };
 
 /// Inference BatchNorm with constant parameters, in the input's layout (a fused_batch_norm
@@ -129,11 +131,11 @@ public:
                                                  : dnnl::algorithm::pooling_avg_exclude_padding;
             const dnnl::memory::desc dst(out, dnnl::memory::data_type::f32,
                                          plain_ ? plain_tag(out.size()) : dnnl::memory::format_tag::any);
-            return detail::make_pd<pd_t>(
+            return detail::with_primitive<compat::pooling_forward>(detail::make_pd<pd_t>(
                 [&] { return compat::pooling_pd(cpu_engine(), alg, d, dst, st, k, pb, pe, detail::user_scratchpad(), gaps); },
-                [&] { return "sgmatch::onednn::pool_kernel: oneDNN has no pooling for input " + to_string(xs); });
+                [&] { return "sgmatch::onednn::pool_kernel: oneDNN has no pooling for input " + to_string(xs); }));
         });
-        return detail::run_src_dst<compat::pooling_forward>(*pd, x);
+        return detail::run_src_dst(*pd, x);
     }
 
 private:
@@ -141,7 +143,7 @@ private:
     bool max_;
     dims kernel_, strides_, pb_, pe_, dil_;
     bool include_pad_, plain_;
-    detail::shape_cache<std::string, pd_t> cache_;
+    detail::shape_cache<std::string, detail::built_primitive<pd_t, compat::pooling_forward>> cache_;
 };
 
 /// Softmax along one axis (ONNX opset 13), in the input's layout where oneDNN has a softmax for
@@ -155,17 +157,18 @@ public:
         const dnnl::memory::desc d = x.desc();
         const int axis = detail::axis_index(axis_, x.shape().size(), "softmax_kernel");
         auto pd = cache_.get(detail::layout_key(d), [&] {
-            return detail::pd_in_layout_or_plain<pd_t>(d, "softmax_kernel", [&](const dnnl::memory::desc& md) {
-                return compat::softmax_pd(cpu_engine(), md, axis, detail::user_scratchpad());
-            });
+            return detail::with_primitive<dnnl::softmax_forward>(
+                detail::pd_in_layout_or_plain<pd_t>(d, "softmax_kernel", [&](const dnnl::memory::desc& md) {
+                    return compat::softmax_pd(cpu_engine(), md, axis, detail::user_scratchpad());
+                }));
         });
-        return detail::run_src_dst<dnnl::softmax_forward>(*pd, x);
+        return detail::run_src_dst(*pd, x);
     }
 
 private:
     using pd_t = dnnl::softmax_forward::primitive_desc;
     std::int64_t axis_;
-    detail::shape_cache<std::string, pd_t> cache_;
+    detail::shape_cache<std::string, detail::built_primitive<pd_t, dnnl::softmax_forward>> cache_;
 };
 
 /// ONNX LRN (across channels): x / (bias + alpha / size * sum of x^2 over `size` channels)^beta,
@@ -186,18 +189,19 @@ public:
         if (x.shape().size() < 3)
             throw kernel_error("sgmatch::onednn::lrn_kernel: input " + to_string(x.shape()) + " has no spatial axis");
         auto pd = cache_.get(detail::layout_key(d), [&] {
-            return detail::pd_in_layout_or_plain<pd_t>(d, "lrn_kernel", [&](const dnnl::memory::desc& md) {
-                return compat::lrn_pd(cpu_engine(), md, size_, alpha_, beta_, bias_, detail::user_scratchpad());
-            });
+            return detail::with_primitive<dnnl::lrn_forward>(
+                detail::pd_in_layout_or_plain<pd_t>(d, "lrn_kernel", [&](const dnnl::memory::desc& md) {
+                    return compat::lrn_pd(cpu_engine(), md, size_, alpha_, beta_, bias_, detail::user_scratchpad());
+                }));
         });
-        return detail::run_src_dst<dnnl::lrn_forward>(*pd, x);
+        return detail::run_src_dst(*pd, x);
     }
 
 private:
     using pd_t = dnnl::lrn_forward::primitive_desc;
     std::int64_t size_;
     float alpha_, beta_, bias_;
-    detail::shape_cache<std::string, pd_t> cache_;
+    detail::shape_cache<std::string, detail::built_primitive<pd_t, dnnl::lrn_forward>> cache_;
 };
 
 /// ONNX LayerNormalization with constant scale (and bias): normalized over the axes from `axis`
@@ -221,7 +225,7 @@ public:
                                std::to_string(inner) + " values from axis " + std::to_string(axis) + ", the scale has " +
                                std::to_string(K));
         auto pd = cache_.get(std::to_string(outer), [&] {
-            return detail::make_pd<pd_t>(
+            return detail::with_primitive<dnnl::layer_normalization_forward>(detail::make_pd<pd_t>(
                 [&] {
                     return compat::layer_norm_pd(cpu_engine(), plain_desc({outer, K}), eps_, !shift_.empty(),
                                                  detail::user_scratchpad());
@@ -229,7 +233,7 @@ public:
                 [&] {
                     return "sgmatch::onednn::layer_norm_kernel: oneDNN has no layer normalization for " +
                            to_string({outer, K});
-                });
+                }));
         });
         dnnl::stream s(cpu_engine());
         const tensor src = in[0].in_layout(plain_desc(xs), s).reshaped({outer, K});
@@ -245,7 +249,7 @@ public:
             args[DNNL_ARG_MEAN] = mean.memory();
             args[DNNL_ARG_VARIANCE] = var.memory();
         }
-        detail::exec_with_scratch(dnnl::layer_normalization_forward(*pd), pd->scratchpad_desc(), std::move(args));
+        detail::exec_with_scratch(pd->prim, pd->scratchpad_desc(), std::move(args));
         return y.reshaped(xs);
     }
 
@@ -254,7 +258,7 @@ private:
     std::vector<float> scale_, shift_;
     std::int64_t axis_;
     float eps_;
-    detail::shape_cache<std::string, pd_t> cache_;
+    detail::shape_cache<std::string, detail::built_primitive<pd_t, dnnl::layer_normalization_forward>> cache_;
 };
 
 /// ONNX Gemm with a constant B: y = alpha * A' B' + beta * C as a oneDNN matmul; A is read
@@ -298,16 +302,16 @@ public:
         const std::int64_t M = ad[0];
         auto e = cache_.get(std::to_string(M), [&] {
             const dnnl::memory::desc bias_md = bias_.empty() ? dnnl::memory::desc() : plain_desc({1, N_});
-            return std::make_shared<const dnnl::matmul::primitive_desc>(compat::matmul_pd(
+            return detail::with_primitive<dnnl::matmul>(std::make_shared<const dnnl::matmul::primitive_desc>(compat::matmul_pd(
                 cpu_engine(), plain_desc({M, K_}), plain_desc({K_, N_}), bias_md, plain_desc({M, N_}),
-                detail::user_scratchpad()));
+                detail::user_scratchpad())));
         });
         tensor y = tensor::allocate(plain_desc({M, N_}));
         std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, a.memory()},
                                                    {DNNL_ARG_WEIGHTS, tensor::view(w_.data(), {K_, N_}).memory()},
                                                    {DNNL_ARG_DST, y.memory()}};
         if (!bias_.empty()) args[DNNL_ARG_BIAS] = tensor::view(bias_.data(), {1, N_}).memory();
-        detail::exec_with_scratch(dnnl::matmul(*e), e->scratchpad_desc(), std::move(args));
+        detail::exec_with_scratch(e->prim, e->scratchpad_desc(), std::move(args));
         return y;
     }
 
@@ -315,7 +319,7 @@ private:
     bool trans_a_;
     std::int64_t K_ = 0, N_ = 0;
     std::vector<float> w_, bias_;
-    detail::shape_cache<std::string, dnnl::matmul::primitive_desc> cache_;
+    detail::shape_cache<std::string, detail::built_primitive<dnnl::matmul::primitive_desc, dnnl::matmul>> cache_;
 };
 
 /// ONNX MatMul of two tensors computed at run time (or a constant right operand): [.., M, K] x
@@ -346,24 +350,24 @@ public:
             y[i] = std::max(a[i], b[i]);
         }
         auto pd = cache_.get(to_string(a) + "x" + to_string(b), [&] {
-            return detail::make_pd<dnnl::matmul::primitive_desc>(
+            return detail::with_primitive<dnnl::matmul>(detail::make_pd<dnnl::matmul::primitive_desc>(
                 [&] {
                     return compat::matmul_pd(cpu_engine(), plain_desc(a), plain_desc(b), dnnl::memory::desc(), plain_desc(y),
                                              detail::user_scratchpad());
                 },
-                [&] { return "sgmatch::onednn::matmul_kernel: oneDNN has no matmul for " + to_string(a0) + " x " + to_string(b0); });
+                [&] { return "sgmatch::onednn::matmul_kernel: oneDNN has no matmul for " + to_string(a0) + " x " + to_string(b0); }));
         });
         dnnl::stream s(cpu_engine());
         const tensor ta = in[0].in_layout(plain_desc(a0), s).reshaped(a);
         const tensor tb = in[1].in_layout(plain_desc(b0), s).reshaped(b);
         tensor out = tensor::allocate(plain_desc(y));
-        detail::exec_with_scratch(dnnl::matmul(*pd), pd->scratchpad_desc(),
+        detail::exec_with_scratch(pd->prim, pd->scratchpad_desc(),
                                   {{DNNL_ARG_SRC, ta.memory()}, {DNNL_ARG_WEIGHTS, tb.memory()}, {DNNL_ARG_DST, out.memory()}});
         return out;
     }
 
 private:
-    detail::shape_cache<std::string, dnnl::matmul::primitive_desc> cache_;
+    detail::shape_cache<std::string, detail::built_primitive<dnnl::matmul::primitive_desc, dnnl::matmul>> cache_;
 };
 
 }  // namespace onednn

@@ -127,15 +127,15 @@ public:
             const auto dst = weight.size() > 1 ? compat::same_layout(in[best].desc(), out) : std::nullopt;
             auto p = std::make_shared<concat_plan>();
             for (const auto& t : in) p->srcs.push_back(dst ? compat::same_layout(in[best].desc(), t.shape()).value_or(t.desc()) : t.desc());
-            p->pd = detail::make_pd<pd_t>(
+            p->pd = detail::with_primitive<dnnl::concat>(detail::make_pd<pd_t>(
                 [&] {
                     return dst ? compat::concat_pd(cpu_engine(), *dst, axis, p->srcs, detail::user_scratchpad())
                                : compat::concat_pd(cpu_engine(), axis, p->srcs, detail::user_scratchpad());
                 },
-                [] { return std::string("sgmatch::onednn::concat_kernel: oneDNN has no concat for these parts"); });
+                [] { return std::string("sgmatch::onednn::concat_kernel: oneDNN has no concat for these parts"); }));
             return std::shared_ptr<const concat_plan>(std::move(p));
         });
-        const pd_t* pd = plan->pd.get();
+        const auto* pd = plan->pd.get();
         tensor y = tensor::allocate(pd->dst_desc());
         std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_DST, y.memory()}};
         std::vector<tensor> moved;  // parts reordered into the common layout, alive until the run ends
@@ -147,7 +147,7 @@ public:
             moved.push_back(in[i].in_layout(plan->srcs[i], dnnl::stream(cpu_engine())));
             args[DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i)] = moved.back().memory();
         }
-        detail::exec_with_scratch(dnnl::concat(*pd), pd->scratchpad_desc(), std::move(args));
+        detail::exec_with_scratch(pd->prim, pd->scratchpad_desc(), std::move(args));
         return y;
     }
 
@@ -155,7 +155,7 @@ private:
     using pd_t = dnnl::concat::primitive_desc;
     struct concat_plan {
         std::vector<dnnl::memory::desc> srcs;  // the layout each part is read in
-        std::shared_ptr<const pd_t> pd;
+        std::shared_ptr<const detail::built_primitive<pd_t, dnnl::concat>> pd;
     };
     std::int64_t axis_;
     detail::shape_cache<std::string, concat_plan> cache_;
@@ -273,12 +273,12 @@ public:
         }
         if (out.empty()) throw kernel_error("sgmatch::onednn::reduce_kernel: every axis reduced and dropped: a scalar, which a oneDNN tensor cannot hold");
         auto pd = cache_.get(detail::layout_key(x.desc()), [&] {
-            return detail::make_pd<pd_t>(
+            return detail::with_primitive<dnnl::reduction>(detail::make_pd<pd_t>(
                 [&] { return compat::reduction_pd(cpu_engine(), alg_, x.desc(), plain_desc(kept), p_, detail::user_scratchpad()); },
-                [&] { return "sgmatch::onednn::reduce_kernel: oneDNN has no reduction of " + to_string(xs); });
+                [&] { return "sgmatch::onednn::reduce_kernel: oneDNN has no reduction of " + to_string(xs); }));
         });
         tensor y = tensor::allocate(pd->dst_desc());
-        detail::exec_with_scratch(dnnl::reduction(*pd), pd->scratchpad_desc(),
+        detail::exec_with_scratch(pd->prim, pd->scratchpad_desc(),
                                   {{DNNL_ARG_SRC, x.memory()}, {DNNL_ARG_DST, y.memory()}});
         return keep_ ? y : y.reshaped(out);
     }
@@ -289,7 +289,7 @@ private:
     float p_;
     dims axes_;
     bool keep_;
-    detail::shape_cache<std::string, pd_t> cache_;
+    detail::shape_cache<std::string, detail::built_primitive<pd_t, dnnl::reduction>> cache_;
 };
 
 }  // namespace onednn
