@@ -3,6 +3,7 @@
 // run time - each checked against brute force written here, not against the kernels.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -218,10 +219,123 @@ TEST_CASE("Cast: to every type, reals saturate into integers, NaN is 0, any nonz
     const auto d = elements<double>(cast(dtype::f64, 11));
     CHECK(d[2] == static_cast<double>(2.7f));
     CHECK(std::isnan(d[5]));
-    // float16 is read, not made: refused when the executor is built, naming the node.
+    // A type sgmatch has not (uint32) is refused when the executor is built, naming the node.
     graph h;
-    h.mark_output(h.add_op("Cast", "to_half", {h.add_input("x")}, {{"to", 10}}));
-    CHECK_THROWS_WITH_AS(exec::executor{h}, doctest::Contains("node 'to_half' (Cast): Cast to element type code 10"), exec::exec_error);
+    h.mark_output(h.add_op("Cast", "to_u32", {h.add_input("x")}, {{"to", 12}}));
+    CHECK_THROWS_WITH_AS(exec::executor{h}, doctest::Contains("node 'to_u32' (Cast): Cast to element type code 12"), exec::exec_error);
+}
+
+TEST_CASE("Cast to float16 and bfloat16 rounds to nearest even: every half value, each midpoint between neighbours and either side of it") {
+    // Brute force over the IEEE definition: every finite float16 read back exactly, every
+    // midpoint to the neighbour with the even bits, a nudge off the midpoint to the nearer one;
+    // beyond the largest finite value plus half an ulp, infinity.
+    std::vector<double> x;
+    std::vector<std::uint16_t> want;
+    for (std::uint32_t h = 0; h < 0x7c00u; ++h) {
+        for (const std::uint32_t sign : {0u, 0x8000u}) {
+            const double v = detail::half_to_float(static_cast<std::uint16_t>(h | sign));
+            const double next = h + 1 < 0x7c00u ? detail::half_to_float(static_cast<std::uint16_t>((h + 1) | sign)) : (sign ? -65536.0 : 65536.0);
+            const double mid = (v + next) / 2, nudge = (next - v) / 1024;
+            const auto lo = static_cast<std::uint16_t>(h | sign), hi = static_cast<std::uint16_t>(h + 1 < 0x7c00u ? (h + 1) | sign : 0x7c00u | sign);
+            x.insert(x.end(), {v, mid, mid - nudge, mid + nudge});
+            want.insert(want.end(), {lo, (h & 1u) == 0 ? lo : hi, lo, hi});
+        }
+    }
+    graph g;
+    g.mark_output(g.add_op("Cast", "to_half", {g.add_input("x")}, {{"to", 10}}));
+    g.mark_output(g.add_op("Cast", "to_bf16", {g.add_input("y")}, {{"to", 16}}));
+    const std::vector<float> y{1.0f, 1.00390625f, 1.01171875f, 1.0f + 0x1p-8f + 0x1p-20f, -3.0e38f, std::numeric_limits<float>::infinity()};
+    const auto out = exec::executor(g).run({{"x", value::of<double>({static_cast<std::int64_t>(x.size())}, x)}, {"y", value::of<float>({6}, y)}});
+    REQUIRE(out[0].type() == dtype::f16);
+    const auto* got = static_cast<const std::uint16_t*>(out[0].data());
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < want.size(); ++i)
+        if (got[i] != want[i] && wrong++ < 5) FAIL_CHECK("float16 of " << x[i] << ": bits " << got[i] << ", expected " << want[i]);
+    CHECK(wrong == 0);
+    REQUIRE(out[1].type() == dtype::bf16);
+    const auto* b = static_cast<const std::uint16_t*>(out[1].data());
+    // 1 + 2^-8 is the midpoint of 1 and 1 + 2^-7: to even (1); 1 + 3 * 2^-8: to even (1 + 2^-6);
+    // above a midpoint: up; -3e38 stays finite (bfloat16 reaches 3.39e38); infinity stays.
+    CHECK(std::vector<std::uint16_t>(b, b + 6) == std::vector<std::uint16_t>{0x3f80, 0x3f80, 0x3f82, 0x3f81, 0xff62, 0x7f80});
+}
+
+TEST_CASE("Pad on integers: constant with its value, edge, reflect longer than the axis (mirrored again and again), negative pads crop") {
+    const std::vector<std::int32_t> x{1, 2, 3, 4, 5, 6};  // [2, 3]
+    // Reflection by its definition: mirror about the first or the last element until inside.
+    auto mirror = [](std::int64_t c, std::int64_t d) {
+        while (c < 0 || c >= d) c = c < 0 ? -c : 2 * (d - 1) - c;
+        return c;
+    };
+    for (const char* mode : {"constant", "edge", "reflect"}) {
+        for (const std::vector<std::int64_t>& pads : {std::vector<std::int64_t>{1, 5, 0, 2}, std::vector<std::int64_t>{0, -1, 1, 4}}) {
+            CAPTURE(mode);
+            graph g;
+            g.mark_output(g.add_op("Pad", "pad",
+                                   {g.add_input("x"), constant<std::int64_t>(g, "pads", {4}, pads), constant<std::int32_t>(g, "v", {}, {-7})},
+                                   {{"mode", std::string(mode)}}));
+            const auto y = exec::executor(g).run({{"x", value::of<std::int32_t>({2, 3}, x)}})[0];
+            const std::int64_t rows = 2 + pads[0] + pads[2], cols = 3 + pads[1] + pads[3];
+            REQUIRE(y.type() == dtype::i32);
+            REQUIRE(y.dims() == std::vector<std::int64_t>{rows, cols});
+            for (std::int64_t i = 0; i < rows; ++i)
+                for (std::int64_t j = 0; j < cols; ++j) {
+                    std::int64_t r = i - pads[0], c = j - pads[1];
+                    std::int32_t want = -7;
+                    if (std::string(mode) == "edge") want = x[static_cast<std::size_t>(std::clamp<std::int64_t>(r, 0, 1) * 3 + std::clamp<std::int64_t>(c, 0, 2))];
+                    else if (std::string(mode) == "reflect") want = x[static_cast<std::size_t>(mirror(r, 2) * 3 + mirror(c, 3))];
+                    else if (r >= 0 && r < 2 && c >= 0 && c < 3) want = x[static_cast<std::size_t>(r * 3 + c)];
+                    CHECK(y.as<std::int32_t>()[i * cols + j] == want);
+                }
+        }
+    }
+    graph g;
+    g.mark_output(g.add_op("Pad", "pad", {g.add_input("x"), constant<std::int64_t>(g, "pads", {2}, {1, 1})}, {{"mode", std::string("edge")}}));
+    CHECK(run_error(exec::executor(g), {{"x", value::of<std::int64_t>({0}, {})}}).find("node 'pad' (Pad): axis 0 is empty: nothing to repeat") !=
+          std::string::npos);
+}
+
+TEST_CASE("Clip on integers and doubles: either bound alone, bounds saturated into the type, NaN kept") {
+    graph g;
+    auto x = g.add_input("x");
+    g.mark_output(g.add_op("Clip", "max_only", {x, constant<std::int8_t>(g, "none", {0}, {}), constant<std::int8_t>(g, "hi", {}, {5})}));
+    g.mark_output(g.add_op("Clip", "min_only", {x, constant<std::int8_t>(g, "lo", {}, {-3})}));
+    g.mark_output(g.add_op("Clip", "attrs", {x}, {{"min", -1000.0}, {"max", 2.5}}));  // before opset 11
+    const auto out = exec::executor(g).run({{"x", value::of<std::int8_t>({5}, {-128, -4, 0, 6, 127})}});
+    CHECK(elements<std::int8_t>(out[0]) == std::vector<std::int8_t>{-128, -4, 0, 5, 5});
+    CHECK(elements<std::int8_t>(out[1]) == std::vector<std::int8_t>{-3, -3, 0, 6, 127});
+    CHECK(elements<std::int8_t>(out[2]) == std::vector<std::int8_t>{-128, -4, 0, 2, 2});
+    graph h;
+    h.mark_output(h.add_op("Clip", "c", {h.add_input("x"), constant<double>(h, "lo", {}, {0.5})}));
+    const auto d = elements<double>(exec::executor(h).run({{"x", value::of<double>({3}, {0.25, std::nan(""), 1e300})}})[0]);
+    CHECK(d[0] == 0.5);
+    CHECK(std::isnan(d[1]));
+    CHECK(d[2] == 1e300);
+    CHECK(run_error(exec::executor(h), {{"x", value::of<std::int64_t>({1}, {1})}}).find("node 'c' (Clip): the bound on input 1 is double [], not one int64 value") !=
+          std::string::npos);
+}
+
+TEST_CASE("Max and Min of three integer or double inputs, broadcast, against brute force, and a NaN wins") {
+    std::mt19937 rng(3);
+    std::uniform_int_distribution<int> d(-50, 50);
+    std::vector<std::int64_t> a(12), b(3), c(4);
+    for (auto* v : {&a, &b, &c})
+        for (auto& e : *v) e = d(rng);
+    graph g;
+    auto x = g.add_input("a"), y = g.add_input("b"), z = g.add_input("c");
+    g.mark_output(g.add_op("Max", "max", {x, y, z}));
+    g.mark_output(g.add_op("Min", "min", {x, y, z}));
+    const auto out = exec::executor(g).run({{"a", value::of<std::int64_t>({4, 3}, a)}, {"b", value::of<std::int64_t>({3}, b)},
+                                            {"c", value::of<std::int64_t>({4, 1}, c)}});
+    for (std::size_t i = 0; i < 4; ++i)
+        for (std::size_t j = 0; j < 3; ++j) {
+            CHECK(out[0].as<std::int64_t>()[i * 3 + j] == std::max({a[i * 3 + j], b[j], c[i]}));
+            CHECK(out[1].as<std::int64_t>()[i * 3 + j] == std::min({a[i * 3 + j], b[j], c[i]}));
+        }
+    graph h;
+    h.mark_output(h.add_op("Max", "max", {h.add_input("a"), h.add_input("b")}));
+    const auto m = elements<double>(exec::executor(h).run({{"a", value::of<double>({2}, {1.0, std::nan("")})}, {"b", value::of<double>({2}, {std::nan(""), 2.0})}})[0]);
+    CHECK(std::isnan(m[0]));
+    CHECK(std::isnan(m[1]));
 }
 
 TEST_CASE("several outputs: Split into equal pieces and by sizes, Dropout's mask") {

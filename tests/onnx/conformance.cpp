@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -65,7 +66,7 @@ std::string compare(const exec::value& got, const exec::value& want, double atol
                 continue;
         } else {
             const double a = g.at(i), b = w.at(i);
-            if (std::isnan(b) && std::isnan(a)) continue;
+            if (a == b || (std::isnan(b) && std::isnan(a))) continue;  // equal infinities too
             if (std::abs(a - b) <= atol + 1e-3 * std::abs(b)) continue;
         }
         char m[96];
@@ -76,6 +77,23 @@ std::string compare(const exec::value& got, const exec::value& want, double atol
 }
 
 outcome run_case_checked(const fs::path& dir);
+
+// A test-data tensor file. ONNX writes bfloat16 test data as UINT16 tensors holding the bits:
+// read as bfloat16 where the model declares that value bfloat16.
+sgmatch::onnx::tensor read_test_tensor(const fs::path& path, std::optional<tensor_type> declared) {
+    std::ifstream in(path, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    ::onnx::TensorProto t;
+    if (!t.ParseFromString(bytes)) return sgmatch::onnx::read_tensor_file(path.string());  // its own error
+    if (t.data_type() == ::onnx::TensorProto::UINT16 && declared && declared->type == dtype::bf16)
+        t.set_data_type(::onnx::TensorProto::BFLOAT16);
+    return sgmatch::onnx::decode(t, path.parent_path().string());
+}
+std::optional<tensor_type> input_type(const graph& g, const std::string& name) {
+    for (node_id n : g.nodes())
+        if (g.kind(n) == node_kind::input && g.name(n) == name) return g.value_type(n, 0);
+    return std::nullopt;
+}
 
 // A case; a load_error from its test data is a failure of the case, not of the run.
 outcome run_case(const fs::path& dir) {
@@ -89,8 +107,21 @@ outcome run_case(const fs::path& dir) {
     }
 }
 
+// Cases whose shipped outputs follow a definition sgmatch does not: a skip, with the reason.
+const char* data_disagreement(const std::string& name) {
+    // ONNX 1.12's reference cut float to bfloat16 (truncation); sgmatch rounds to nearest even,
+    // as ONNX's later reference, ONNX Runtime and PyTorch do.
+    if (name.find("FLOAT_to_BFLOAT16") != std::string::npos)
+        return "the test data truncates float to bfloat16; sgmatch rounds to nearest even";
+    return nullptr;
+}
+
 outcome run_case_checked(const fs::path& dir) {
     outcome r;
+    if (const char* why = data_disagreement(dir.filename().string())) {
+        r.why = why;
+        return r;
+    }
     sgmatch::onnx::model m;
     try {
         m = sgmatch::onnx::load((dir / "model.onnx").string());
@@ -133,7 +164,7 @@ outcome run_case_checked(const fs::path& dir) {
             if (!fs::exists(p)) break;
             sgmatch::onnx::tensor t;
             try {
-                t = sgmatch::onnx::read_tensor_file(p.string());
+                t = read_test_tensor(p, i < m.inputs.size() ? input_type(m.graph, m.inputs[i]) : std::nullopt);
             } catch (const sgmatch::onnx::load_error& e) {  // an element type sgmatch has not: a skip
                 if (std::string(e.what()).find("is not supported") == std::string::npos) throw;
                 r.why = "test data: " + reason(e.what());
@@ -149,7 +180,9 @@ outcome run_case_checked(const fs::path& dir) {
         for (std::size_t i = 0;; ++i) {
             const fs::path p = set / ("output_" + std::to_string(i) + ".pb");
             if (!fs::exists(p)) break;
-            want.push_back(sgmatch::onnx::read_tensor_file(p.string()).to_value());
+            const auto declared = i < m.graph.graph_output_count() ? m.graph.value_type(m.graph.graph_output(i).node, m.graph.graph_output(i).port)
+                                                                    : std::nullopt;
+            want.push_back(read_test_tensor(p, declared).to_value());
         }
         for (std::size_t k = 0; k < runs.size(); ++k) {
             try {

@@ -41,6 +41,7 @@
 #include <fstream>
 #include <istream>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -332,11 +333,27 @@ private:
         return false;
     }
 
-    // A constant f32 scalar standing for an absent optional input (Clip's bounds).
-    input_ref filler(graph& g, const std::string& name, float v) {
-        std::vector<unsigned char> b(sizeof v);
-        std::memcpy(b.data(), &v, sizeof v);
-        return input_ref(g.add_constant(name, {}, dtype::f32, std::move(b)));
+    // A constant scalar standing for Clip's absent bound: the lowest or the highest value of the
+    // data's element type (f32's where the model does not declare the type).
+    input_ref bound_filler(graph& g, const std::string& name, const std::string& data, bool low) {
+        const auto e = elem_.find(data);
+        const dtype t = e == elem_.end() ? dtype::f32 : dtype_of(e->second);
+        std::vector<unsigned char> b;
+        auto put = [&](auto lo, auto hi) {
+            const auto v = low ? lo : hi;
+            b.resize(sizeof v);
+            std::memcpy(b.data(), &v, sizeof v);
+        };
+        switch (t) {
+            case dtype::f64: put(std::numeric_limits<double>::lowest(), std::numeric_limits<double>::max()); break;
+            case dtype::i64: put(std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max()); break;
+            case dtype::i32: put(std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::max()); break;
+            case dtype::i8: put(std::numeric_limits<std::int8_t>::min(), std::numeric_limits<std::int8_t>::max()); break;
+            case dtype::u8: put(std::numeric_limits<std::uint8_t>::min(), std::numeric_limits<std::uint8_t>::max()); break;
+            default: put(-FLT_MAX, FLT_MAX); break;
+        }
+        const bool typed = t == dtype::f64 || t == dtype::i64 || t == dtype::i32 || t == dtype::i8 || t == dtype::u8;
+        return input_ref(g.add_constant(name, {}, typed ? t : dtype::f32, std::move(b)));
     }
 
     std::optional<std::size_t> rank_of(const std::string& value) const {
@@ -367,8 +384,7 @@ private:
             if (!n.input(k).empty()) {
                 ins.push_back(values_.at(n.input(k)));
             } else if (n.op_type() == "Clip" && (k == 1 || k == 2)) {
-                ins.push_back(filler(g, name_of(n) + (k == 1 ? ":min" : ":max"),
-                                     k == 1 ? -FLT_MAX : FLT_MAX));
+                ins.push_back(bound_filler(g, name_of(n) + (k == 1 ? ":min" : ":max"), n.input(0), k == 1));
             } else if (op == "Resize" && (k == 1 || k == 2)) {  // no roi; no scales, sizes given
                 ins.push_back(input_ref(g.add_constant(name_of(n) + (k == 1 ? ":roi" : ":scales"), {0}, dtype::f32, {})));
             } else {
@@ -448,8 +464,7 @@ private:
             unsupported(n, "input " + std::to_string(data) + " is " + std::string(sgmatch::name_of(in[data])) + ": the kernels of " +
                                std::string(s.name()) + " do not take it");
         const dtype out = ops::output_type(a, in);
-        if (s.types.how == ops::type_rule::from::attribute && !s.types.attr.empty() &&
-            (out == dtype::unknown || out == dtype::f16 || out == dtype::bf16))
+        if (s.types.how == ops::type_rule::from::attribute && !s.types.attr.empty() && out == dtype::unknown)
             unsupported(n, std::string(s.types.attr) + " = " + std::to_string(a.i(s.types.attr)) + ": the kernels do not make " +
                                (out == dtype::unknown ? onnx_type_name(static_cast<std::int32_t>(a.i(s.types.attr))) : std::string(sgmatch::name_of(out))));
         for (int p = 0; p < n.output_size(); ++p) {

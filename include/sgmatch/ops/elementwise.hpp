@@ -72,7 +72,7 @@ inline constexpr op_schema elu = describe<Elu>(x_only, alpha_1, rules::same_as_i
 inline constexpr op_schema swish = describe<Swish>(x_only, alpha_1, rules::same_as_input0);
 inline constexpr op_schema hard_sigmoid = describe<HardSigmoid>(x_only, hard_sigmoid_attrs, rules::same_as_input0);
 inline constexpr op_schema gelu = describe<Gelu>(x_only, gelu_attrs, rules::same_as_input0);
-inline constexpr op_schema clip = describe<Clip>(clip_inputs, clip_attrs, rules::same_as_input0);
+inline constexpr op_schema clip = typed(describe<Clip>(clip_inputs, clip_attrs, rules::same_as_input0), types::numeric);
 
 // Rounding, sign and trigonometry: f32 (reference kernels); IsNaN and IsInf: bool results.
 inline constexpr op_schema ceil = describe<Ceil>(x_only, consumed, rules::same_as_input0);
@@ -108,8 +108,8 @@ inline constexpr op_schema pow = typed(describe<Pow>(a_b, legacy_broadcast, rule
 /// Mod: fmod 0 takes the divisor's sign (Python's %, integers only), fmod 1 the dividend's (C's fmod).
 inline constexpr attr_spec mod_attrs[] = {{"fmod", attr_type::integer, def::value(0), support::range(0, 1)}};
 inline constexpr op_schema mod = typed(describe<Mod>(a_b, mod_attrs, rules::broadcast_all), types::numeric);
-inline constexpr op_schema max = describe<Max>(variadic, consumed, rules::broadcast_all);
-inline constexpr op_schema min = describe<Min>(variadic, consumed, rules::broadcast_all);
+inline constexpr op_schema max = typed(describe<Max>(variadic, consumed, rules::broadcast_all), types::numeric);
+inline constexpr op_schema min = typed(describe<Min>(variadic, consumed, rules::broadcast_all), types::numeric);
 inline constexpr op_schema sum = describe<Sum>(variadic, consumed, rules::broadcast_all);
 inline constexpr op_schema mean = describe<Mean>(variadic, consumed, rules::broadcast_all);
 // Comparisons and logic: bool results, numpy broadcasting.

@@ -225,6 +225,16 @@ inline constexpr op_schema max_pool = describe<MaxPool>(pool_inputs, max_pool_at
 inline constexpr op_schema average_pool = describe<AveragePool>(pool_inputs, avg_pool_attrs, rules::pool);
 inline constexpr op_schema global_average_pool = describe<GlobalAveragePool>(pool_inputs, rules::global_pool);
 inline constexpr op_schema batch_norm = describe<BatchNorm>(batch_norm_inputs, batch_norm_attrs, rules::per_channel_same);
+inline constexpr input_spec instance_norm_inputs[] = {{"input"}, {"scale"}, {"B"}};
+inline constexpr attr_spec instance_norm_attrs[] = {
+    {"epsilon", attr_type::real, def::value(1e-5), support::any()},
+    {"consumed_inputs", attr_type::integers, def::absent(), support::any()},  // opset < 6
+};
+/// InstanceNormalization: each (n, c) plane normalized by its own mean and variance, then scaled
+/// and shifted per channel.
+inline constexpr op_schema instance_norm = typed(describe<InstanceNormalization>(instance_norm_inputs, instance_norm_attrs,
+                                                                                 rules::per_channel_same),
+                                                 types::f32 | types::bit(dtype::f64));
 /// LayerNorm: Y, and (outputs 1, 2, optional) the mean and the inverse standard deviation.
 inline constexpr op_schema layer_norm = describe<LayerNorm>(layer_norm_inputs, layer_norm_attrs, rules::layer_norm, {}, 3);
 inline constexpr op_schema lrn = describe<LRN>(pool_inputs, lrn_attrs, rules::same_as_input0);

@@ -1,6 +1,7 @@
 // sgmatch/ops/positions.hpp - descriptions of the ops that work by element position: Tile
 // (repeat), Trilu (a triangle's mask), Range (count), CumSum (scan), ArgMax and ArgMin (search),
-// Hardmax (the first maximum along an axis as 1, the rest 0), OneHot (indices as one-hot rows),
+// Hardmax (the first maximum along an axis as 1, the rest 0), TopK (the k largest or smallest
+// along an axis, with their indices), OneHot (indices as one-hot rows),
 // GatherElements and ScatterElements (indices per element), DepthToSpace and SpaceToDepth
 // (blocks between channels and space).
 #pragma once
@@ -117,6 +118,30 @@ inline std::vector<dims> hardmax(const shape_inputs& in, const op_attrs& a) {
     return {x};
 }
 
+/// TopK: the input's shape with the axis cut to k (values and indices alike); k is one value
+/// within the axis' length: input K (known only at run time when computed), or attribute k
+/// (opset < 10).
+inline std::vector<dims> top_k(const shape_inputs& in, const op_attrs& a) {
+    dims x = in.shapes.at(0);
+    if (x.empty()) fail(a, "the input is a scalar (at least one axis)");
+    const std::size_t ax = axis(a, a.i("axis"), x.size());
+    std::int64_t k = 0;
+    if (in.shapes.size() > 1) {
+        const dims& kd = in.shapes[1];
+        if (kd != dims{1}) fail(a, "K is " + to_string(kd) + ", not [1]");
+        if (in.values.size() < 2 || !in.values[1] || in.values[1]->size() != 1)
+            throw unknown_value("sgmatch: " + a.where() + ": K (input 1) is computed: unknown before the op runs", 1);
+        k = (*in.values[1])[0];
+    } else if (a.has("k")) {
+        k = a.i("k");
+    } else {
+        fail(a, "neither input K nor attribute k gives the count");
+    }
+    if (k < 0 || k > x[ax]) fail(a, "K " + std::to_string(k) + " is outside [0, " + std::to_string(x[ax]) + "], the length of axis " + std::to_string(ax));
+    x[ax] = k;
+    return {x, x};
+}
+
 /// OneHot: the indices' shape with an axis of `depth` inserted at `axis` (in [-r - 1, r]).
 inline std::vector<dims> one_hot(const shape_inputs& in, const op_attrs& a) {
     dims x = in.shapes.at(0);
@@ -196,6 +221,16 @@ inline constexpr op_schema arg_min = typed(describe<ArgMin>(arg_reduce_inputs, a
 inline constexpr input_spec hardmax_inputs[] = {{"input"}};
 inline constexpr attr_spec hardmax_attrs[] = {{"axis", attr_type::integer, def::value(-1), support::any()}};
 inline constexpr op_schema hardmax = typed(describe<Hardmax>(hardmax_inputs, hardmax_attrs, rules::hardmax), types::f32 | types::bit(dtype::f64));
+
+inline constexpr input_spec top_k_inputs[] = {{"X"}, {"K", input_spec::presence::optional, true}};
+inline constexpr attr_spec top_k_attrs[] = {{"axis", attr_type::integer, def::value(-1), support::any()},
+                                            {"k", attr_type::integer, def::absent(), support::any()},  // opset < 10
+                                            {"largest", attr_type::integer, def::value(1), support::range(0, 1)},
+                                            {"sorted", attr_type::integer, def::value(1), support::range(0, 1)}};
+/// TopK: the values, and (output 1) their int64 indices along the axis.
+inline constexpr op_schema top_k = typed(describe<TopK>(top_k_inputs, top_k_attrs, rules::top_k,
+                                                        type_rule{type_rule::from::input, 0, dtype::unknown, {}, dtype::i64}, 2),
+                                         types::numeric);
 
 inline constexpr input_spec one_hot_inputs[] = {{"indices"}, {"depth", input_spec::presence::required, true}, {"values"}};
 inline constexpr attr_spec one_hot_attrs[] = {{"axis", attr_type::integer, def::value(-1), support::any()}};

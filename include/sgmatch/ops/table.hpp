@@ -4,7 +4,7 @@
 //   if (const ops::op_schema* s = ops::find_schema(g.op_name(n))) ...
 //
 // Adding an op: its tag in pattern/vocabulary.hpp, its description in the family's header
-// (elementwise.hpp, nn.hpp, positions.hpp, reduce.hpp, tensor.hpp), one line in `all_schemas` below, and its kernels
+// (elementwise.hpp, losses.hpp, nn.hpp, positions.hpp, reduce.hpp, tensor.hpp), one line in `all_schemas` below, and its kernels
 // (exec/kernels/, onednn/).
 #pragma once
 
@@ -17,6 +17,7 @@
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/ops/attrs.hpp"
 #include "sgmatch/ops/elementwise.hpp"
+#include "sgmatch/ops/losses.hpp"
 #include "sgmatch/ops/nn.hpp"
 #include "sgmatch/ops/positions.hpp"
 #include "sgmatch/ops/reduce.hpp"
@@ -41,7 +42,8 @@ inline const std::vector<const op_schema*>& all_schemas() {
         &split, &shape, &size, &constant_of_shape, &where, &equal, &less, &greater, &less_or_equal, &greater_or_equal,
         &logical_and, &logical_or, &logical_xor, &logical_not, &mod, &tile, &trilu, &range, &cumsum, &arg_max, &arg_min, &hardmax, &one_hot,
         &ceil, &floor, &sign, &sin, &cos, &tan, &asin, &acos, &atan, &sinh, &cosh, &asinh, &acosh, &atanh, &is_nan, &is_inf,
-        &gather_elements, &scatter_elements, &depth_to_space, &space_to_depth, &cast_like, &shrink};
+        &gather_elements, &scatter_elements, &depth_to_space, &space_to_depth, &cast_like, &shrink,
+        &top_k, &nll_loss, &softmax_cross_entropy, &instance_norm};
     return all;
 }
 

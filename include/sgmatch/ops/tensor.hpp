@@ -403,9 +403,9 @@ inline constexpr attr_spec dropout_attrs[] = {{"ratio", attr_type::real, def::va
                                               {"seed", attr_type::integer, def::absent(), support::any()},
                                               {"is_test", attr_type::integer, def::value(1), support::only(1, "training")},
                                               {"consumed_inputs", attr_type::integers, def::absent(), support::any()}};
-/// Cast: `to` is an ONNX element type code; the ones sgmatch has no type for are refused by the
-/// type rule (float16 and bfloat16 are read, not written).
-inline constexpr attr_spec cast_attrs[] = {{"to", attr_type::integer, def::required(), support::range(1, 11)},
+/// Cast: `to` is an ONNX element type code; the ones sgmatch has no type for (strings, unsigned
+/// 16 to 64 bits, complex) are refused by the type rule.
+inline constexpr attr_spec cast_attrs[] = {{"to", attr_type::integer, def::required(), support::range(1, 16)},
                                            {"saturate", attr_type::integer, def::value(1), support::any()}};
 
 inline constexpr op_schema concat = typed(describe<Concat>(concat_inputs, concat_attrs, rules::concat), types::all);
@@ -422,12 +422,12 @@ inline constexpr op_schema dropout = typed(describe<Dropout>(dropout_inputs, dro
 inline constexpr op_schema cast = typed(describe<Cast>(data_only, cast_attrs, rules::same_as_input0,
                                                        type_rule{type_rule::from::attribute, 0, dtype::unknown, "to"}),
                                         types::all);
-/// CastLike: input 0 converted to the element type of input 1 (whose values are not read); the
-/// kernels make every type but float16 and bfloat16 (what types::computing holds of input 1).
+/// CastLike: input 0 converted to the element type of input 1 (whose values are not read): any
+/// type sgmatch has.
 inline constexpr input_spec cast_like_inputs[] = {{"input"}, {"target_type"}};
 inline constexpr op_schema cast_like = typed(describe<CastLike>(cast_like_inputs, rules::same_as_input0,
                                                                 type_rule{type_rule::from::input, 1, dtype::unknown, {}}),
-                                             types::computing);
+                                             types::all);
 inline constexpr attr_spec shape_attrs[] = {{"start", attr_type::integer, def::value(0), support::any()},
                                             {"end", attr_type::integer, def::absent(), support::any()}};
 inline constexpr type_rule to_int64{type_rule::from::fixed, 0, dtype::i64, {}};
@@ -453,7 +453,7 @@ inline constexpr op_schema split = typed(describe<Split>(split_inputs, split_att
 inline constexpr op_schema reshape = typed(describe<Reshape>(reshape_inputs, reshape_attrs, rules::reshape), types::all);
 inline constexpr op_schema flatten = typed(describe<Flatten>(data_only, flatten_attrs, rules::flatten), types::all);
 inline constexpr op_schema transpose = typed(describe<Transpose>(data_only, transpose_attrs, rules::transpose), types::all);
-inline constexpr op_schema pad = describe<Pad>(pad_inputs, pad_attrs, rules::pad);
+inline constexpr op_schema pad = typed(describe<Pad>(pad_inputs, pad_attrs, rules::pad), types::all);
 inline constexpr op_schema constant = op_schema{Constant::names, std::size(Constant::names), no_inputs, 0, constant_attrs,
                                                 std::size(constant_attrs), 1, rules::constant,
                                                 type_rule{type_rule::from::attribute, 0, dtype::unknown}};

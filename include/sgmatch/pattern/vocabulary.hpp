@@ -143,12 +143,18 @@ SGMATCH_DETAIL_OP(CumSum, "CumSum", "cumsum")
 SGMATCH_DETAIL_OP(ArgMax, "ArgMax", "argmax")
 SGMATCH_DETAIL_OP(ArgMin, "ArgMin", "argmin")
 SGMATCH_DETAIL_OP(Hardmax, "Hardmax")
+SGMATCH_DETAIL_OP(TopK, "TopK")
 SGMATCH_DETAIL_OP(OneHot, "OneHot", "one_hot")
 SGMATCH_DETAIL_OP(GatherElements, "GatherElements", "gather_elements")
 SGMATCH_DETAIL_OP(ScatterElements, "ScatterElements", "Scatter")
 SGMATCH_DETAIL_OP(DepthToSpace, "DepthToSpace", "depth_to_space")
 SGMATCH_DETAIL_OP(SpaceToDepth, "SpaceToDepth", "space_to_depth")
 SGMATCH_DETAIL_OP(CastLike, "CastLike")
+
+// Losses, and normalization per instance.
+SGMATCH_DETAIL_OP(NegativeLogLikelihoodLoss, "NegativeLogLikelihoodLoss")
+SGMATCH_DETAIL_OP(SoftmaxCrossEntropyLoss, "SoftmaxCrossEntropyLoss")
+SGMATCH_DETAIL_OP(InstanceNormalization, "InstanceNormalization")
 
 // Comparisons and logic (bool results).
 SGMATCH_DETAIL_BINARY(Equal, true, "Equal", "broadcast_equal")

@@ -1,13 +1,14 @@
 // sgmatch/exec/kernels/positions.hpp - kernels over typed values for the ops that work by
-// element position (ops/positions.hpp): Tile, Trilu, GatherElements, DepthToSpace and
-// SpaceToDepth move bytes, so they take every element type; Range, CumSum, ArgMax, ArgMin and
-// ScatterElements (with its reductions) compute on the numeric types and bool; Hardmax on f32
-// and f64; OneHot takes indices of any numeric type and values of any type but f16 / bf16.
+// element position (ops/positions.hpp): Tile, Trilu, GatherElements, DepthToSpace,
+// SpaceToDepth and Pad move bytes, so they take every element type; Range, CumSum, ArgMax, ArgMin and
+// ScatterElements (with its reductions) compute on the numeric types and bool; TopK on the
+// numeric types; Hardmax on f32 and f64; OneHot takes indices of any numeric type and values of any type but f16 / bf16.
 //
 // Integer sums wrap around (two's complement), as the element-wise integer kernels do; ArgMax
 // and ArgMin skip nothing: a NaN compares false, so the first element of a row of NaNs wins.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -199,6 +200,98 @@ inline typed_fn hardmax(const ops::op_attrs& a0, const ops::node_source&) {
                 }
         });
         return values{out};
+    };
+}
+
+/// Pad on any element type: constant (the value, in the data's type), reflect (mirrored about the
+/// edge element, again and again where a pad is longer than the axis) and edge (the edge element
+/// repeated); a negative pad crops.
+inline typed_fn pad(const ops::op_attrs& a0, const ops::node_source&) {
+    const std::string_view mode = a0.s("mode");
+    return [a = a0, reflect = mode == "reflect", edge = mode == "edge"](const values& xs) {
+        const value x = in(xs, 0, a).dense_value();
+        const shape out_dims = rule(a, xs).at(0);
+        const std::vector<std::int64_t> pads = xs.size() > 1 && xs[1].size() > 0 ? xs[1].dense_value().to_ints() : a.ints("pads");
+        const value fill = cast_to(xs.size() > 2 && xs[2].size() == 1 ? xs[2] : value::of<double>({}, {a.f("value")}), x.type());
+        value out = value::zeros(x.type(), out_dims);
+        const std::size_t r = x.rank();
+        const auto es = static_cast<std::int64_t>(size_of(x.type()));
+        if (out.size() == 0) return values{out};
+        if (reflect || edge)
+            for (std::size_t k = 0; k < r; ++k)
+                if (x.dims()[k] == 0) fail(a, "axis " + std::to_string(k) + " is empty: nothing to " + (reflect ? "reflect" : "repeat"));
+        const shape src_strides = value::dense_strides(x.dims());
+        const std::byte* s = bytes_of(x);
+        std::byte* o = bytes_of(out);
+        shape idx(r, 0);
+        for (std::int64_t e = 0, n = out.size(); e < n; ++e, o += es) {
+            bool inside = true;
+            std::int64_t at = 0;
+            for (std::size_t k = 0; k < r && inside; ++k) {
+                const std::int64_t d = x.dims()[k];
+                std::int64_t c = idx[k] - pads[k];
+                if (c < 0 || c >= d) {
+                    if (edge) {
+                        c = std::clamp<std::int64_t>(c, 0, d - 1);
+                    } else if (reflect) {
+                        const std::int64_t period = 2 * (d - 1);
+                        c = period == 0 ? 0 : ((c % period) + period) % period;
+                        if (c >= d) c = period - c;
+                    } else {
+                        inside = false;
+                    }
+                }
+                at += c * src_strides[k];
+            }
+            std::memcpy(o, inside ? s + at * es : bytes_of(fill), static_cast<std::size_t>(es));
+            for (std::size_t k = r; k-- > 0;) {
+                if (++idx[k] < out_dims[k]) break;
+                idx[k] = 0;
+            }
+        }
+        return values{out};
+    };
+}
+
+/// TopK: the k largest (or smallest) along the axis, in that order (also with sorted = 0), and
+/// their indices; equal values in the order of their indices; NaN above every number.
+inline typed_fn top_k(const ops::op_attrs& a0, const ops::node_source&) {
+    return [a = a0, largest = a0.i("largest") != 0](const values& xs) {
+        const value x = in(xs, 0, a).dense_value();
+        require_type(a, x);
+        const std::vector<ops::dims> out_dims = rule(a, xs);
+        const std::size_t ax = ops::rules::axis(a, a.i("axis"), x.rank());
+        const axis_extents e = extents_around(x.dims(), ax);
+        const std::int64_t k = out_dims.at(0)[ax];
+        value vals = value::zeros(x.type(), out_dims[0]), idx = value::zeros(dtype::i64, out_dims[1]);
+        std::int64_t* io = idx.as<std::int64_t>();
+        visit_type(x.type(), [&](auto t) {
+            using T = typename decltype(t)::type;
+            if constexpr (!std::is_same_v<T, bool>) {
+                const T* p = x.as<T>();
+                T* vo = vals.as<T>();
+                std::vector<std::int64_t> order(static_cast<std::size_t>(e.length));
+                for (std::int64_t r = 0; r < e.outer; ++r)
+                    for (std::int64_t c = 0; c < e.inner; ++c) {
+                        const T* row = p + r * e.length * e.inner + c;
+                        auto above = [&](std::int64_t i, std::int64_t j) {  // row[i] ranks before row[j]
+                            const T u = row[i * e.inner], v = row[j * e.inner];
+                            if constexpr (std::is_floating_point_v<T>) {
+                                if (std::isnan(u) || std::isnan(v)) return largest ? std::isnan(u) && !std::isnan(v) : !std::isnan(u) && std::isnan(v);
+                            }
+                            return largest ? u > v : u < v;
+                        };
+                        for (std::int64_t j = 0; j < e.length; ++j) order[static_cast<std::size_t>(j)] = j;
+                        std::stable_sort(order.begin(), order.end(), above);
+                        for (std::int64_t j = 0; j < k; ++j) {
+                            const std::int64_t at = (r * k + j) * e.inner + c;
+                            io[at] = order[static_cast<std::size_t>(j)];
+                            vo[at] = row[io[at] * e.inner];
+                        }
+                    }
+            }
+        });
+        return values{vals, idx};
     };
 }
 

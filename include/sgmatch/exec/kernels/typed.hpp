@@ -3,10 +3,12 @@
 //
 // What shape subgraphs and masks compute: Shape, Size, ConstantOfShape, Cast, comparisons and
 // logic (bool results), IsNaN and IsInf, Where, Split, the integer (and double) forms of Add, Sub, Mul, Div, Pow,
-// Mod, Neg and Abs, and the ops that move data without arithmetic (Reshape, Unsqueeze, Squeeze,
+// Mod, Neg, Abs, Clip, Max and Min, and the ops that move data without arithmetic (Reshape, Unsqueeze, Squeeze,
 // Flatten, Transpose, Concat, Slice, Gather, Expand, Identity, Dropout) on any element type;
-// CastLike; Resize (kernels/resize.hpp) on f32; Tile, Trilu, Range, CumSum, ArgMax, ArgMin,
-// GatherElements, ScatterElements, DepthToSpace and SpaceToDepth (kernels/positions.hpp).
+// CastLike; Resize (kernels/resize.hpp) on f32; Tile, Trilu, Range, CumSum, ArgMax, ArgMin, TopK,
+// GatherElements, ScatterElements, DepthToSpace, SpaceToDepth and Pad (kernels/positions.hpp);
+// NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss and InstanceNormalization on f32 and f64
+// (kernels/losses.hpp).
 //
 // The executor runs an op's typed kernel when the op has no fp32 kernel, when its data input is
 // not f32, when an input computed at run time is not f32 (an int64 shape, a bool mask), or when
@@ -34,6 +36,7 @@
 
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/exec/error.hpp"
+#include "sgmatch/exec/kernels/losses.hpp"
 #include "sgmatch/exec/kernels/positions.hpp"
 #include "sgmatch/exec/kernels/resize.hpp"
 #include "sgmatch/exec/kernels/typed_support.hpp"
@@ -52,7 +55,7 @@ namespace typed {
 // ---- element-wise -------------------------------------------------------------------------
 
 // Mod's two meanings: mod takes the divisor's sign (Python's %), fmod the dividend's (C's).
-enum class binop { add, sub, mul, div, pow, mod, fmod, equal, less, greater, less_equal, greater_equal, logical_and, logical_or, logical_xor };
+enum class binop { add, sub, mul, div, pow, mod, fmod, max, min, equal, less, greater, less_equal, greater_equal, logical_and, logical_or, logical_xor };
 
 template <class T>
 bool compare(binop k, T a, T b) {
@@ -95,6 +98,14 @@ T arith(binop k, T a, T b, const ops::op_attrs& at) {
                 if (k == binop::mod) fail(at, "fmod 0 on real values (ONNX defines Mod of reals with fmod 1)");
                 return static_cast<T>(std::fmod(a, b));
             }
+        case binop::max:  // a NaN wins, as numpy's maximum and minimum
+            if constexpr (std::is_floating_point_v<T>)
+                if (std::isnan(a)) return a;
+            return a > b ? a : b;
+        case binop::min:
+            if constexpr (std::is_floating_point_v<T>)
+                if (std::isnan(a)) return a;
+            return a < b ? a : b;
         default: return T{};
     }
 }
@@ -135,6 +146,17 @@ inline value binary(const value& x0, const value& y0, binop k, const ops::op_att
 template <binop K>
 typed_fn binary_kernel(const ops::op_attrs& a0, const ops::node_source&) {
     return [a = a0](const values& x) { return values{binary(in(x, 0, a), in(x, 1, a), K, a)}; };
+}
+
+/// Max and Min of one or more inputs (numpy broadcasting), on the numeric types other than f32.
+template <binop K>
+typed_fn variadic_kernel(const ops::op_attrs& a0, const ops::node_source&) {
+    return [a = a0](const values& x) {
+        value out = in(x, 0, a).dense_value();
+        require_type(a, out);
+        for (std::size_t i = 1; i < x.size(); ++i) out = binary(out, x[i], K, a);
+        return values{out};
+    };
 }
 
 inline typed_fn mod(const ops::op_attrs& a0, const ops::node_source&) {
@@ -185,6 +207,37 @@ typed_fn classify(const ops::op_attrs& a0, const ops::node_source&) {
             const double v = c.at(i);
             o[i] = Inf ? std::isinf(v) && (v < 0 ? neg : pos) : std::isnan(v);
         }
+        return values{out};
+    };
+}
+
+/// Clip on the numeric types other than f32 (whose kernels are the reference and oneDNN ones):
+/// the bounds are inputs 1 and 2, of the data's type (absent or empty: no bound), or the
+/// attributes before opset 11 (saturated into the type); a NaN stays NaN.
+inline typed_fn clip(const ops::op_attrs& a0, const ops::node_source&) {
+    return [a = a0](const values& xs) {
+        const value x = in(xs, 0, a).dense_value();
+        require_type(a, x);
+        value out = value::zeros(x.type(), x.dims());
+        visit_type(x.type(), [&](auto t) {
+            using T = typename decltype(t)::type;
+            if constexpr (!std::is_same_v<T, bool>) {
+                constexpr T lowest = std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::lowest();
+                constexpr T highest = std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity() : std::numeric_limits<T>::max();
+                T b[2] = {a.has("min") ? convert<T>(a.f("min")) : lowest, a.has("max") ? convert<T>(a.f("max")) : highest};
+                for (std::size_t slot = 1; slot < 3 && slot < xs.size(); ++slot) {
+                    if (xs[slot].size() == 0) continue;
+                    if (xs[slot].size() != 1 || xs[slot].type() != x.type())
+                        fail(a, "the bound on input " + std::to_string(slot) + " is " + std::string(name_of(xs[slot].type())) + " " +
+                                    to_string(xs[slot].dims()) + ", not one " + std::string(name_of(x.type())) + " value");
+                    const value bound = xs[slot].dense_value();
+                    b[slot - 1] = bound.as<T>()[0];
+                }
+                const T* p = x.as<T>();
+                T* o = out.as<T>();
+                for (std::int64_t i = 0, n = x.size(); i < n; ++i) o[i] = p[i] < b[0] ? b[0] : p[i] > b[1] ? b[1] : p[i];
+            }
+        });
         return values{out};
     };
 }
@@ -438,17 +491,14 @@ inline typed_fn constant_of_shape(const ops::op_attrs& a0, const ops::node_sourc
 
 inline typed_fn cast(const ops::op_attrs& a0, const ops::node_source&) {
     const dtype t = ops::output_type(a0, {});
-    if (t == dtype::unknown || t == dtype::f16 || t == dtype::bf16)
-        refuse(a0, "Cast to element type code " + std::to_string(a0.i("to")) + ": the kernels do not make it");
+    if (t == dtype::unknown) refuse(a0, "Cast to element type code " + std::to_string(a0.i("to")) + ": the kernels do not make it");
     return [a = a0, t](const values& xs) { return values{cast_to(in(xs, 0, a), t)}; };
 }
 
 /// CastLike: input 0 as the element type of input 1.
 inline typed_fn cast_like(const ops::op_attrs& a0, const ops::node_source&) {
     return [a = a0](const values& xs) {
-        const dtype t = in(xs, 1, a).type();
-        if (t == dtype::f16 || t == dtype::bf16) fail(a, "the target type is " + std::string(name_of(t)) + ": the kernels do not make it");
-        return values{cast_to(in(xs, 0, a), t)};
+        return values{cast_to(in(xs, 0, a), in(xs, 1, a).type())};
     };
 }
 
@@ -508,6 +558,14 @@ inline const typed_binding typed_ops[] = {
     {&ops::schemas::depth_to_space, typed::blocks<true>},
     {&ops::schemas::space_to_depth, typed::blocks<false>},
     {&ops::schemas::cast_like, typed::cast_like},
+    {&ops::schemas::top_k, typed::top_k},
+    {&ops::schemas::clip, typed::clip},
+    {&ops::schemas::max, typed::variadic_kernel<typed::binop::max>},
+    {&ops::schemas::min, typed::variadic_kernel<typed::binop::min>},
+    {&ops::schemas::pad, typed::pad},
+    {&ops::schemas::nll_loss, typed::nll_loss},
+    {&ops::schemas::softmax_cross_entropy, typed::softmax_cross_entropy},
+    {&ops::schemas::instance_norm, typed::instance_norm},
 };
 
 }  // namespace kernels

@@ -179,13 +179,45 @@ To convert(From v) {
     }
 }
 
-/// `x` converted to `to` (every type sgmatch has as a source; float16 / bfloat16 read only).
+/// A real to IEEE half bits, rounded to nearest even from the double (no double rounding through
+/// float); overflow to infinity, underflow through the subnormals to zero, NaN kept.
+inline std::uint16_t half_bits(double v) {
+    const auto sign = static_cast<std::uint16_t>(std::signbit(v) ? 0x8000u : 0u);
+    const double a = std::fabs(v);
+    if (std::isnan(v)) return static_cast<std::uint16_t>(sign | 0x7e00u);
+    if (a >= 65520.0) return static_cast<std::uint16_t>(sign | 0x7c00u);  // from 65504 + half an ulp: infinity
+    if (a < 0x1p-14)  // subnormal; may round up to the smallest normal, whose bits follow on
+        return static_cast<std::uint16_t>(sign | static_cast<std::uint16_t>(std::nearbyint(a * 0x1p24)));
+    int e = 0;
+    const double f = std::frexp(a, &e);  // a = f 2^e, f in [0.5, 1)
+    auto m = static_cast<std::uint32_t>(std::nearbyint((f * 2.0 - 1.0) * 1024.0));
+    auto exp = static_cast<std::uint32_t>(e - 1 + 15);
+    if (m == 1024) m = 0, ++exp;  // rounded up to the next power of two (65504 stays below infinity)
+    return static_cast<std::uint16_t>(sign | (exp << 10) | m);
+}
+/// A float to bfloat16 bits, rounded to nearest even; NaN kept, quiet.
+inline std::uint16_t bf16_bits(float v) {
+    std::uint32_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    if (std::isnan(v)) return static_cast<std::uint16_t>((bits >> 16) | 0x40u);
+    bits += 0x7fffu + ((bits >> 16) & 1u);
+    return static_cast<std::uint16_t>(bits >> 16);
+}
+
+/// `x` converted to `to` (every type sgmatch has, float16 and bfloat16 included: rounded to
+/// nearest even).
 inline value cast_to(const value& x0, dtype to) {
     const value x = x0.dense_value();
     if (x.type() == to) return x;
     value out = value::zeros(to, x.dims());
     const auto n = static_cast<std::size_t>(x.size());
     const bool from_half = x.type() == dtype::f16 || x.type() == dtype::bf16;
+    if (to == dtype::f16 || to == dtype::bf16) {
+        auto* o = static_cast<std::uint16_t*>(out.mutable_data());
+        const const_tensor_view c = x.as_constant();  // every type read as double (int64 beyond 2^53 rounds, as half must)
+        for (std::size_t i = 0; i < n; ++i) o[i] = to == dtype::f16 ? half_bits(c.at(i)) : bf16_bits(static_cast<float>(c.at(i)));
+        return out;
+    }
     const bool done = visit_type(to, [&](auto t) {
         using T = typename decltype(t)::type;
         T* o = out.as<T>();

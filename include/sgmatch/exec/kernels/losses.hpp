@@ -1,0 +1,167 @@
+// sgmatch/exec/kernels/losses.hpp - kernels over typed values for the losses (ops/losses.hpp)
+// and InstanceNormalization, on f32 and f64; each sums in double.
+//
+// - NegativeLogLikelihoodLoss: loss[n, d...] = -input[n, target, d...] * weight[target], 0 where
+//   the target is ignore_index; sum adds them; mean divides the sum by the weights of the
+//   targets not ignored (their count without weights). Every ignored target: 0 / 0 (NaN), as
+//   ONNX's reference computes.
+// - SoftmaxCrossEntropyLoss: the same on the log-softmax of the scores along axis 1 (max
+//   subtracted before the exponentials), which output 1 returns when the node has it.
+// - A target outside [0, C) that is not ignore_index is an error naming the node.
+#pragma once
+
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "sgmatch/detail/config.hpp"
+#include "sgmatch/exec/kernels/typed_support.hpp"
+#include "sgmatch/exec/value.hpp"
+#include "sgmatch/ops/losses.hpp"
+#include "sgmatch/ops/nn.hpp"
+
+SGMATCH_BEGIN_NAMESPACE
+namespace exec {
+namespace typed {
+
+namespace detail {
+
+/// The loss from per-position log-probabilities `lp` ([N, C, D] row-major) and the targets.
+template <class T>
+value loss_from_log_probs(const ops::op_attrs& a, const T* lp, const value& target, const value* weight, std::int64_t N,
+                          std::int64_t C, std::int64_t D, const shape& out_dims, dtype type) {
+    if (target.type() != dtype::i64 && target.type() != dtype::i32)
+        fail(a, "the targets are " + std::string(name_of(target.type())) + " (int64 or int32 expected)");
+    const std::vector<std::int64_t> t = target.dense_value().to_ints();
+    const bool ignoring = a.has("ignore_index");
+    const std::int64_t ignore = ignoring ? a.i("ignore_index") : 0;
+    const value w = weight ? weight->dense_value() : value();
+    if (weight && w.type() != type)
+        fail(a, "the weights are " + std::string(name_of(w.type())) + ", the input " + std::string(name_of(type)));
+    const T* wp = weight ? w.as<T>() : nullptr;
+    const std::string_view reduction = a.s("reduction");
+    value out = value::zeros(type, out_dims);
+    T* o = out.as<T>();
+    double sum = 0, weights = 0;
+    for (std::int64_t n = 0; n < N; ++n)
+        for (std::int64_t d = 0; d < D; ++d) {
+            const std::int64_t c = t[static_cast<std::size_t>(n * D + d)];
+            double l = 0, wt = 0;
+            if (!(ignoring && c == ignore)) {
+                if (c < 0 || c >= C)
+                    fail(a, "target " + std::to_string(c) + " at position " + std::to_string(n * D + d) + " is not a class in [0, " +
+                                std::to_string(C) + ")" + (ignoring ? " nor ignore_index " + std::to_string(ignore) : std::string()));
+                wt = wp ? static_cast<double>(wp[c]) : 1.0;
+                l = -static_cast<double>(lp[(n * C + c) * D + d]) * wt;
+            }
+            if (reduction == "none") o[n * D + d] = static_cast<T>(l);
+            sum += l;
+            weights += wt;
+        }
+    if (reduction == "sum") o[0] = static_cast<T>(sum);
+    if (reduction == "mean") o[0] = static_cast<T>(sum / weights);
+    return out;
+}
+
+/// N, C and the product of the dims after them.
+inline std::array<std::int64_t, 3> ncd(const shape& x) {
+    std::int64_t D = 1;
+    for (std::size_t k = 2; k < x.size(); ++k) D *= x[k];
+    return {x[0], x[1], D};
+}
+
+}  // namespace detail
+
+inline typed_fn nll_loss(const ops::op_attrs& a0, const ops::node_source&) {
+    return [a = a0](const values& xs) {
+        const value x = in(xs, 0, a).dense_value();
+        require_type(a, x);
+        const std::vector<ops::dims> out_dims = rule(a, xs);
+        const auto [N, C, D] = detail::ncd(x.dims());
+        value out;
+        visit_type(x.type(), [&](auto t) {
+            using T = typename decltype(t)::type;
+            if constexpr (std::is_floating_point_v<T>)
+                out = detail::loss_from_log_probs<T>(a, x.as<T>(), in(xs, 1, a), xs.size() > 2 ? &xs[2] : nullptr, N, C, D,
+                                                     out_dims.at(0), x.type());
+        });
+        return values{out};
+    };
+}
+
+inline typed_fn softmax_cross_entropy(const ops::op_attrs& a0, const ops::node_source&) {
+    return [a = a0](const values& xs) {
+        const value x = in(xs, 0, a).dense_value();
+        require_type(a, x);
+        const std::vector<ops::dims> out_dims = rule(a, xs);
+        const auto [N, C, D] = detail::ncd(x.dims());
+        value log_prob = value::zeros(x.type(), x.dims());
+        value loss;
+        visit_type(x.type(), [&](auto t) {
+            using T = typename decltype(t)::type;
+            if constexpr (std::is_floating_point_v<T>) {
+                const T* p = x.as<T>();
+                T* lp = log_prob.as<T>();
+                for (std::int64_t n = 0; n < N; ++n)
+                    for (std::int64_t d = 0; d < D; ++d) {
+                        const T* row = p + n * C * D + d;
+                        double m = -std::numeric_limits<double>::infinity();
+                        for (std::int64_t c = 0; c < C; ++c) m = std::fmax(m, static_cast<double>(row[c * D]));
+                        double s = 0;
+                        for (std::int64_t c = 0; c < C; ++c) s += std::exp(static_cast<double>(row[c * D]) - m);
+                        const double log_s = std::log(s);
+                        for (std::int64_t c = 0; c < C; ++c)
+                            lp[n * C * D + c * D + d] = static_cast<T>(static_cast<double>(row[c * D]) - m - log_s);
+                    }
+                loss = detail::loss_from_log_probs<T>(a, lp, in(xs, 1, a), xs.size() > 2 ? &xs[2] : nullptr, N, C, D,
+                                                      out_dims.at(0), x.type());
+            }
+        });
+        return a.outputs() > 1 ? values{loss, log_prob} : values{loss};
+    };
+}
+
+/// InstanceNormalization: y = scale_c (x - mean) / sqrt(var + epsilon) + B_c over each (n, c)
+/// plane, the variance the biased one.
+inline typed_fn instance_norm(const ops::op_attrs& a0, const ops::node_source&) {
+    return [a = a0](const values& xs) {
+        const value x = in(xs, 0, a).dense_value();
+        require_type(a, x);
+        const value scale = in(xs, 1, a).dense_value(), bias = in(xs, 2, a).dense_value();
+        if (scale.type() != x.type() || bias.type() != x.type())
+            fail(a, "scale and B must be " + std::string(name_of(x.type())) + " like the input");
+        value out = value::zeros(x.type(), rule(a, xs).at(0));
+        const auto [N, C, D] = detail::ncd(x.dims());
+        const double eps = a.f("epsilon");
+        visit_type(x.type(), [&](auto t) {
+            using T = typename decltype(t)::type;
+            if constexpr (std::is_floating_point_v<T>) {
+                const T* p = x.as<T>();
+                const T *s = scale.as<T>(), *b = bias.as<T>();
+                T* o = out.as<T>();
+                for (std::int64_t n = 0; n < N; ++n)
+                    for (std::int64_t c = 0; c < C; ++c) {
+                        const T* plane = p + (n * C + c) * D;
+                        double mean = 0, var = 0;
+                        for (std::int64_t i = 0; i < D; ++i) mean += static_cast<double>(plane[i]);
+                        mean /= static_cast<double>(D);
+                        for (std::int64_t i = 0; i < D; ++i) var += (plane[i] - mean) * (plane[i] - mean);
+                        var /= static_cast<double>(D);
+                        const double k = static_cast<double>(s[c]) / std::sqrt(var + eps);
+                        for (std::int64_t i = 0; i < D; ++i)
+                            o[(n * C + c) * D + i] = static_cast<T>((plane[i] - mean) * k + static_cast<double>(b[c]));
+                    }
+            }
+        });
+        return values{out};
+    };
+}
+
+}  // namespace typed
+}  // namespace exec
+SGMATCH_END_NAMESPACE
