@@ -5,6 +5,7 @@
 
 #include <random>
 
+#include "sgmatch/ops/shape_rule_table.hpp"
 #include "sgmatch/ops/table.hpp"
 #include "sgmatch/reference/kernels.hpp"
 #include "support/numeric.hpp"

@@ -62,6 +62,7 @@
 #include "sgmatch/onnx/opset.hpp"
 #include "sgmatch/onnx/tensor.hpp"
 #include "sgmatch/ops/attrs.hpp"
+#include "sgmatch/ops/shape_rule_table.hpp"
 #include "sgmatch/ops/table.hpp"
 #include "sgmatch/passes/cleanup.hpp"
 
@@ -521,7 +522,7 @@ private:
                 missing = missing || !t || t->dims.empty();
             }
             const ops::op_schema* s = ops::find_schema(g.op_name(id));
-            if (!missing || s == nullptr || s->infer == nullptr) continue;
+            if (!missing || s == nullptr || ops::shape_rule_of(*s) == nullptr) continue;
             const auto in = known_inputs(g, id);
             if (!in) continue;
             try {
@@ -545,7 +546,7 @@ private:
     // known (constant inputs of up to 64 values lend their values: a Reshape's shape). A shape
     // the model declares must agree; the rule's refusal (inputs that do not fit) is reported.
     void propagate(graph& g, const ::onnx::NodeProto& n, node_id id, const ops::op_attrs& a) {
-        if (a.schema().infer == nullptr) return;
+        if (ops::shape_rule_of(a.schema()) == nullptr) return;
         const auto in = known_inputs(g, id);
         if (!in) return;
         std::vector<ops::dims> outs;

@@ -46,82 +46,82 @@ inline constexpr attr_spec selu_attrs[] = {{"alpha", attr_type::real, def::value
 inline constexpr attr_spec alpha_1_celu[] = {{"alpha", attr_type::real, def::value(1.0), support::any()}};
 inline constexpr input_spec prelu_inputs[] = {{"X"}, {"slope"}};
 
-inline constexpr op_schema relu = describe<Relu>(x_only, consumed, rules::same_as_input0);
-inline constexpr op_schema neg = typed(describe<Neg>(x_only, consumed, rules::same_as_input0), types::signed_numeric);
-inline constexpr op_schema reciprocal = describe<Reciprocal>(x_only, consumed, rules::same_as_input0);
-inline constexpr op_schema softsign = describe<Softsign>(x_only, rules::same_as_input0);
-inline constexpr op_schema selu = describe<Selu>(x_only, selu_attrs, rules::same_as_input0);
-inline constexpr op_schema celu = describe<Celu>(x_only, alpha_1_celu, rules::same_as_input0);
-inline constexpr op_schema thresholded_relu = describe<ThresholdedRelu>(x_only, alpha_1, rules::same_as_input0);
-inline constexpr op_schema prelu = describe<PRelu>(prelu_inputs, consumed, rules::unidirectional);
-inline constexpr op_schema sigmoid = describe<Sigmoid>(x_only, consumed, rules::same_as_input0);
-inline constexpr op_schema tanh = describe<Tanh>(x_only, consumed, rules::same_as_input0);
-inline constexpr op_schema hard_swish = describe<HardSwish>(x_only, rules::same_as_input0);
-inline constexpr op_schema mish = describe<Mish>(x_only, rules::same_as_input0);
-inline constexpr op_schema softplus = describe<Softplus>(x_only, rules::same_as_input0);
-inline constexpr op_schema exp = describe<Exp>(x_only, consumed, rules::same_as_input0);
-inline constexpr op_schema log = describe<Log>(x_only, consumed, rules::same_as_input0);
-inline constexpr op_schema sqrt = describe<Sqrt>(x_only, consumed, rules::same_as_input0);
-inline constexpr op_schema square = describe<Square>(x_only, rules::same_as_input0);
-inline constexpr op_schema abs = typed(describe<Abs>(x_only, consumed, rules::same_as_input0), types::numeric);
-inline constexpr op_schema round = describe<Round>(x_only, rules::same_as_input0);
-inline constexpr op_schema erf = describe<Erf>(x_only, rules::same_as_input0);
-inline constexpr op_schema identity = typed(describe<Identity>(x_only, rules::same_as_input0), types::all);
-inline constexpr op_schema leaky_relu = describe<LeakyRelu>(x_only, alpha_001, rules::same_as_input0);
-inline constexpr op_schema elu = describe<Elu>(x_only, alpha_1, rules::same_as_input0);
-inline constexpr op_schema swish = describe<Swish>(x_only, alpha_1, rules::same_as_input0);
-inline constexpr op_schema hard_sigmoid = describe<HardSigmoid>(x_only, hard_sigmoid_attrs, rules::same_as_input0);
-inline constexpr op_schema gelu = describe<Gelu>(x_only, gelu_attrs, rules::same_as_input0);
-inline constexpr op_schema clip = typed(describe<Clip>(clip_inputs, clip_attrs, rules::same_as_input0), types::numeric);
+inline constexpr op_schema relu = describe<Relu>(x_only, consumed);
+inline constexpr op_schema neg = typed(describe<Neg>(x_only, consumed), types::signed_numeric);
+inline constexpr op_schema reciprocal = describe<Reciprocal>(x_only, consumed);
+inline constexpr op_schema softsign = describe<Softsign>(x_only);
+inline constexpr op_schema selu = describe<Selu>(x_only, selu_attrs);
+inline constexpr op_schema celu = describe<Celu>(x_only, alpha_1_celu);
+inline constexpr op_schema thresholded_relu = describe<ThresholdedRelu>(x_only, alpha_1);
+inline constexpr op_schema prelu = describe<PRelu>(prelu_inputs, consumed);
+inline constexpr op_schema sigmoid = describe<Sigmoid>(x_only, consumed);
+inline constexpr op_schema tanh = describe<Tanh>(x_only, consumed);
+inline constexpr op_schema hard_swish = describe<HardSwish>(x_only);
+inline constexpr op_schema mish = describe<Mish>(x_only);
+inline constexpr op_schema softplus = describe<Softplus>(x_only);
+inline constexpr op_schema exp = describe<Exp>(x_only, consumed);
+inline constexpr op_schema log = describe<Log>(x_only, consumed);
+inline constexpr op_schema sqrt = describe<Sqrt>(x_only, consumed);
+inline constexpr op_schema square = describe<Square>(x_only);
+inline constexpr op_schema abs = typed(describe<Abs>(x_only, consumed), types::numeric);
+inline constexpr op_schema round = describe<Round>(x_only);
+inline constexpr op_schema erf = describe<Erf>(x_only);
+inline constexpr op_schema identity = typed(describe<Identity>(x_only), types::all);
+inline constexpr op_schema leaky_relu = describe<LeakyRelu>(x_only, alpha_001);
+inline constexpr op_schema elu = describe<Elu>(x_only, alpha_1);
+inline constexpr op_schema swish = describe<Swish>(x_only, alpha_1);
+inline constexpr op_schema hard_sigmoid = describe<HardSigmoid>(x_only, hard_sigmoid_attrs);
+inline constexpr op_schema gelu = describe<Gelu>(x_only, gelu_attrs);
+inline constexpr op_schema clip = typed(describe<Clip>(clip_inputs, clip_attrs), types::numeric);
 
 // Rounding, sign and trigonometry: f32 (reference kernels); IsNaN and IsInf: bool results.
-inline constexpr op_schema ceil = describe<Ceil>(x_only, consumed, rules::same_as_input0);
-inline constexpr op_schema floor = describe<Floor>(x_only, consumed, rules::same_as_input0);
-inline constexpr op_schema sign = describe<Sign>(x_only, rules::same_as_input0);
-inline constexpr op_schema sin = describe<Sin>(x_only, rules::same_as_input0);
-inline constexpr op_schema cos = describe<Cos>(x_only, rules::same_as_input0);
-inline constexpr op_schema tan = describe<Tan>(x_only, rules::same_as_input0);
-inline constexpr op_schema asin = describe<Asin>(x_only, rules::same_as_input0);
-inline constexpr op_schema acos = describe<Acos>(x_only, rules::same_as_input0);
-inline constexpr op_schema atan = describe<Atan>(x_only, rules::same_as_input0);
-inline constexpr op_schema sinh = describe<Sinh>(x_only, rules::same_as_input0);
-inline constexpr op_schema cosh = describe<Cosh>(x_only, rules::same_as_input0);
-inline constexpr op_schema asinh = describe<Asinh>(x_only, rules::same_as_input0);
-inline constexpr op_schema acosh = describe<Acosh>(x_only, rules::same_as_input0);
-inline constexpr op_schema atanh = describe<Atanh>(x_only, rules::same_as_input0);
+inline constexpr op_schema ceil = describe<Ceil>(x_only, consumed);
+inline constexpr op_schema floor = describe<Floor>(x_only, consumed);
+inline constexpr op_schema sign = describe<Sign>(x_only);
+inline constexpr op_schema sin = describe<Sin>(x_only);
+inline constexpr op_schema cos = describe<Cos>(x_only);
+inline constexpr op_schema tan = describe<Tan>(x_only);
+inline constexpr op_schema asin = describe<Asin>(x_only);
+inline constexpr op_schema acos = describe<Acos>(x_only);
+inline constexpr op_schema atan = describe<Atan>(x_only);
+inline constexpr op_schema sinh = describe<Sinh>(x_only);
+inline constexpr op_schema cosh = describe<Cosh>(x_only);
+inline constexpr op_schema asinh = describe<Asinh>(x_only);
+inline constexpr op_schema acosh = describe<Acosh>(x_only);
+inline constexpr op_schema atanh = describe<Atanh>(x_only);
 /// Shrink: x + bias below -lambd, x - bias above lambd, 0 between.
 inline constexpr attr_spec shrink_attrs[] = {{"bias", attr_type::real, def::value(0.0), support::any()},
                                              {"lambd", attr_type::real, def::value(0.5), support::any()}};
-inline constexpr op_schema shrink = describe<Shrink>(x_only, shrink_attrs, rules::same_as_input0);
+inline constexpr op_schema shrink = describe<Shrink>(x_only, shrink_attrs);
 inline constexpr type_rule to_bool{type_rule::from::fixed, 0, dtype::boolean, {}};
-inline constexpr op_schema is_nan = typed(describe<IsNaN>(x_only, rules::same_as_input0, to_bool), types::f32 | types::bit(dtype::f64));
+inline constexpr op_schema is_nan = typed(describe<IsNaN>(x_only, to_bool), types::f32 | types::bit(dtype::f64));
 inline constexpr attr_spec is_inf_attrs[] = {{"detect_negative", attr_type::integer, def::value(1), support::range(0, 1)},
                                              {"detect_positive", attr_type::integer, def::value(1), support::range(0, 1)}};
-inline constexpr op_schema is_inf = typed(describe<IsInf>(x_only, is_inf_attrs, rules::same_as_input0, to_bool),
+inline constexpr op_schema is_inf = typed(describe<IsInf>(x_only, is_inf_attrs, to_bool),
                                           types::f32 | types::bit(dtype::f64));
 
-inline constexpr op_schema add = typed(describe<Add>(a_b, legacy_broadcast, rules::broadcast_all), types::numeric);
-inline constexpr op_schema sub = typed(describe<Sub>(a_b, legacy_broadcast, rules::broadcast_all), types::numeric);
-inline constexpr op_schema mul = typed(describe<Mul>(a_b, legacy_broadcast, rules::broadcast_all), types::numeric);
-inline constexpr op_schema div = typed(describe<Div>(a_b, legacy_broadcast, rules::broadcast_all), types::numeric);
-inline constexpr op_schema pow = typed(describe<Pow>(a_b, legacy_broadcast, rules::broadcast_all), types::numeric);
+inline constexpr op_schema add = typed(describe<Add>(a_b, legacy_broadcast), types::numeric);
+inline constexpr op_schema sub = typed(describe<Sub>(a_b, legacy_broadcast), types::numeric);
+inline constexpr op_schema mul = typed(describe<Mul>(a_b, legacy_broadcast), types::numeric);
+inline constexpr op_schema div = typed(describe<Div>(a_b, legacy_broadcast), types::numeric);
+inline constexpr op_schema pow = typed(describe<Pow>(a_b, legacy_broadcast), types::numeric);
 /// Mod: fmod 0 takes the divisor's sign (Python's %, integers only), fmod 1 the dividend's (C's fmod).
 inline constexpr attr_spec mod_attrs[] = {{"fmod", attr_type::integer, def::value(0), support::range(0, 1)}};
-inline constexpr op_schema mod = typed(describe<Mod>(a_b, mod_attrs, rules::broadcast_all), types::numeric);
-inline constexpr op_schema max = typed(describe<Max>(variadic, consumed, rules::broadcast_all), types::numeric);
-inline constexpr op_schema min = typed(describe<Min>(variadic, consumed, rules::broadcast_all), types::numeric);
-inline constexpr op_schema sum = describe<Sum>(variadic, consumed, rules::broadcast_all);
-inline constexpr op_schema mean = describe<Mean>(variadic, consumed, rules::broadcast_all);
+inline constexpr op_schema mod = typed(describe<Mod>(a_b, mod_attrs), types::numeric);
+inline constexpr op_schema max = typed(describe<Max>(variadic, consumed), types::numeric);
+inline constexpr op_schema min = typed(describe<Min>(variadic, consumed), types::numeric);
+inline constexpr op_schema sum = describe<Sum>(variadic, consumed);
+inline constexpr op_schema mean = describe<Mean>(variadic, consumed);
 // Comparisons and logic: bool results, numpy broadcasting.
-inline constexpr op_schema equal = typed(describe<Equal>(a_b, legacy_broadcast, rules::broadcast_all, to_bool), types::computing);
-inline constexpr op_schema less = typed(describe<Less>(a_b, legacy_broadcast, rules::broadcast_all, to_bool), types::numeric);
-inline constexpr op_schema greater = typed(describe<Greater>(a_b, legacy_broadcast, rules::broadcast_all, to_bool), types::numeric);
-inline constexpr op_schema less_or_equal = typed(describe<LessOrEqual>(a_b, rules::broadcast_all, to_bool), types::numeric);
-inline constexpr op_schema greater_or_equal = typed(describe<GreaterOrEqual>(a_b, rules::broadcast_all, to_bool), types::numeric);
-inline constexpr op_schema logical_and = typed(describe<And>(a_b, legacy_broadcast, rules::broadcast_all, to_bool), types::boolean);
-inline constexpr op_schema logical_or = typed(describe<Or>(a_b, legacy_broadcast, rules::broadcast_all, to_bool), types::boolean);
-inline constexpr op_schema logical_xor = typed(describe<Xor>(a_b, legacy_broadcast, rules::broadcast_all, to_bool), types::boolean);
-inline constexpr op_schema logical_not = typed(describe<Not>(x_only, rules::same_as_input0, to_bool), types::boolean);
+inline constexpr op_schema equal = typed(describe<Equal>(a_b, legacy_broadcast, to_bool), types::computing);
+inline constexpr op_schema less = typed(describe<Less>(a_b, legacy_broadcast, to_bool), types::numeric);
+inline constexpr op_schema greater = typed(describe<Greater>(a_b, legacy_broadcast, to_bool), types::numeric);
+inline constexpr op_schema less_or_equal = typed(describe<LessOrEqual>(a_b, to_bool), types::numeric);
+inline constexpr op_schema greater_or_equal = typed(describe<GreaterOrEqual>(a_b, to_bool), types::numeric);
+inline constexpr op_schema logical_and = typed(describe<And>(a_b, legacy_broadcast, to_bool), types::boolean);
+inline constexpr op_schema logical_or = typed(describe<Or>(a_b, legacy_broadcast, to_bool), types::boolean);
+inline constexpr op_schema logical_xor = typed(describe<Xor>(a_b, legacy_broadcast, to_bool), types::boolean);
+inline constexpr op_schema logical_not = typed(describe<Not>(x_only, to_bool), types::boolean);
 
 }  // namespace schemas
 }  // namespace ops

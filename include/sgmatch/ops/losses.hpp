@@ -46,11 +46,11 @@ inline constexpr attr_spec loss_attrs[] = {
 };
 inline constexpr input_spec nll_loss_inputs[] = {{"input"}, {"target"}, {"weight", input_spec::presence::optional}};
 inline constexpr op_schema nll_loss =
-    typed(describe<NegativeLogLikelihoodLoss>(nll_loss_inputs, loss_attrs, rules::loss), types::f32 | types::bit(dtype::f64));
+    typed(describe<NegativeLogLikelihoodLoss>(nll_loss_inputs, loss_attrs), types::f32 | types::bit(dtype::f64));
 inline constexpr input_spec softmax_cross_entropy_inputs[] = {{"scores"}, {"labels"}, {"weights", input_spec::presence::optional}};
 /// SoftmaxCrossEntropyLoss: the loss, and (output 1, optional) the log-probabilities.
 inline constexpr op_schema softmax_cross_entropy = typed(
-    describe<SoftmaxCrossEntropyLoss>(softmax_cross_entropy_inputs, loss_attrs, rules::loss, {}, 2), types::f32 | types::bit(dtype::f64));
+    describe<SoftmaxCrossEntropyLoss>(softmax_cross_entropy_inputs, loss_attrs, {}, 2), types::f32 | types::bit(dtype::f64));
 
 }  // namespace schemas
 }  // namespace ops

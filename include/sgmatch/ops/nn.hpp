@@ -219,12 +219,12 @@ inline constexpr input_spec a_b_inputs[] = {{"A"}, {"B"}};
 /// The axis default is opset 13's (-1); a front end for an older opset gives it explicitly.
 inline constexpr attr_spec softmax_attrs[] = {{"axis", attr_type::integer, def::value(-1), support::any()}};
 
-inline constexpr op_schema conv = describe<Conv>(conv_inputs, conv_attrs, rules::conv);
-inline constexpr op_schema conv_transpose = describe<ConvTranspose>(conv_inputs, conv_transpose_attrs, rules::conv_transpose);
-inline constexpr op_schema max_pool = describe<MaxPool>(pool_inputs, max_pool_attrs, rules::pool);
-inline constexpr op_schema average_pool = describe<AveragePool>(pool_inputs, avg_pool_attrs, rules::pool);
-inline constexpr op_schema global_average_pool = describe<GlobalAveragePool>(pool_inputs, rules::global_pool);
-inline constexpr op_schema batch_norm = describe<BatchNorm>(batch_norm_inputs, batch_norm_attrs, rules::per_channel_same);
+inline constexpr op_schema conv = describe<Conv>(conv_inputs, conv_attrs);
+inline constexpr op_schema conv_transpose = describe<ConvTranspose>(conv_inputs, conv_transpose_attrs);
+inline constexpr op_schema max_pool = describe<MaxPool>(pool_inputs, max_pool_attrs);
+inline constexpr op_schema average_pool = describe<AveragePool>(pool_inputs, avg_pool_attrs);
+inline constexpr op_schema global_average_pool = describe<GlobalAveragePool>(pool_inputs);
+inline constexpr op_schema batch_norm = describe<BatchNorm>(batch_norm_inputs, batch_norm_attrs);
 inline constexpr input_spec instance_norm_inputs[] = {{"input"}, {"scale"}, {"B"}};
 inline constexpr attr_spec instance_norm_attrs[] = {
     {"epsilon", attr_type::real, def::value(1e-5), support::any()},
@@ -232,17 +232,16 @@ inline constexpr attr_spec instance_norm_attrs[] = {
 };
 /// InstanceNormalization: each (n, c) plane normalized by its own mean and variance, then scaled
 /// and shifted per channel.
-inline constexpr op_schema instance_norm = typed(describe<InstanceNormalization>(instance_norm_inputs, instance_norm_attrs,
-                                                                                 rules::per_channel_same),
+inline constexpr op_schema instance_norm = typed(describe<InstanceNormalization>(instance_norm_inputs, instance_norm_attrs),
                                                  types::f32 | types::bit(dtype::f64));
 /// LayerNorm: Y, and (outputs 1, 2, optional) the mean and the inverse standard deviation.
-inline constexpr op_schema layer_norm = describe<LayerNorm>(layer_norm_inputs, layer_norm_attrs, rules::layer_norm, {}, 3);
-inline constexpr op_schema lrn = describe<LRN>(pool_inputs, lrn_attrs, rules::same_as_input0);
-inline constexpr op_schema gemm = describe<Gemm>(gemm_inputs, gemm_attrs, rules::gemm);
-inline constexpr op_schema matmul = describe<MatMul>(a_b_inputs, rules::matmul);
-inline constexpr op_schema softmax = describe<Softmax>(pool_inputs, softmax_attrs, rules::softmax);
-inline constexpr op_schema log_softmax = describe<LogSoftmax>(pool_inputs, softmax_attrs, rules::softmax);
-inline constexpr op_schema global_max_pool = describe<GlobalMaxPool>(pool_inputs, rules::global_pool);
+inline constexpr op_schema layer_norm = describe<LayerNorm>(layer_norm_inputs, layer_norm_attrs, {}, 3);
+inline constexpr op_schema lrn = describe<LRN>(pool_inputs, lrn_attrs);
+inline constexpr op_schema gemm = describe<Gemm>(gemm_inputs, gemm_attrs);
+inline constexpr op_schema matmul = describe<MatMul>(a_b_inputs);
+inline constexpr op_schema softmax = describe<Softmax>(pool_inputs, softmax_attrs);
+inline constexpr op_schema log_softmax = describe<LogSoftmax>(pool_inputs, softmax_attrs);
+inline constexpr op_schema global_max_pool = describe<GlobalMaxPool>(pool_inputs);
 
 }  // namespace schemas
 }  // namespace ops

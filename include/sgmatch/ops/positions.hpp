@@ -194,33 +194,33 @@ std::vector<dims> blocks(const shape_inputs& in, const op_attrs& a) {
 namespace schemas {
 
 inline constexpr input_spec tile_inputs[] = {{"input"}, {"repeats", input_spec::presence::required, true}};
-inline constexpr op_schema tile = typed(describe<Tile>(tile_inputs, rules::tile), types::all);
+inline constexpr op_schema tile = typed(describe<Tile>(tile_inputs), types::all);
 
 inline constexpr input_spec trilu_inputs[] = {{"input"}, {"k", input_spec::presence::optional, true}};
 inline constexpr attr_spec trilu_attrs[] = {{"upper", attr_type::integer, def::value(1), support::range(0, 1)}};
-inline constexpr op_schema trilu = typed(describe<Trilu>(trilu_inputs, trilu_attrs, rules::trilu), types::all);
+inline constexpr op_schema trilu = typed(describe<Trilu>(trilu_inputs, trilu_attrs), types::all);
 
 inline constexpr input_spec range_inputs[] = {{"start", input_spec::presence::required, true},
                                               {"limit", input_spec::presence::required, true},
                                               {"delta", input_spec::presence::required, true}};
-inline constexpr op_schema range = typed(describe<Range>(range_inputs, rules::range), types::numeric);
+inline constexpr op_schema range = typed(describe<Range>(range_inputs), types::numeric);
 
 inline constexpr input_spec cumsum_inputs[] = {{"x"}, {"axis", input_spec::presence::required, true}};
 inline constexpr attr_spec cumsum_attrs[] = {{"exclusive", attr_type::integer, def::value(0), support::range(0, 1)},
                                              {"reverse", attr_type::integer, def::value(0), support::range(0, 1)}};
-inline constexpr op_schema cumsum = typed(describe<CumSum>(cumsum_inputs, cumsum_attrs, rules::cumsum), types::numeric);
+inline constexpr op_schema cumsum = typed(describe<CumSum>(cumsum_inputs, cumsum_attrs), types::numeric);
 
 inline constexpr attr_spec arg_reduce_attrs[] = {{"axis", attr_type::integer, def::value(0), support::any()},
                                                  {"keepdims", attr_type::integer, def::value(1), support::range(0, 1)},
                                                  {"select_last_index", attr_type::integer, def::value(0), support::range(0, 1)}};
 inline constexpr input_spec arg_reduce_inputs[] = {{"data"}};
 inline constexpr type_rule arg_index{type_rule::from::fixed, 0, dtype::i64, {}};
-inline constexpr op_schema arg_max = typed(describe<ArgMax>(arg_reduce_inputs, arg_reduce_attrs, rules::arg_reduce, arg_index), types::numeric);
-inline constexpr op_schema arg_min = typed(describe<ArgMin>(arg_reduce_inputs, arg_reduce_attrs, rules::arg_reduce, arg_index), types::numeric);
+inline constexpr op_schema arg_max = typed(describe<ArgMax>(arg_reduce_inputs, arg_reduce_attrs, arg_index), types::numeric);
+inline constexpr op_schema arg_min = typed(describe<ArgMin>(arg_reduce_inputs, arg_reduce_attrs, arg_index), types::numeric);
 
 inline constexpr input_spec hardmax_inputs[] = {{"input"}};
 inline constexpr attr_spec hardmax_attrs[] = {{"axis", attr_type::integer, def::value(-1), support::any()}};
-inline constexpr op_schema hardmax = typed(describe<Hardmax>(hardmax_inputs, hardmax_attrs, rules::hardmax), types::f32 | types::bit(dtype::f64));
+inline constexpr op_schema hardmax = typed(describe<Hardmax>(hardmax_inputs, hardmax_attrs), types::f32 | types::bit(dtype::f64));
 
 inline constexpr input_spec top_k_inputs[] = {{"X"}, {"K", input_spec::presence::optional, true}};
 inline constexpr attr_spec top_k_attrs[] = {{"axis", attr_type::integer, def::value(-1), support::any()},
@@ -228,30 +228,30 @@ inline constexpr attr_spec top_k_attrs[] = {{"axis", attr_type::integer, def::va
                                             {"largest", attr_type::integer, def::value(1), support::range(0, 1)},
                                             {"sorted", attr_type::integer, def::value(1), support::range(0, 1)}};
 /// TopK: the values, and (output 1) their int64 indices along the axis.
-inline constexpr op_schema top_k = typed(describe<TopK>(top_k_inputs, top_k_attrs, rules::top_k,
+inline constexpr op_schema top_k = typed(describe<TopK>(top_k_inputs, top_k_attrs,
                                                         type_rule{type_rule::from::input, 0, dtype::unknown, {}, dtype::i64}, 2),
                                          types::numeric);
 
 inline constexpr input_spec one_hot_inputs[] = {{"indices"}, {"depth", input_spec::presence::required, true}, {"values"}};
 inline constexpr attr_spec one_hot_attrs[] = {{"axis", attr_type::integer, def::value(-1), support::any()}};
 inline constexpr type_rule one_hot_type{type_rule::from::input, 2, dtype::unknown, {}};
-inline constexpr op_schema one_hot = typed(describe<OneHot>(one_hot_inputs, one_hot_attrs, rules::one_hot, one_hot_type), types::computing);
+inline constexpr op_schema one_hot = typed(describe<OneHot>(one_hot_inputs, one_hot_attrs, one_hot_type), types::computing);
 
 inline constexpr input_spec gather_elements_inputs[] = {{"data"}, {"indices"}};
 inline constexpr attr_spec gather_elements_attrs[] = {{"axis", attr_type::integer, def::value(0), support::any()}};
 inline constexpr op_schema gather_elements =
-    typed(describe<GatherElements>(gather_elements_inputs, gather_elements_attrs, rules::gather_elements), types::all);
+    typed(describe<GatherElements>(gather_elements_inputs, gather_elements_attrs), types::all);
 inline constexpr input_spec scatter_elements_inputs[] = {{"data"}, {"indices"}, {"updates"}};
 inline constexpr attr_spec scatter_elements_attrs[] = {{"axis", attr_type::integer, def::value(0), support::any()},
                                                        {"reduction", attr_type::string, def::text("none"), support::one_of("none|add|mul|max|min")}};
 inline constexpr op_schema scatter_elements =
-    typed(describe<ScatterElements>(scatter_elements_inputs, scatter_elements_attrs, rules::scatter_elements), types::computing);
+    typed(describe<ScatterElements>(scatter_elements_inputs, scatter_elements_attrs), types::computing);
 inline constexpr attr_spec depth_to_space_attrs[] = {{"blocksize", attr_type::integer, def::required(), support::any()},
                                                      {"mode", attr_type::string, def::text("DCR"), support::one_of("DCR|CRD")}};
 inline constexpr attr_spec space_to_depth_attrs[] = {{"blocksize", attr_type::integer, def::required(), support::any()}};
 inline constexpr input_spec blocks_inputs[] = {{"input"}};
-inline constexpr op_schema depth_to_space = typed(describe<DepthToSpace>(blocks_inputs, depth_to_space_attrs, rules::blocks<true>), types::all);
-inline constexpr op_schema space_to_depth = typed(describe<SpaceToDepth>(blocks_inputs, space_to_depth_attrs, rules::blocks<false>), types::all);
+inline constexpr op_schema depth_to_space = typed(describe<DepthToSpace>(blocks_inputs, depth_to_space_attrs), types::all);
+inline constexpr op_schema space_to_depth = typed(describe<SpaceToDepth>(blocks_inputs, space_to_depth_attrs), types::all);
 
 }  // namespace schemas
 }  // namespace ops

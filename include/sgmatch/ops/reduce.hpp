@@ -52,16 +52,16 @@ inline constexpr attr_spec reduce_attrs[] = {
     {"noop_with_empty_axes", attr_type::integer, def::value(0), support::range(0, 1)},
 };
 
-inline constexpr op_schema reduce_mean = describe<ReduceMean>(reduce_inputs, reduce_attrs, rules::reduce);
-inline constexpr op_schema reduce_sum = describe<ReduceSum>(reduce_inputs, reduce_attrs, rules::reduce);
-inline constexpr op_schema reduce_max = describe<ReduceMax>(reduce_inputs, reduce_attrs, rules::reduce);
-inline constexpr op_schema reduce_min = describe<ReduceMin>(reduce_inputs, reduce_attrs, rules::reduce);
-inline constexpr op_schema reduce_prod = describe<ReduceProd>(reduce_inputs, reduce_attrs, rules::reduce);
-inline constexpr op_schema reduce_sum_square = describe<ReduceSumSquare>(reduce_inputs, reduce_attrs, rules::reduce);
-inline constexpr op_schema reduce_l1 = describe<ReduceL1>(reduce_inputs, reduce_attrs, rules::reduce);
-inline constexpr op_schema reduce_l2 = describe<ReduceL2>(reduce_inputs, reduce_attrs, rules::reduce);
-inline constexpr op_schema reduce_log_sum = describe<ReduceLogSum>(reduce_inputs, reduce_attrs, rules::reduce);
-inline constexpr op_schema reduce_log_sum_exp = describe<ReduceLogSumExp>(reduce_inputs, reduce_attrs, rules::reduce);
+inline constexpr op_schema reduce_mean = describe<ReduceMean>(reduce_inputs, reduce_attrs);
+inline constexpr op_schema reduce_sum = describe<ReduceSum>(reduce_inputs, reduce_attrs);
+inline constexpr op_schema reduce_max = describe<ReduceMax>(reduce_inputs, reduce_attrs);
+inline constexpr op_schema reduce_min = describe<ReduceMin>(reduce_inputs, reduce_attrs);
+inline constexpr op_schema reduce_prod = describe<ReduceProd>(reduce_inputs, reduce_attrs);
+inline constexpr op_schema reduce_sum_square = describe<ReduceSumSquare>(reduce_inputs, reduce_attrs);
+inline constexpr op_schema reduce_l1 = describe<ReduceL1>(reduce_inputs, reduce_attrs);
+inline constexpr op_schema reduce_l2 = describe<ReduceL2>(reduce_inputs, reduce_attrs);
+inline constexpr op_schema reduce_log_sum = describe<ReduceLogSum>(reduce_inputs, reduce_attrs);
+inline constexpr op_schema reduce_log_sum_exp = describe<ReduceLogSumExp>(reduce_inputs, reduce_attrs);
 
 }  // namespace schemas
 }  // namespace ops

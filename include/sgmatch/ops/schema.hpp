@@ -5,8 +5,11 @@
 //   const ops::op_schema* s = ops::find_schema("Conv");       // by any alias (ops/table.hpp)
 //   s->attrs:   name, type, default, the values the kernels implement
 //   s->inputs:  name, required / optional / variadic
-//   s->infer:   output shapes from input shapes (and constant inputs such as a Reshape's shape)
 //   s->types:   the output element type
+//   ops::shape_rule_of(*s): output shapes from input shapes (and constant inputs such as a
+//               Reshape's shape), in ops/shape_rule_table.hpp: only what computes shapes (the
+//               executor, the ONNX front end) includes the rules, so a TU that only lowers or
+//               checks attributes does not compile them
 //
 // A description names its op through the vocabulary's tag (pattern/vocabulary.hpp): the tag is
 // what patterns say, the description is what the op computes. Attributes follow ONNX (the
@@ -178,7 +181,6 @@ struct op_schema {
     const attr_spec* attrs;
     std::size_t attr_count;
     std::size_t outputs;            // outputs the kernels compute (a node may not declare more)
-    shape_rule infer;               // null: the shape is not known before the op runs
     type_rule types;
     bool open = false;  // attributes not described: none refused for being unknown (ops::undescribed)
     std::uint16_t dtypes = types::f32;  // the element types the kernels take on the data input (types.input)
@@ -203,15 +205,15 @@ struct op_schema {
     }
 };
 
-/// A description of the op named by Tag: `describe<Tag>(inputs, attrs, outputs, rule)`.
+/// A description of the op named by Tag: `describe<Tag>(inputs, attrs, types, outputs)` (its
+/// shape rule goes into ops/shape_rule_table.hpp).
 template <class Tag, std::size_t I, std::size_t A>
-constexpr op_schema describe(const input_spec (&in)[I], const attr_spec (&at)[A], shape_rule rule,
-                             type_rule types = {}, std::size_t outputs = 1) {
-    return op_schema{Tag::names, std::size(Tag::names), in, I, at, A, outputs, rule, types};
+constexpr op_schema describe(const input_spec (&in)[I], const attr_spec (&at)[A], type_rule types = {}, std::size_t outputs = 1) {
+    return op_schema{Tag::names, std::size(Tag::names), in, I, at, A, outputs, types};
 }
 template <class Tag, std::size_t I>
-constexpr op_schema describe(const input_spec (&in)[I], shape_rule rule, type_rule types = {}, std::size_t outputs = 1) {
-    return op_schema{Tag::names, std::size(Tag::names), in, I, nullptr, 0, outputs, rule, types};
+constexpr op_schema describe(const input_spec (&in)[I], type_rule types = {}, std::size_t outputs = 1) {
+    return op_schema{Tag::names, std::size(Tag::names), in, I, nullptr, 0, outputs, types};
 }
 
 /// The same description, with kernels for the element types in `set` (ops::types).
@@ -225,7 +227,7 @@ constexpr op_schema typed(op_schema s, std::uint16_t set) {
 inline const op_schema& undescribed() {
     static constexpr std::string_view names[] = {"(undescribed)"};
     static constexpr input_spec inputs[] = {{"inputs", input_spec::presence::variadic}};
-    static const op_schema s{names, 1, inputs, 1, nullptr, 0, static_cast<std::size_t>(-1), nullptr, {}, true};
+    static const op_schema s{names, 1, inputs, 1, nullptr, 0, static_cast<std::size_t>(-1), {}, true};
     return s;
 }
 

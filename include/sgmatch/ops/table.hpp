@@ -3,9 +3,9 @@
 //
 //   if (const ops::op_schema* s = ops::find_schema(g.op_name(n))) ...
 //
-// Adding an op: its tag in pattern/vocabulary.hpp, its description in the family's header
-// (elementwise.hpp, losses.hpp, nn.hpp, positions.hpp, reduce.hpp, tensor.hpp), one line in `all_schemas` below, and its kernels
-// (exec/kernels/, onednn/).
+// Adding an op: its tag in pattern/vocabulary.hpp, its description and shape rule in the family's
+// header (elementwise.hpp, losses.hpp, nn.hpp, positions.hpp, reduce.hpp, tensor.hpp), one line in
+// `all_schemas` below, one in ops/shape_rule_table.hpp, and its kernels (exec/kernels/, onednn/).
 #pragma once
 
 #include <cstddef>
@@ -97,13 +97,6 @@ inline dtype output_type(const op_attrs& a, const std::vector<dtype>& inputs, st
             return dtype_of_onnx(a.i(r.attr));
     }
     return dtype::unknown;
-}
-
-/// The output shapes of a node of description `s` from its inputs' shapes (and the values of
-/// its small constant inputs); the op's own check of its attributes comes first.
-inline std::vector<dims> infer_shapes(const op_attrs& a, const shape_inputs& in) {
-    if (a.schema().infer == nullptr) throw op_error("sgmatch: " + a.where() + ": no shape rule");
-    return a.schema().infer(in, a);
 }
 
 }  // namespace ops

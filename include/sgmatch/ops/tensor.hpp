@@ -408,54 +408,54 @@ inline constexpr attr_spec dropout_attrs[] = {{"ratio", attr_type::real, def::va
 inline constexpr attr_spec cast_attrs[] = {{"to", attr_type::integer, def::required(), support::range(1, 16)},
                                            {"saturate", attr_type::integer, def::value(1), support::any()}};
 
-inline constexpr op_schema concat = typed(describe<Concat>(concat_inputs, concat_attrs, rules::concat), types::all);
-inline constexpr op_schema unsqueeze = typed(describe<Unsqueeze>(axes_inputs, axes_attrs, rules::unsqueeze), types::all);
-inline constexpr op_schema squeeze = typed(describe<Squeeze>(axes_inputs, axes_attrs, rules::squeeze), types::all);
-inline constexpr op_schema slice = typed(describe<Slice>(slice_inputs, slice_attrs, rules::slice), types::all);
+inline constexpr op_schema concat = typed(describe<Concat>(concat_inputs, concat_attrs), types::all);
+inline constexpr op_schema unsqueeze = typed(describe<Unsqueeze>(axes_inputs, axes_attrs), types::all);
+inline constexpr op_schema squeeze = typed(describe<Squeeze>(axes_inputs, axes_attrs), types::all);
+inline constexpr op_schema slice = typed(describe<Slice>(slice_inputs, slice_attrs), types::all);
 /// Resize (opset >= 11 inputs X, roi, scales, sizes; the ONNX front end writes Upsample and
 /// opset-10 Resize in these terms).
-inline constexpr op_schema resize = describe<Resize>(resize_inputs, resize_attrs, rules::resize);
-inline constexpr op_schema gather = typed(describe<Gather>(gather_inputs, gather_attrs, rules::gather), types::all);
-inline constexpr op_schema expand = typed(describe<Expand>(expand_inputs, rules::expand), types::all);
+inline constexpr op_schema resize = describe<Resize>(resize_inputs, resize_attrs);
+inline constexpr op_schema gather = typed(describe<Gather>(gather_inputs, gather_attrs), types::all);
+inline constexpr op_schema expand = typed(describe<Expand>(expand_inputs), types::all);
 /// Dropout in inference: the data, and (output 1) a mask of all true.
-inline constexpr op_schema dropout = typed(describe<Dropout>(dropout_inputs, dropout_attrs, rules::dropout, type_rule{type_rule::from::input, 0, dtype::unknown, {}, dtype::boolean}, 2), types::all);
-inline constexpr op_schema cast = typed(describe<Cast>(data_only, cast_attrs, rules::same_as_input0,
+inline constexpr op_schema dropout = typed(describe<Dropout>(dropout_inputs, dropout_attrs, type_rule{type_rule::from::input, 0, dtype::unknown, {}, dtype::boolean}, 2), types::all);
+inline constexpr op_schema cast = typed(describe<Cast>(data_only, cast_attrs,
                                                        type_rule{type_rule::from::attribute, 0, dtype::unknown, "to"}),
                                         types::all);
 /// CastLike: input 0 converted to the element type of input 1 (whose values are not read): any
 /// type sgmatch has.
 inline constexpr input_spec cast_like_inputs[] = {{"input"}, {"target_type"}};
-inline constexpr op_schema cast_like = typed(describe<CastLike>(cast_like_inputs, rules::same_as_input0,
+inline constexpr op_schema cast_like = typed(describe<CastLike>(cast_like_inputs,
                                                                 type_rule{type_rule::from::input, 1, dtype::unknown, {}}),
                                              types::all);
 inline constexpr attr_spec shape_attrs[] = {{"start", attr_type::integer, def::value(0), support::any()},
                                             {"end", attr_type::integer, def::absent(), support::any()}};
 inline constexpr type_rule to_int64{type_rule::from::fixed, 0, dtype::i64, {}};
-inline constexpr op_schema shape = typed(describe<Shape>(data_only, shape_attrs, rules::shape, to_int64), types::all);
-inline constexpr op_schema size = typed(describe<Size>(data_only, rules::size, to_int64), types::all);
+inline constexpr op_schema shape = typed(describe<Shape>(data_only, shape_attrs, to_int64), types::all);
+inline constexpr op_schema size = typed(describe<Size>(data_only, to_int64), types::all);
 /// ConstantOfShape: `value` is one number and `dtype` its ONNX element type code (the ONNX front
 /// end writes the tensor attribute so).
 inline constexpr input_spec constant_of_shape_inputs[] = {{"input", input_spec::presence::required, true}};
 inline constexpr attr_spec constant_of_shape_attrs[] = {{"value", attr_type::reals, def::absent(), support::any()},
                                                         {"dtype", attr_type::integer, def::value(1), support::any()}};
 inline constexpr op_schema constant_of_shape =
-    typed(describe<ConstantOfShape>(constant_of_shape_inputs, constant_of_shape_attrs, rules::constant_of_shape,
+    typed(describe<ConstantOfShape>(constant_of_shape_inputs, constant_of_shape_attrs,
                                     type_rule{type_rule::from::attribute, 0, dtype::unknown, "dtype"}),
           types::bit(dtype::i64));
 inline constexpr input_spec where_inputs[] = {{"condition"}, {"X"}, {"Y"}};
-inline constexpr op_schema where = typed(describe<Where>(where_inputs, rules::broadcast_all, type_rule{type_rule::from::input, 1, dtype::unknown, {}}),
+inline constexpr op_schema where = typed(describe<Where>(where_inputs, type_rule{type_rule::from::input, 1, dtype::unknown, {}}),
                                          types::all);
 inline constexpr input_spec split_inputs[] = {{"input"}, {"split", input_spec::presence::optional, true}};
 inline constexpr attr_spec split_attrs[] = {{"axis", attr_type::integer, def::value(0), support::any()},
                                             {"split", attr_type::integers, def::absent(), support::at_least(0)}};
-inline constexpr op_schema split = typed(describe<Split>(split_inputs, split_attrs, rules::split, {}, static_cast<std::size_t>(-1)),
+inline constexpr op_schema split = typed(describe<Split>(split_inputs, split_attrs, {}, static_cast<std::size_t>(-1)),
                                          types::all);
-inline constexpr op_schema reshape = typed(describe<Reshape>(reshape_inputs, reshape_attrs, rules::reshape), types::all);
-inline constexpr op_schema flatten = typed(describe<Flatten>(data_only, flatten_attrs, rules::flatten), types::all);
-inline constexpr op_schema transpose = typed(describe<Transpose>(data_only, transpose_attrs, rules::transpose), types::all);
-inline constexpr op_schema pad = typed(describe<Pad>(pad_inputs, pad_attrs, rules::pad), types::all);
+inline constexpr op_schema reshape = typed(describe<Reshape>(reshape_inputs, reshape_attrs), types::all);
+inline constexpr op_schema flatten = typed(describe<Flatten>(data_only, flatten_attrs), types::all);
+inline constexpr op_schema transpose = typed(describe<Transpose>(data_only, transpose_attrs), types::all);
+inline constexpr op_schema pad = typed(describe<Pad>(pad_inputs, pad_attrs), types::all);
 inline constexpr op_schema constant = op_schema{Constant::names, std::size(Constant::names), no_inputs, 0, constant_attrs,
-                                                std::size(constant_attrs), 1, rules::constant,
+                                                std::size(constant_attrs), 1,
                                                 type_rule{type_rule::from::attribute, 0, dtype::unknown}};
 
 }  // namespace schemas

@@ -31,6 +31,7 @@
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/graph/graph.hpp"
 #include "sgmatch/ops/attrs.hpp"
+#include "sgmatch/ops/shape_rule_table.hpp"
 #include "sgmatch/ops/table.hpp"
 #include "sgmatch/reference/kernels.hpp"
 
@@ -151,7 +152,7 @@ inline void set_ints(graph& g, node_id n, std::string_view k, dims v) { g.set_at
 /// kernels implement. A refusal rejects the draw.
 inline void infer(draw& d, node_id n) {
     const ops::op_schema* s = ops::find_schema(d.g.op_name(n));
-    if (s == nullptr || s->infer == nullptr) throw draw_rejected("sgmatch::testing: no shape rule for " + std::string(d.g.op_name(n)));
+    if (s == nullptr || ops::shape_rule_of(*s) == nullptr) throw draw_rejected("sgmatch::testing: no shape rule for " + std::string(d.g.op_name(n)));
     try {
         const ops::op_attrs a(*s, ops::node_of<graph>(d.g, n));
         ops::shape_inputs in;

@@ -21,6 +21,7 @@
 #include "sgmatch/exec/value.hpp"
 #include "sgmatch/ops/attrs.hpp"
 #include "sgmatch/ops/schema.hpp"
+#include "sgmatch/ops/shape_rule_table.hpp"
 #include "sgmatch/ops/shape_rules.hpp"
 #include "sgmatch/ops/table.hpp"
 
@@ -86,7 +87,7 @@ inline std::vector<ops::dims> rule(const ops::op_attrs& a, const values& x) { re
 /// An upper bound of the bytes a node's kernel computes from `x`, by the op's shape rule (8
 /// bytes an element); 0 when the rule has no answer (the kernel then says what is wrong).
 inline long double estimated_bytes(const ops::op_attrs& a, const values& x) {
-    if (a.schema().infer == nullptr) return 0;
+    if (ops::shape_rule_of(a.schema()) == nullptr) return 0;
     long double bytes = 0;
     try {
         for (const auto& d : ops::infer_shapes(a, shapes_of(x))) {
