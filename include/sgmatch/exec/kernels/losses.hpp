@@ -82,7 +82,8 @@ inline typed_fn nll_loss(const ops::op_attrs& a0, const ops::node_source&) {
         const value x = in(xs, 0, a).dense_value();
         require_type(a, x);
         const std::vector<ops::dims> out_dims = rule(a, xs);
-        const auto [N, C, D] = detail::ncd(x.dims());
+        const std::array<std::int64_t, 3> sizes = detail::ncd(x.dims());
+        const std::int64_t N = sizes[0], C = sizes[1], D = sizes[2];
         value out;
         visit_type(x.type(), [&](auto t) {
             using T = typename decltype(t)::type;
@@ -99,7 +100,8 @@ inline typed_fn softmax_cross_entropy(const ops::op_attrs& a0, const ops::node_s
         const value x = in(xs, 0, a).dense_value();
         require_type(a, x);
         const std::vector<ops::dims> out_dims = rule(a, xs);
-        const auto [N, C, D] = detail::ncd(x.dims());
+        const std::array<std::int64_t, 3> sizes = detail::ncd(x.dims());
+        const std::int64_t N = sizes[0], C = sizes[1], D = sizes[2];
         value log_prob = value::zeros(x.type(), x.dims());
         value loss;
         visit_type(x.type(), [&](auto t) {
@@ -136,7 +138,8 @@ inline typed_fn instance_norm(const ops::op_attrs& a0, const ops::node_source&) 
         if (scale.type() != x.type() || bias.type() != x.type())
             fail(a, "scale and B must be " + std::string(name_of(x.type())) + " like the input");
         value out = value::zeros(x.type(), rule(a, xs).at(0));
-        const auto [N, C, D] = detail::ncd(x.dims());
+        const std::array<std::int64_t, 3> sizes = detail::ncd(x.dims());
+        const std::int64_t N = sizes[0], C = sizes[1], D = sizes[2];
         const double eps = a.f("epsilon");
         visit_type(x.type(), [&](auto t) {
             using T = typename decltype(t)::type;
