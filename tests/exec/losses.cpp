@@ -19,20 +19,10 @@ using exec::value;
 // Named: the unity build compiles this file with other tests; its helpers stay apart from theirs.
 namespace loss_tests {
 
+using test::count;
+using test::random_value;
 using test::run_error;
 
-std::int64_t count(const std::vector<std::int64_t>& d) {
-    std::int64_t n = 1;
-    for (auto x : d) n *= x;
-    return n;
-}
-template <class T>
-value random_value(std::mt19937& rng, const std::vector<std::int64_t>& dims, int lo, int hi) {
-    std::uniform_int_distribution<int> d(lo, hi);
-    std::vector<T> v(static_cast<std::size_t>(count(dims)));
-    for (auto& x : v) x = static_cast<T>(d(rng));
-    return value::of<T>(dims, v);
-}
 value random_real(std::mt19937& rng, const std::vector<std::int64_t>& dims) {
     std::normal_distribution<float> d(0.0f, 2.0f);
     std::vector<float> v(static_cast<std::size_t>(count(dims)));

@@ -18,7 +18,9 @@ using exec::value;
 // Named: the unity build compiles this file with other tests; its helpers stay apart from theirs.
 namespace position_tests {
 
+using test::count;
 using test::elements;
+using test::random_value;
 using test::run_error;
 
 // A random shape of rank `rank`, dims in [lo, hi].
@@ -27,11 +29,6 @@ std::vector<std::int64_t> random_dims(std::mt19937& rng, std::size_t rank, int l
     std::vector<std::int64_t> v(rank);
     for (auto& x : v) x = d(rng);
     return v;
-}
-std::int64_t count(const std::vector<std::int64_t>& d) {
-    std::int64_t n = 1;
-    for (auto x : d) n *= x;
-    return n;
 }
 // The row-major index of element i of dims d.
 std::vector<std::int64_t> unravel(std::int64_t i, const std::vector<std::int64_t>& d) {
@@ -46,13 +43,6 @@ std::int64_t ravel(const std::vector<std::int64_t>& idx, const std::vector<std::
     std::int64_t i = 0;
     for (std::size_t k = 0; k < d.size(); ++k) i = i * d[k] + idx[k];
     return i;
-}
-template <class T>
-value random_value(std::mt19937& rng, const std::vector<std::int64_t>& dims, int lo, int hi) {
-    std::uniform_int_distribution<int> d(lo, hi);
-    std::vector<T> v(static_cast<std::size_t>(count(dims)));
-    for (auto& x : v) x = static_cast<T>(d(rng));
-    return value::of<T>(dims, v);
 }
 
 TEST_CASE("Mod: fmod 0 takes the divisor's sign, fmod 1 the dividend's, and integer modulo by zero and fmod 0 on reals are refused") {

@@ -1,8 +1,11 @@
 // Test helpers for typed values (exec::value) and the executor: a value's elements as a vector,
-// and the message of the exec_error a run raises ("" when it raises none).
+// the message of the exec_error a run raises ("" when it raises none), and random values of
+// small integers (ties on purpose) of a given shape.
 #pragma once
 
+#include <cstdint>
 #include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -23,6 +26,22 @@ inline std::string run_error(const sgmatch::exec::executor& run, const std::map<
         return e.what();
     }
     return "";
+}
+
+/// The number of elements of dims d.
+inline std::int64_t count(const std::vector<std::int64_t>& d) {
+    std::int64_t n = 1;
+    for (auto x : d) n *= x;
+    return n;
+}
+
+/// A value of dims `dims` with elements drawn uniformly from the integers [lo, hi], as T.
+template <class T>
+sgmatch::exec::value random_value(std::mt19937& rng, const std::vector<std::int64_t>& dims, int lo, int hi) {
+    std::uniform_int_distribution<int> d(lo, hi);
+    std::vector<T> v(static_cast<std::size_t>(count(dims)));
+    for (auto& x : v) x = static_cast<T>(d(rng));
+    return sgmatch::exec::value::of<T>(dims, v);
 }
 
 }  // namespace test
