@@ -133,6 +133,12 @@ int main(int argc, char** argv) {
         // [-1, 1); integers and bools zero, safe as indices).
         std::map<std::string, value> inputs;
         std::mt19937 rng(1);
+        for (const auto& [name, file] : input_files)
+            if (std::find(m.inputs.begin(), m.inputs.end(), name) == m.inputs.end()) {
+                std::string known;
+                for (const auto& i : m.inputs) known += (known.empty() ? "" : ", ") + ("'" + i + "'");
+                die("--input " + name + "=" + file + ": the model has no input '" + name + "' (its inputs: " + known + ")");
+            }
         for (const auto& name : m.inputs) {
             if (const auto f = input_files.find(name); f != input_files.end()) {
                 inputs[name] = read_tensor(f->second);

@@ -115,15 +115,20 @@ TEST_CASE("a transformer encoder exported by PyTorch (attention, GELU, LayerNorm
     onednn::register_backend<graph>();
     const counts folded = check_model("encoder_tiny.onnx", "encoder_tiny");
     // The input projection, the output projection and the two feed-forward layers (MatMul + bias,
-    // the first with its written-out GELU), and the three LayerNorms written out (two in the
-    // layer, one after it): 7. Attention's MatMuls of two computed operands are not fused yet.
-    CHECK(folded.fused == 7);
+    // the first with its written-out GELU), the three LayerNorms written out (two in the layer,
+    // one after it) and the attention (the heads' transposes, the scale, QK^T, softmax, the
+    // product with V, the transpose back): 8.
+    CHECK(folded.fused == 8);
     CHECK(left(folded, "ReduceMean") == 0);
     CHECK(left(folded, "Erf") == 0);
+    CHECK(left(folded, "MatMul") == 0);
+    CHECK(left(folded, "Softmax") == 0);
+    CHECK(left(folded, "Transpose") == 2);  // the batch-first input and output of nn.MultiheadAttention
     const counts kept = check_model("encoder_tiny.preserve.onnx", "encoder_tiny");
     // Exported with constant folding off, the weights sit behind Transpose nodes: the loader's
-    // clean-up folds them, and the same seven fuse.
-    CHECK(kept.fused == 7);
+    // clean-up folds them, and the same eight fuse.
+    CHECK(kept.fused == 8);
+    CHECK(left(kept, "MatMul") == 0);
 }
 
 TEST_CASE("one built executor run from 8 threads at once computes what one thread computes") {

@@ -10,6 +10,8 @@
 //                           a binary op after the depthwise conv is declined (fused_conv.hpp)
 //   onednn.conv_post_ops    conv + bias add? + batchnorm? + act? + [unary | binary]{0,3}
 //   onednn.conv_transpose_post_ops  convtranspose + (the same)
+//   onednn.attention        scaled dot-product attention written out (attention.hpp): two matmuls,
+//                           softmax, the scale, mask and head transposes folded in
 //   onednn.matmul_post_ops  (matmul | gemm) + bias add? + batchnorm? + act? + [unary | binary]{0,3}
 //   onednn.batch_norm_relu  batchnorm + relu (oneDNN's fuse_norm_relu)
 //   onednn.layer_norm       a LayerNorm written out as exporters emit it (layer_norm.hpp)
@@ -24,6 +26,7 @@
 #include <type_traits>
 
 #include "sgmatch/detail/config.hpp"
+#include "sgmatch/onednn/attention.hpp"
 #include "sgmatch/onednn/decomposed.hpp"
 #include "sgmatch/onednn/layer_norm.hpp"
 #include "sgmatch/onednn/property.hpp"
@@ -143,6 +146,9 @@ backend<G> make_backend(const std::string& name = "onednn") {
     auto deconv = make_fused_property<G>("onednn.conv_transpose_post_ops", conv_transpose_post_ops);
     deconv.fused_op("onednn.fused_conv_transpose").inference_only();
     b.add(std::move(deconv));
+    auto att = make_attention_property<G>();
+    att.fused_op("onednn.fused_attention").inference_only();
+    b.add(std::move(att));
     auto mm = make_fused_property<G>("onednn.matmul_post_ops", matmul_post_ops);
     mm.fused_op("onednn.fused_matmul").inference_only();
     b.add(std::move(mm));
