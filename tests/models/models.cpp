@@ -88,13 +88,13 @@ counts check_model(const std::string& file, const std::string& stem) {
 
 TEST_CASE("CNNs exported by PyTorch load, run as PyTorch computes them, and every Conv is fused with its BatchNorm and activation") {
     onednn::register_backend<graph>();
-    // fused: every Conv (with its BatchNorm, activation and residual Add) and the classifier's
-    // Gemm / MatMul + bias.
+    // fused: every Conv (with its BatchNorm, activation and residual Add), the classifier's
+    // Gemm / MatMul + bias, and each channel shuffle (Reshape, Transpose, Reshape).
     const expectation cnns[] = {
         {"resnet_tiny", 7, 6},    // the stem, 2 blocks x 2 convs, 1 shortcut, the classifier
         {"mobile_tiny", 11, 10},  // the stem, 3 inverted residuals x 3 convs, the classifier
         {"dense_tiny", 9, 8},     // the stem, 3 dense layers, 4 convs in the branches, the classifier
-        {"shuffle_tiny", 8, 7},   // the stem, 2 units x 3 convs, the classifier
+        {"shuffle_tiny", 10, 7},  // the stem, 2 units x 3 convs, the classifier, 2 shuffles
         {"unet_tiny", 5, 5},      // 4 conv + BatchNorm + ReLU and the head; the two Resizes run between them
     };
     for (const auto& e : cnns) {
@@ -107,6 +107,7 @@ TEST_CASE("CNNs exported by PyTorch load, run as PyTorch computes them, and ever
             CHECK(left(c, "Conv") == 0);
             CHECK(left(c, "BatchNormalization") == 0);  // every kept BatchNorm is folded into its conv
             CHECK(left(c, "Relu") + left(c, "Clip") == 0);
+            CHECK(left(c, "Transpose") == 0);  // the channel shuffles are one reorder each
         }
     }
 }

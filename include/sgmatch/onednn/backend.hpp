@@ -15,6 +15,8 @@
 //   onednn.matmul_post_ops  (matmul | gemm) + bias add? + batchnorm? + act? + [unary | binary]{0,3}
 //   onednn.batch_norm_relu  batchnorm + relu (oneDNN's fuse_norm_relu)
 //   onednn.layer_norm       a LayerNorm written out as exporters emit it (layer_norm.hpp)
+//   onednn.channel_shuffle  Reshape -> Transpose -> Reshape shuffling channels (channel_shuffle.hpp):
+//                           one reorder in the source's layout
 // where act is a GELU (erf or tanh), Swish or HardSwish written out as exporters emit them
 // (decomposed.hpp): one eltwise post-op.
 //
@@ -27,6 +29,7 @@
 
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/onednn/attention.hpp"
+#include "sgmatch/onednn/channel_shuffle.hpp"
 #include "sgmatch/onednn/decomposed.hpp"
 #include "sgmatch/onednn/layer_norm.hpp"
 #include "sgmatch/onednn/property.hpp"
@@ -158,6 +161,9 @@ backend<G> make_backend(const std::string& name = "onednn") {
     auto ln = make_layer_norm_property<G>();
     ln.fused_op("onednn.fused_layer_norm").inference_only();
     b.add(std::move(ln));
+    auto shuffle = make_channel_shuffle_property<G>();
+    shuffle.fused_op("onednn.fused_channel_shuffle").inference_only();
+    b.add(std::move(shuffle));
     return b;
 }
 
