@@ -267,7 +267,7 @@ TEST_CASE("Slice on oneDNN == reference: after a conv, parts that cut a layout's
     }
 }
 
-TEST_CASE("reductions on oneDNN == reference, plain and after a conv, axes kept or dropped") {
+TEST_CASE("reductions on oneDNN == reference, plain and after a conv (spatial mean and max: global pooling), axes kept or dropped") {
     std::mt19937 rng(13);
     struct red_case {
         const char* op;
@@ -277,7 +277,7 @@ TEST_CASE("reductions on oneDNN == reference, plain and after a conv, axes kept 
     const red_case cases[] = {{"ReduceMean", {-1}, 1},    {"ReduceMean", {2, 3}, 0}, {"ReduceSum", {1}, 1},
                               {"ReduceMax", {0, 2}, 0},   {"ReduceMin", {3}, 1},     {"ReduceProd", {1}, 0},
                               {"ReduceL1", {2, 3}, 1},    {"ReduceL2", {1, 2, 3}, 0}, {"ReduceSumSquare", {-2}, 1},
-                              {"ReduceMean", {}, 1}};
+                              {"ReduceMean", {}, 1},      {"ReduceMax", {2, 3}, 1},  {"ReduceMean", {2, 3}, 1}};
     for (const auto& rc : cases) {
         CAPTURE(rc.op);
         CAPTURE(rc.axes.size());
