@@ -128,9 +128,13 @@ public:
             if (e->mask_fused) a1[DNNL_ARG_ATTR_MULTIPLE_POST_OP(e->mask_post_op) | DNNL_ARG_SRC_1] = mask.memory();
         }
         e->mm1.execute(s, a1);
-        if (spec_.mask && !e->mask_fused)
-            e->mask_add.execute(s, {{DNNL_ARG_SRC_0, scores.memory()}, {DNNL_ARG_SRC_1, mask.memory()}, {DNNL_ARG_DST, scores.memory()}});
-        e->softmax.execute(s, {{DNNL_ARG_SRC, scores.memory()}, {DNNL_ARG_DST, scores.memory()}});
+        if (spec_.mask && !e->mask_fused) {
+            const tensor scratch = tensor::allocate(e->mask_add_pd.scratchpad_desc());
+            e->mask_add.execute(s, {{DNNL_ARG_SRC_0, scores.memory()}, {DNNL_ARG_SRC_1, mask.memory()}, {DNNL_ARG_DST, scores.memory()},
+                                    {DNNL_ARG_SCRATCHPAD, scratch.memory()}});
+        }
+        const tensor scratch_sm = tensor::allocate(e->softmax_pd.scratchpad_desc());
+        e->softmax.execute(s, {{DNNL_ARG_SRC, scores.memory()}, {DNNL_ARG_DST, scores.memory()}, {DNNL_ARG_SCRATCHPAD, scratch_sm.memory()}});
         const bool direct = e->o_view == e->o_desc;
         const tensor o = direct ? tensor(dnnl::memory(e->o_desc, cpu_engine(), y.memory().get_data_handle()))
                                 : tensor::allocate(e->o_desc);
@@ -159,6 +163,8 @@ private:
         dims out, mask_dims;
         dnnl::memory::desc q_view, q_want, k_view, k_want, v_view, v_want, s_desc, o_desc, o_view;
         dnnl::matmul::primitive_desc mm1_pd, mm2_pd;
+        dnnl::binary::primitive_desc mask_add_pd;
+        dnnl::softmax_forward::primitive_desc softmax_pd;
         dnnl::matmul mm1, mm2;
         dnnl::binary mask_add;
         dnnl::reorder q_reorder, k_reorder, v_reorder, o_reorder;  // where a view is not the layout wanted
@@ -168,6 +174,14 @@ private:
     };
 
     std::string who() const { return "sgmatch::onednn::fused_attention('" + spec_.name + "')"; }
+    // The matmuls, the mask's binary and the softmax take their scratchpad from the caller:
+    // oneDNN's own one belongs to the thread that created the primitive, and runs come from any
+    // thread. The reorders are cached like the single-op kernels' (op_kernels/tensor.hpp).
+    static dnnl::primitive_attr user_scratchpad() {
+        dnnl::primitive_attr a;
+        a.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+        return a;
+    }
 
     void check_perm(const std::vector<std::int64_t>& p, std::size_t rank, const char* what) const {
         if (p.empty()) return;
@@ -270,8 +284,7 @@ private:
             dnnl::post_ops po;
             if (spec_.scale != 1.0f) compat::append_eltwise(po, dnnl::algorithm::eltwise_linear, spec_.scale, 0.0f);
             if (fuse_mask) po.append_binary(dnnl::algorithm::binary_add, plain_desc(e->mask_dims));
-            dnnl::primitive_attr attr;
-            attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+            dnnl::primitive_attr attr = user_scratchpad();
             attr.set_post_ops(po);
             return compat::matmul_pd(cpu_engine(), e->q_want, e->k_want, md(), e->s_desc, attr);
         };
@@ -283,20 +296,21 @@ private:
                     e->mask_post_op = spec_.scale != 1.0f ? 1 : 0;
                 } catch (const dnnl::error&) {
                     e->mm1_pd = mm1(false);
-                    e->mask_add = dnnl::binary(compat::binary_pd(cpu_engine(), dnnl::algorithm::binary_add, e->s_desc,
-                                                                 plain_desc(e->mask_dims), e->s_desc));
+                    e->mask_add_pd = compat::binary_pd(cpu_engine(), dnnl::algorithm::binary_add, e->s_desc,
+                                                       plain_desc(e->mask_dims), e->s_desc, user_scratchpad());
+                    e->mask_add = dnnl::binary(e->mask_add_pd);
                 }
             } else {
                 e->mm1_pd = mm1(false);
             }
             e->mm1 = dnnl::matmul(e->mm1_pd);
-            e->softmax = dnnl::softmax_forward(compat::softmax_pd(cpu_engine(), e->s_desc, static_cast<int>(r - 1), dnnl::primitive_attr()));
-            dnnl::primitive_attr attr2;
-            attr2.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-            e->mm2_pd = compat::matmul_pd(cpu_engine(), e->s_desc, e->v_want, md(), e->o_desc, attr2);
+            e->softmax_pd = compat::softmax_pd(cpu_engine(), e->s_desc, static_cast<int>(r - 1), user_scratchpad());
+            e->softmax = dnnl::softmax_forward(e->softmax_pd);
+            e->mm2_pd = compat::matmul_pd(cpu_engine(), e->s_desc, e->v_want, md(), e->o_desc, user_scratchpad());
             e->mm2 = dnnl::matmul(e->mm2_pd);
             auto reorder = [](const dnnl::memory::desc& from, const dnnl::memory::desc& to) {
-                return from == to ? dnnl::reorder() : dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), from, cpu_engine(), to));
+                return from == to ? dnnl::reorder()
+                                  : dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), from, cpu_engine(), to));
             };
             e->q_reorder = reorder(e->q_view, e->q_want);
             e->k_reorder = reorder(e->k_view, e->k_want);

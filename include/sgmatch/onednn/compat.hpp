@@ -169,11 +169,12 @@ inline dnnl::eltwise_forward::primitive_desc eltwise_pd(const dnnl::engine& eng,
 
 /// A binary primitive descriptor: dst = src0 (alg) src1, src1 broadcast.
 inline dnnl::binary::primitive_desc binary_pd(const dnnl::engine& eng, dnnl::algorithm alg, const dnnl::memory::desc& src0,
-                                              const dnnl::memory::desc& src1, const dnnl::memory::desc& dst) {
+                                              const dnnl::memory::desc& src1, const dnnl::memory::desc& dst,
+                                              const dnnl::primitive_attr& attr = dnnl::primitive_attr()) {
 #if DNNL_VERSION_MAJOR >= 3
-    return dnnl::binary::primitive_desc(eng, alg, src0, src1, dst);
+    return dnnl::binary::primitive_desc(eng, alg, src0, src1, dst, attr);
 #else
-    return dnnl::binary::primitive_desc(dnnl::binary::desc(alg, src0, src1, dst), eng);
+    return dnnl::binary::primitive_desc(dnnl::binary::desc(alg, src0, src1, dst), attr, eng);
 #endif
 }
 
