@@ -43,7 +43,6 @@
 #include "sgmatch/onednn/post_ops.hpp"
 #include "sgmatch/onednn/property.hpp"
 #include "sgmatch/onednn/tensor.hpp"
-#include "sgmatch/partition/copy.hpp"
 #include "sgmatch/partition/property.hpp"
 #include "sgmatch/pattern/combinators.hpp"
 #include "sgmatch/pattern/vocabulary.hpp"
@@ -367,6 +366,16 @@ attention_reading<typename graph_traits<G>::node_type> read_attention(const G& g
         std::iota(p.rbegin(), p.rend(), std::int64_t{0});
         return p;
     };
+    // Where v is a member Transpose's output: its perm into `perm`, and v becomes its input
+    // (false: the perm is the default one and the rank unknown).
+    auto through_transpose = [&](value_ref<N>& v, std::vector<std::int64_t>& perm) {
+        if (!is(v.node, "Transpose")) return true;
+        const auto p = perm_of(v.node);
+        if (!p) return false;
+        perm = *p;
+        v = traits::input(g, v.node, 0);
+        return true;
+    };
     // A scale: Div(x, c) or Mul(x, c) / Mul(c, x), c one constant value; returns x.
     auto scale_of = [&](N n) -> std::optional<value_ref<N>> {
         ++seen;
@@ -407,25 +416,16 @@ attention_reading<typename graph_traits<G>::node_type> read_attention(const G& g
     if (!is(cur.node, "MatMul")) return no("the match is not the written-out form");
     const N mm1 = cur.node;
     ++seen;
+    r.spec.name = std::string(traits::name(g, mm1));
     r.q = traits::input(g, mm1, 0);
     if (is(r.q.node, "Div") || is(r.q.node, "Mul")) {
         const auto x = scale_of(r.q.node);
         if (!x) return no("the scale of Q is not one nonzero constant value");
         r.q = *x;
     }
-    if (is(r.q.node, "Transpose")) {
-        const auto p = perm_of(r.q.node);
-        if (!p) return no("the rank of Q is unknown");
-        r.spec.q_perm = *p;
-        r.q = traits::input(g, r.q.node, 0);
-    }
+    if (!through_transpose(r.q, r.spec.q_perm)) return no("the rank of Q is unknown");
     r.k = traits::input(g, mm1, 1);
-    if (is(r.k.node, "Transpose")) {
-        const auto p = perm_of(r.k.node);
-        if (!p) return no("the rank of K is unknown");
-        r.spec.k_perm = *p;
-        r.k = traits::input(g, r.k.node, 0);
-    }
+    if (!through_transpose(r.k, r.spec.k_perm)) return no("the rank of K is unknown");
     // Forward from the softmax: the second matmul, the output transpose.
     N mm2{};
     bool found = false;
@@ -436,12 +436,7 @@ attention_reading<typename graph_traits<G>::node_type> read_attention(const G& g
     if (!found) return no("the match is not the written-out form");
     ++seen;
     r.v = traits::input(g, mm2, 1);
-    if (is(r.v.node, "Transpose")) {
-        const auto p = perm_of(r.v.node);
-        if (!p) return no("the rank of V is unknown");
-        r.spec.v_perm = *p;
-        r.v = traits::input(g, r.v.node, 0);
-    }
+    if (!through_transpose(r.v, r.spec.v_perm)) return no("the rank of V is unknown");
     r.dst = value_ref<N>{mm2, 0};
     for (std::size_t i = 0; i < traits::user_count(g, mm2); ++i) {
         const auto u = traits::user(g, mm2, i);
@@ -482,15 +477,12 @@ attention_reading<typename graph_traits<G>::node_type> read_attention(const G& g
         if (known) shapes.push_back(t->dims);
     }
     if (shapes.size() == operands.size()) {
-        attention_spec s = r.spec;
-        s.name = std::string(traits::name(g, mm1));
         try {
-            fused_attention(s).check(shapes);
+            fused_attention(r.spec).check(shapes);
         } catch (const kernel_error& e) {
             return no(e.what());
         }
     }
-    r.spec.name = std::string(traits::name(g, mm1));
     return r;
 }
 
@@ -512,10 +504,7 @@ property<G> make_attention_property(std::string name = "onednn.attention") {
         node->extra = {detail::slot_of(s.inputs, r.k, "key"), detail::slot_of(s.inputs, r.v, "value")};
         if (r.spec.mask) node->extra.push_back(detail::slot_of(s.inputs, r.mask, "mask"));
         node->kernel = std::make_shared<const fused_attention>(r.spec);
-        copied_subgraph ops = copy_subgraph(s, 4096);
-        node->ops = std::move(ops.g);
-        node->ops_inputs = std::move(ops.runtime_inputs);
-        node->pattern = notation(attention_written_out);
+        detail::keep_matched_ops(*node, s, notation(attention_written_out));
         return std::shared_ptr<const fused_node>(std::move(node));
     });
     prop.check([](const G& g, const N* nodes, std::size_t count) { return detail::read_attention<G>(g, nodes, count).decline; });

@@ -32,7 +32,6 @@
 #include "sgmatch/onednn/post_ops.hpp"
 #include "sgmatch/onednn/property.hpp"
 #include "sgmatch/onednn/tensor.hpp"
-#include "sgmatch/partition/copy.hpp"
 #include "sgmatch/partition/property.hpp"
 #include "sgmatch/pattern/combinators.hpp"
 #include "sgmatch/pattern/vocabulary.hpp"
@@ -56,7 +55,6 @@ public:
     dnnl::memory::desc dst_desc(const dims& src) const override { return plain_desc(src); }
 
     tensor run(const tensor& src, const std::vector<tensor>& = {}) const override {
-        const dims xs = src.shape();
         const auto p = cache_.get(detail::layout_key(src.desc()), [&] { return build(src.desc()); });
         dnnl::stream s(cpu_engine());
         const tensor x = src.in_layout(p->layout, s);
@@ -201,10 +199,7 @@ property<G> make_channel_shuffle_property(std::string name = "onednn.channel_shu
         node->src = detail::slot_of(s.inputs, r.x, "shuffled value");
         node->kernel = std::make_shared<const fused_channel_shuffle>(std::string(graph_traits<G>::name(*s.graph, s.nodes[0])),
                                                                      r.axis, r.groups);
-        copied_subgraph ops = copy_subgraph(s, 4096);
-        node->ops = std::move(ops.g);
-        node->ops_inputs = std::move(ops.runtime_inputs);
-        node->pattern = notation(channel_shuffle_written_out);
+        detail::keep_matched_ops(*node, s, notation(channel_shuffle_written_out));
         return std::shared_ptr<const fused_node>(std::move(node));
     });
     prop.check([](const G& g, const N* nodes, std::size_t count) { return detail::read_channel_shuffle<G>(g, nodes, count).decline; });

@@ -27,7 +27,6 @@
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/onednn/op_kernels.hpp"
 #include "sgmatch/onednn/property.hpp"
-#include "sgmatch/partition/copy.hpp"
 #include "sgmatch/partition/property.hpp"
 #include "sgmatch/pattern/combinators.hpp"
 #include "sgmatch/pattern/predicates.hpp"
@@ -170,10 +169,7 @@ property<G> make_layer_norm_property(std::string name = "onednn.layer_norm") {
         auto node = std::make_shared<fused_node>();
         node->src = detail::slot_of(s.inputs, r.x, "normalized value");
         node->kernel = std::make_shared<const fused_layer_norm>(r.scale, r.shift, r.axis, r.eps);
-        copied_subgraph ops = copy_subgraph(s, 4096);
-        node->ops = std::move(ops.g);
-        node->ops_inputs = std::move(ops.runtime_inputs);
-        node->pattern = notation(layer_norm_written_out);
+        detail::keep_matched_ops(*node, s, notation(layer_norm_written_out));
         return std::shared_ptr<const fused_node>(std::move(node));
     });
     prop.check([](const G& g, const N* nodes, std::size_t count) {

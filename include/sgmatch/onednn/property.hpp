@@ -82,6 +82,16 @@ std::size_t slot_of(const std::vector<value_ref<N>>& inputs, value_ref<N> v, con
     throw lowering_error("sgmatch::onednn::make_fused_property: the " + what + " is not an input of the fused node");
 }
 
+/// Give a fused node the matched ops (for when its kernel rejects an input at run time: small
+/// constants copied in, the rest read from the node's inputs) and its property's pattern.
+template <class G>
+void keep_matched_ops(fused_node& node, const subgraph<G>& s, std::string pattern) {
+    copied_subgraph ops = copy_subgraph(s, 4096);
+    node.ops = std::move(ops.g);
+    node.ops_inputs = std::move(ops.runtime_inputs);
+    node.pattern = std::move(pattern);
+}
+
 /// The kernel a spec describes.
 struct kernel_of_spec {
     std::shared_ptr<const fused_kernel> operator()(conv_spec s) const {
@@ -109,10 +119,7 @@ std::shared_ptr<const fused_node> make_fused_node(const subgraph<G>& s, const st
     node->src = slot_of(s.inputs, l.src, "convolution's input");
     for (const auto& v : l.extra) node->extra.push_back(slot_of(s.inputs, v, "post-op operand"));
     node->kernel = std::visit(kernel_of_spec{}, std::move(l.spec));
-    copied_subgraph ops = copy_subgraph(s, 4096);
-    node->ops = std::move(ops.g);
-    node->ops_inputs = std::move(ops.runtime_inputs);
-    node->pattern = pattern;
+    keep_matched_ops(*node, s, pattern);
     return node;
 }
 
