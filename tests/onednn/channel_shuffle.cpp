@@ -13,6 +13,7 @@
 #include "sgmatch/exec/executor.hpp"
 #include "sgmatch/onednn/backend.hpp"
 #include "support/numeric.hpp"
+#include "support/reports.hpp"
 
 using namespace sgmatch;
 using reference::array;
@@ -57,12 +58,6 @@ graph shuffle_graph(const shuffle_form& f, std::mt19937& rng) {
     return g;
 }
 
-std::size_t shuffles(const std::vector<property_report>& reports) {
-    for (const auto& r : reports)
-        if (r.property == "onednn.channel_shuffle") return r.accepted;
-    return 0;
-}
-
 }  // namespace
 
 TEST_CASE("a written-out channel shuffle is one fused node, equal to the ops it replaces, in plain and channels-last sources") {
@@ -79,7 +74,7 @@ TEST_CASE("a written-out channel shuffle is one fused node, equal to the ops it 
         graph g = shuffle_graph(f, rng);
         const std::map<std::string, array> in{{"x", test::random_array(f.x, rng, 1.0f)}};
         const array want = exec::executor(g)(in).at(0);
-        CHECK(shuffles(apply_backend(g, "onednn")) == 1);
+        CHECK(test::report(apply_backend(g, "onednn"), "onednn.channel_shuffle").accepted == 1);
         std::size_t left = 0;
         for (node_id n : g.nodes()) left += g.kind(n) == node_kind::op && g.op_name(n) == "Transpose" ? 1 : 0;
         CHECK(left == 0);
@@ -108,13 +103,10 @@ TEST_CASE("Reshape -> Transpose -> Reshape that is no channel shuffle is decline
         graph g = shuffle_graph(c.f, rng);
         const std::map<std::string, array> in{{"x", test::random_array(c.f.x, rng, 1.0f)}};
         const array want = exec::executor(g)(in).at(0);
-        bool said = false;
-        for (const auto& r : apply_backend(g, "onednn"))
-            if (r.property == "onednn.channel_shuffle") {
-                CHECK(r.accepted == 0);
-                for (const auto& kv : r.check_reasons) said = said || kv.first.find(c.reason) != std::string::npos;
-            }
-        CHECK(said);
+        const auto reports = apply_backend(g, "onednn");
+        const auto& r = test::report(reports, "onednn.channel_shuffle");
+        CHECK(r.accepted == 0);
+        CHECK(test::said(r, c.reason));
         CHECK(test::max_rel_error(exec::executor(g, exec::mode::onednn)(in).at(0), want) == 0);
     }
 }

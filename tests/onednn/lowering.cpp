@@ -23,6 +23,7 @@
 #include "sgmatch/partition/partition.hpp"
 #include "sgmatch/sgmatch.hpp"
 #include "support/numeric.hpp"
+#include "support/reports.hpp"
 
 using namespace sgmatch;
 using namespace sgmatch::ops;
@@ -32,10 +33,7 @@ namespace {
 
 // The report of the ready-made backend's property `name` (without the "onednn." prefix).
 const property_report& report(const std::vector<property_report>& reports, const std::string& name) {
-    for (const auto& r : reports)
-        if (r.property == "onednn." + name) return r;
-    FAIL("no report for onednn." << name);
-    return reports.front();
+    return test::report(reports, "onednn." + name);
 }
 
 // Conv, an optional BatchNorm, then up to three of: eltwise ops, a residual Add, binary ops with
