@@ -6,6 +6,7 @@
 
 #include "sgmatch/exec/executor.hpp"
 #include "support/numeric.hpp"
+#include "support/values.hpp"
 
 using namespace sgmatch;
 using reference::array;
@@ -27,10 +28,10 @@ TEST_CASE("an attribute no kernel implements is refused when the executor is bui
     for (auto m : {exec::mode::reference, exec::mode::onednn, exec::mode::onednn_plain}) {
         graph g;
         auto x = g.add_input("x", tensor_type{dtype::f32, {1, 2, 5, 5}});
-        auto p = g.add_op("MaxPool", "pool1", {x}, {{"kernel_shape", attribute::ints{2, 2}}, {"storage_order", 1}});
+        auto p = g.add_op("MaxPool", "pool1", {x}, {{"kernel_shape", attribute::ints{2, 2}}, {"storage_order", 2}});
         g.mark_output(g.add_op("Relu", "r", {p}));
         const std::string e = build_error(g, m);
-        CHECK(e.find("node 'pool1' (MaxPool): attribute storage_order = 1 is not implemented") != std::string::npos);
+        CHECK(e.find("node 'pool1' (MaxPool): attribute storage_order = 2 is not implemented") != std::string::npos);
     }
     graph avg;
     auto ax = avg.add_input("x");
@@ -42,10 +43,28 @@ TEST_CASE("an attribute no kernel implements is refused when the executor is bui
     auto x = g.add_input("x");
     g.mark_output(g.add_op("Relu", "r", {x}, {{"alpha", 0.5}}));  // ignored before: now refused
     CHECK(build_error(g).find("node 'r' (Relu): attribute alpha is not one of Relu's attributes") != std::string::npos);
-    graph drop;  // a parameter computed at run time where only a constant is implemented
+    graph drop;  // training_mode and ratio computed: read when the node runs, training with a ratio refused then
     auto dd = drop.add_input("d");
     drop.mark_output(drop.add_op("Dropout", "dr", {dd, drop.add_input("ratio"), drop.add_input("training")}));
-    CHECK(build_error(drop).find("node 'dr' (Dropout): training_mode (input 2) is not a constant false: inference only") !=
+    const exec::executor run_drop(drop);
+    using exec::value;
+    const value d = value::of<float>({3}, {1, 2, 3});
+    auto flag = [](bool b) {
+        value v = value::zeros(dtype::boolean, {});
+        v.as<bool>()[0] = b;
+        return v;
+    };
+    CHECK(test::elements<float>(run_drop.run({{"d", d}, {"ratio", value::of<float>({}, {0.5f})}, {"training", flag(false)}})[0]) ==
+          std::vector<float>{1, 2, 3});
+    CHECK(test::elements<float>(run_drop.run({{"d", d}, {"ratio", value::of<float>({}, {0.0f})}, {"training", flag(true)}})[0]) ==
+          std::vector<float>{1, 2, 3});
+    CHECK(test::run_error(run_drop, {{"d", d}, {"ratio", value::of<float>({}, {0.5f})}, {"training", flag(true)}})
+              .find("node 'dr' (Dropout): training_mode (input 2) is true and the ratio not 0: the output would be random") != std::string::npos);
+    graph drop_const;  // ... and when both are constants, when the executor is built
+    auto training = drop_const.add_constant("training", {}, dtype::boolean, {1});
+    auto ratio = drop_const.add_constant("ratio", {}, dtype::f32, {0, 0, 0, 63});  // 0.5f
+    drop_const.mark_output(drop_const.add_op("Dropout", "dc", {drop_const.add_input("d"), ratio, training}));
+    CHECK(build_error(drop_const).find("node 'dc' (Dropout): training_mode (input 2) is true and the ratio not 0: the output would be random") !=
           std::string::npos);
     graph clip;  // a computed bound must hold one value
     auto c = clip.add_input("c");
@@ -55,8 +74,8 @@ TEST_CASE("an attribute no kernel implements is refused when the executor is bui
                          "sgmatch::exec::executor: node 'clip' (Clip): the bound on input 1 has 2 values, not 1", exec::exec_error);
     graph outs;
     auto o = outs.add_input("o", tensor_type{dtype::f32, {1, 1, 4, 4}});
-    outs.mark_output(outs.add_op("MaxPool", "mp", {o}, {{"kernel_shape", attribute::ints{2, 2}}}, 2));
-    CHECK(build_error(outs).find("node 'mp' (MaxPool): 2 outputs; the kernels compute 1") != std::string::npos);
+    outs.mark_output(outs.add_op("AveragePool", "ap", {o}, {{"kernel_shape", attribute::ints{2, 2}}}, 2));
+    CHECK(build_error(outs).find("node 'ap' (AveragePool): 2 outputs; the kernels compute 1") != std::string::npos);
     graph ints;
     auto i = ints.add_input("i");
     auto r = ints.add_op("Relu", "r", {i});

@@ -1,5 +1,5 @@
-// The ops that work by element position (ops/positions.hpp, exec/kernels/positions.hpp) and
-// Mod, on random inputs, each against brute force written here from the ONNX definitions;
+// The ops that work by element position (ops/positions.hpp, exec/kernels/positions.hpp), Mod
+// and MaxPool's Indices, on random inputs, each against brute force written here from the ONNX definitions;
 // their refusals name the node. (The ONNX conformance cases check them too.) Runs in every
 // preset.
 #include <doctest/doctest.h>
@@ -401,6 +401,65 @@ TEST_CASE("CastLike takes the element type of its second input, Shrink its two s
     CHECK(out[0].type() == dtype::i32);
     CHECK(elements<std::int32_t>(out[0]) == std::vector<std::int32_t>{-3, -1, 0, 1, 2});
     CHECK(elements<float>(out[1]) == std::vector<float>{-2.5f, 0.f, 0.f, 0.f, 2.f});
+}
+
+TEST_CASE("MaxPool's Indices, row- and column-major: each points at a value of its window equal to the maximum, the first such in row-major order") {
+    std::mt19937 rng(21);
+    const std::vector<std::int64_t> xd{2, 3, 8, 6};
+    const std::vector<std::int64_t> kernel{3, 2}, strides{2, 1}, dil{1, 2}, pads{1, 0, 1, 1};
+    for (const int order : {0, 1})
+        for (const bool bytes : {false, true}) {
+            CAPTURE(order);
+            CAPTURE(bytes);
+            // uint8 with few distinct values (ties on purpose), or f32.
+            const value x = bytes ? random_value<std::uint8_t>(rng, xd, 0, 3) : random_value<float>(rng, xd, -50, 50);
+            graph g;
+            const node_id n = g.add_op("MaxPool", "pool", {g.add_input("x")},
+                                       {{"kernel_shape", attribute::ints(kernel)}, {"strides", attribute::ints(strides)},
+                                        {"dilations", attribute::ints(dil)}, {"pads", attribute::ints(pads)}, {"ceil_mode", 1},
+                                        {"storage_order", order}},
+                                       2);
+            g.mark_output(input_ref(value_ref<node_id>{n, 0}));
+            g.mark_output(input_ref(value_ref<node_id>{n, 1}));
+            const auto out = exec::executor(g).run({{"x", x}});
+            // Heights: ceil((8 + 2 - 3) / 2) + 1 (the last window reads one row and the padding);
+            // widths: (6 + 1 - 3) / 1 + 1 (a dilated window 3 wide).
+            const std::vector<std::int64_t> yd{2, 3, 5, 5};
+            REQUIRE(out[0].dims() == yd);
+            REQUIRE(out[1].type() == dtype::i64);
+            const std::vector<double> xs = [&] {
+                std::vector<double> v;
+                for (std::int64_t i = 0; i < x.size(); ++i) v.push_back(x.as_constant().at(static_cast<std::size_t>(i)));
+                return v;
+            }();
+            const auto idx = elements<std::int64_t>(out[1]);
+            for (std::int64_t i = 0; i < count(yd); ++i) {
+                const auto o = unravel(i, yd);
+                // The window's positions that are inside the image, in row-major order.
+                std::vector<std::int64_t> inside;
+                for (std::int64_t a = 0; a < kernel[0]; ++a)
+                    for (std::int64_t b = 0; b < kernel[1]; ++b) {
+                        const std::int64_t h = o[2] * strides[0] - pads[0] + a * dil[0], w = o[3] * strides[1] - pads[1] + b * dil[1];
+                        if (h >= 0 && h < xd[2] && w >= 0 && w < xd[3]) inside.push_back(ravel({o[0], o[1], h, w}, xd));
+                    }
+                REQUIRE_FALSE(inside.empty());
+                std::int64_t first = inside[0];
+                for (auto p : inside)
+                    if (xs[static_cast<std::size_t>(p)] > xs[static_cast<std::size_t>(first)]) first = p;
+                const auto f = unravel(first, xd);
+                // Row-major: the flat index; column-major: the image's position counted down the columns.
+                const std::int64_t want = order == 0 ? first : (o[0] * xd[1] + o[1]) * xd[2] * xd[3] + f[3] * xd[2] + f[2];
+                CHECK(idx[static_cast<std::size_t>(i)] == want);
+                CHECK(out[0].as_constant().at(static_cast<std::size_t>(i)) == xs[static_cast<std::size_t>(first)]);
+            }
+            if (!bytes) {  // the maxima are the fp32 kernel's (a node with one output)
+                graph one;
+                one.mark_output(one.add_op("MaxPool", "pool", {one.add_input("x")},
+                                           {{"kernel_shape", attribute::ints(kernel)}, {"strides", attribute::ints(strides)},
+                                            {"dilations", attribute::ints(dil)}, {"pads", attribute::ints(pads)}, {"ceil_mode", 1}}));
+                CHECK(elements<float>(exec::executor(one, exec::mode::reference).run({{"x", x}})[0]) == elements<float>(out[0]));
+            }
+        }
 }
 
 }  // namespace position_tests

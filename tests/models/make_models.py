@@ -178,6 +178,25 @@ class EncoderTiny(nn.Module):
         return self.norm(self.layer(x))
 
 
+class RecurrentTiny(nn.Module):
+    """A sequence model: a two-layer bidirectional LSTM, a GRU (exported with
+    linear_before_reset 1), an Elman RNN (tanh) whose last hidden state is added to a linear
+    head on every step."""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(5, 6, num_layers=2, bidirectional=True)
+        self.gru = nn.GRU(12, 4)
+        self.rnn = nn.RNN(4, 3)
+        self.fc = nn.Linear(3, 2)
+
+    def forward(self, x):
+        y, _ = self.lstm(x)
+        y, _ = self.gru(y)
+        y, h = self.rnn(y)
+        return self.fc(y) + self.fc(h)
+
+
 MODELS = {
     "resnet_tiny": (ResNetTiny, (1, 3, 32, 32)),
     "mobile_tiny": (MobileTiny, (1, 3, 32, 32)),
@@ -185,6 +204,7 @@ MODELS = {
     "shuffle_tiny": (ShuffleTiny, (1, 3, 32, 32)),
     "encoder_tiny": (EncoderTiny, (1, 16, 32)),
     "unet_tiny": (UNetTiny, (1, 3, 16, 16)),
+    "recurrent_tiny": (RecurrentTiny, (7, 2, 5)),
 }
 
 

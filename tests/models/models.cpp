@@ -1,5 +1,5 @@
 // Small models exported by PyTorch (tests/models/make_models.py: ResNet-, MobileNetV2-,
-// DenseNet/Inception-, ShuffleNetV2-, U-Net-shaped CNNs and a transformer encoder), each in the two forms
+// DenseNet/Inception-, ShuffleNetV2-, U-Net-shaped CNNs, a transformer encoder and a recurrent model), each in the two forms
 // a user gets (BatchNorm folded by the exporter; BatchNorm kept with constant folding off), run
 // from the .onnx file against PyTorch's own output: on the reference kernels, on one oneDNN
 // primitive per op, and after the ready-made fusion backend, with the fusions counted.
@@ -130,6 +130,21 @@ TEST_CASE("a transformer encoder exported by PyTorch (attention, GELU, LayerNorm
     // clean-up folds them, and the same eight fuse.
     CHECK(kept.fused == 8);
     CHECK(left(kept, "MatMul") == 0);
+}
+
+TEST_CASE("a sequence model exported by PyTorch (two-layer bidirectional LSTM, GRU, RNN) runs as PyTorch computes it") {
+    onednn::register_backend<graph>();
+    for (const std::string form : {".onnx", ".preserve.onnx"}) {
+        CAPTURE(form);
+        const counts c = check_model("recurrent_tiny" + form, "recurrent_tiny");
+        // The recurrent layers run on their own kernels (one LSTM node per layer); the linear
+        // head on every step and on the last hidden state are MatMul + bias, fused.
+        CHECK(left(c, "LSTM") == 2);
+        CHECK(left(c, "GRU") == 1);
+        CHECK(left(c, "RNN") == 1);
+        CHECK(left(c, "MatMul") == 0);
+        CHECK(c.fused == 2);
+    }
 }
 
 TEST_CASE("one built executor run from 8 threads at once computes what one thread computes") {

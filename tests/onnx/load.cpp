@@ -2,6 +2,7 @@
 // what is wrong, never a crash; everything the kernels cannot run is reported at once.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <unistd.h>
 #include <filesystem>
@@ -68,6 +69,12 @@ struct builder {
         a->set_name(k);
         a->set_type(::onnx::AttributeProto::INT);
         a->set_i(v);
+    }
+    static void strings(::onnx::NodeProto* n, const std::string& k, std::vector<std::string> v) {
+        auto* a = n->add_attribute();
+        a->set_name(k);
+        a->set_type(::onnx::AttributeProto::STRINGS);
+        for (auto& x : v) a->add_strings(x);
     }
     std::string bytes() const { return m.SerializeAsString(); }
     sx::model load(const sx::load_options& o = {}) const {
@@ -182,7 +189,7 @@ TEST_CASE("everything the kernels cannot run is reported at once, with node name
     b.input("x", {1, 2, 5, 5});
     auto* p = b.node("MaxPool", {"x"}, {"p"}, "pool");
     builder::ints(p, "kernel_shape", {2, 2});
-    builder::integer(p, "storage_order", 1);
+    builder::integer(p, "storage_order", 2);
     b.node("Frobnicate", {"p"}, {"q"}, "frob");
     auto* u = b.node("Unknown", {"q"}, {"r"}, "custom");
     u->set_domain("com.example");
@@ -191,7 +198,7 @@ TEST_CASE("everything the kernels cannot run is reported at once, with node name
     const std::string e = b.error();
     CAPTURE(e);
     CHECK(e.find("3 thing(s) the kernels cannot run") != std::string::npos);
-    CHECK(e.find("node 'pool' (MaxPool): attribute storage_order = 1 is not implemented") != std::string::npos);
+    CHECK(e.find("node 'pool' (MaxPool): attribute storage_order = 2 is not implemented") != std::string::npos);
     CHECK(e.find("node 'frob' (Frobnicate): op Frobnicate is not supported") != std::string::npos);
     CHECK(e.find("node 'custom' (Unknown): domain 'com.example' is not supported") != std::string::npos);
     // Only reported, when asked: the graph is built (to partition it, say).
@@ -227,6 +234,61 @@ TEST_CASE("opset meanings: Softmax before 13 gets an explicit axis or is refused
     c.output("y");
     CHECK(c.error().find("node 'sm' (Softmax): Softmax before opset 13 over axes 1..2 (flattened) is not supported") !=
           std::string::npos);
+}
+
+TEST_CASE("recurrent ops: the default activations load, others are refused by name, an absent input between given ones is absent") {
+    auto rnn = [](std::vector<std::string> activations) {
+        builder b;
+        b.input("x", {4, 1, 2});
+        b.init("W", {1, 3, 2}, {0.1f, -0.2f, 0.3f, 0.4f, -0.5f, 0.6f});
+        b.init("R", {1, 3, 3}, {0.1f, 0.2f, 0.3f, -0.1f, -0.2f, -0.3f, 0.5f, 0.0f, 0.5f});
+        b.input("h0", {1, 1, 3});
+        auto* r = b.node("RNN", {"x", "W", "R", "", "", "h0"}, {"", "h"}, "rnn");  // no B, no sequence_lens
+        builder::strings(r, "activations", activations);
+        builder::integer(r, "hidden_size", 3);
+        b.output("h");
+        return b;
+    };
+    const sx::model m = rnn({"Tanh"}).load();
+    CHECK(m.report.unsupported.empty());
+    CHECK(rnn({"Relu"}).error().find("node 'rnn' (RNN): activations [Relu]: only the defaults are implemented") != std::string::npos);
+    CHECK(rnn({"Tanh", "Tanh"}).error().empty());  // one per direction: still the default
+    // One step of the four: h = tanh(W x + R h0), with no biases.
+    using sgmatch::exec::value;
+    const auto y = sgmatch::exec::executor(m.graph).run({{"x", value::of<float>({4, 1, 2}, {1, 2, 0, 0, 0, 0, 0, 0})},
+                                                         {"h0", value::of<float>({1, 1, 3}, {0, 0, 0})}});
+    REQUIRE(y[0].dims() == sgmatch::exec::shape{1, 1, 3});
+    // Step 1 from h0 = 0: tanh(W x); steps 2 to 4 on x = 0: h = tanh(R h).
+    std::vector<double> h{std::tanh(0.1 - 0.4), std::tanh(0.3 + 0.8), std::tanh(-0.5 + 1.2)};
+    for (int step = 0; step < 3; ++step)
+        h = {std::tanh(0.1 * h[0] + 0.2 * h[1] + 0.3 * h[2]), std::tanh(-0.1 * h[0] - 0.2 * h[1] - 0.3 * h[2]), std::tanh(0.5 * h[0] + 0.5 * h[2])};
+    for (int j = 0; j < 3; ++j) CHECK(y[0].as<float>()[j] == doctest::Approx(h[static_cast<std::size_t>(j)]).epsilon(1e-6));
+}
+
+TEST_CASE("opset < 7 broadcasting at an axis is written out as B with trailing axes of 1, or refused by name") {
+    builder b(6);
+    b.input("a", {2, 3, 4});
+    b.input("b", {3});
+    auto* add = b.node("Add", {"a", "b"}, {"y"}, "add");
+    builder::integer(add, "broadcast", 1);
+    builder::integer(add, "axis", 1);
+    b.output("y");
+    const sx::model m = b.load();
+    using sgmatch::exec::value;
+    std::vector<float> a(24);
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(i);
+    const auto y = sgmatch::exec::executor(m.graph).run({{"a", value::of<float>({2, 3, 4}, a)}, {"b", value::of<float>({3}, {100, 200, 300})}});
+    REQUIRE(y[0].dims() == sgmatch::exec::shape{2, 3, 4});
+    for (std::size_t i = 0; i < a.size(); ++i) CHECK(y[0].as<float>()[i] == a[i] + 100.0f * static_cast<float>(i / 4 % 3 + 1));
+    // B of rank 3 cannot start at axis 1 of a rank-3 A.
+    builder c(6);
+    c.input("a", {2, 3, 4});
+    c.input("b", {3, 4, 1});
+    auto* bad = c.node("Add", {"a", "b"}, {"y"}, "add");
+    builder::integer(bad, "broadcast", 1);
+    builder::integer(bad, "axis", 1);
+    c.output("y");
+    CHECK(c.error().find("node 'add' (Add): B of rank 3 does not fit A of rank 3 at axis 1") != std::string::npos);
 }
 
 TEST_CASE("auto_pad and ConvTranspose's output_shape are written out as pads from the input's dims, or refused by name") {

@@ -37,6 +37,7 @@
 #include <cfloat>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <istream>
@@ -301,6 +302,18 @@ private:
 
     void unsupported(const ::onnx::NodeProto& n, const std::string& why) { detail::unsupported(*report_, n, why); }
 
+    // Whether a recurrent node's `activations` are the defaults, for each direction: Tanh (RNN);
+    // Sigmoid, Tanh (GRU); Sigmoid, Tanh, Tanh (LSTM).
+    static bool default_activations(const ::onnx::NodeProto& n, const ::onnx::AttributeProto& a) {
+        const std::vector<std::string> one = n.op_type() == "RNN"   ? std::vector<std::string>{"Tanh"}
+                                             : n.op_type() == "GRU" ? std::vector<std::string>{"Sigmoid", "Tanh"}
+                                                                    : std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"};
+        if (a.strings_size() == 0 || a.strings_size() % static_cast<int>(one.size()) != 0) return false;
+        for (int i = 0; i < a.strings_size(); ++i)
+            if (a.strings(i) != one[static_cast<std::size_t>(i) % one.size()]) return false;
+        return true;
+    }
+
     // A Constant node: a constant named by its output.
     bool add_constant_node(graph& g, const ::onnx::NodeProto& n) {
         const std::string name = first_output(n);
@@ -363,6 +376,46 @@ private:
         return it->second;
     }
 
+    // Opset < 7 broadcasting with an `axis`: B's dims line up with A's from that axis on. B is
+    // given trailing axes of 1 (a Reshape whose 0s copy B's dims), after which numpy's suffix
+    // alignment, what the kernels do, means the same; the attribute goes.
+    bool align_legacy_broadcast(graph& g, const ::onnx::NodeProto& n, std::vector<input_ref>& ins,
+                                std::vector<std::pair<std::string, attribute>>& attrs) {
+        const auto axis_at = std::find_if(attrs.begin(), attrs.end(), [](const auto& a) { return a.first == "axis"; });
+        const auto broadcast_at = std::find_if(attrs.begin(), attrs.end(), [](const auto& a) { return a.first == "broadcast"; });
+        const auto* schema = ops::find_schema(n.op_type());
+        if (opset_ >= 7 || axis_at == attrs.end() || ins.size() != 2 || schema == nullptr || schema->attr("broadcast") == nullptr) return true;
+        if (broadcast_at == attrs.end() || broadcast_at->second.as_int().value_or(0) == 0) {  // no broadcasting: the axis says nothing
+            attrs.erase(axis_at);
+            return true;
+        }
+        const auto ra = rank_of(n.input(0)), rb = rank_of(n.input(1));
+        std::int64_t axis = axis_at->second.as_int().value_or(0);
+        if (!ra || !rb) {
+            unsupported(n, "opset " + std::to_string(opset_) + " broadcasting at an axis needs both inputs' ranks");
+            return false;
+        }
+        if (axis < 0) axis += static_cast<std::int64_t>(*ra);
+        const std::int64_t trailing = static_cast<std::int64_t>(*ra) - axis - static_cast<std::int64_t>(*rb);
+        if (axis < 0 || trailing < 0) {
+            unsupported(n, "B of rank " + std::to_string(*rb) + " does not fit A of rank " + std::to_string(*ra) + " at axis " +
+                               std::to_string(axis_at->second.as_int().value_or(0)));
+            return false;
+        }
+        attrs.erase(axis_at);
+        if (trailing == 0) return true;
+        std::vector<std::int64_t> shape(*rb, 0);
+        shape.resize(shape.size() + static_cast<std::size_t>(trailing), 1);
+        std::vector<unsigned char> bytes(shape.size() * sizeof(std::int64_t));
+        std::memcpy(bytes.data(), shape.data(), bytes.size());
+        const node_id dims = g.add_constant(name_of(n) + ":aligned_shape", {static_cast<std::int64_t>(shape.size())}, dtype::i64, std::move(bytes));
+        const node_id aligned = g.add_op("Reshape", name_of(n) + ":aligned", {ins[1], input_ref(dims)});
+        ins[1] = input_ref(aligned);
+        report_->notes.push_back(node_label(n) + ": opset " + std::to_string(opset_) + " broadcasting at axis " + std::to_string(axis) +
+                                 " written as B reshaped with " + std::to_string(trailing) + " trailing axes of 1");
+        return true;
+    }
+
     void add_node(graph& g, const ::onnx::NodeProto& n) {
         if (!default_domain(n.domain())) {
             unsupported(n, "domain '" + n.domain() + "' is not supported");
@@ -388,6 +441,8 @@ private:
                 ins.push_back(bound_filler(g, name_of(n) + (k == 1 ? ":min" : ":max"), n.input(0), k == 1));
             } else if (op == "Resize" && (k == 1 || k == 2)) {  // no roi; no scales, sizes given
                 ins.push_back(input_ref(g.add_constant(name_of(n) + (k == 1 ? ":roi" : ":scales"), {0}, dtype::f32, {})));
+            } else if ((op == "RNN" || op == "GRU" || op == "LSTM") && k >= 3) {  // an optional input of zero elements is absent
+                ins.push_back(input_ref(g.add_constant(name_of(n) + ":absent" + std::to_string(k), {0}, dtype::f32, {})));
             } else {
                 unsupported(n, "input " + std::to_string(k) + " is absent while a later one is given");
                 return add_opaque(g, n);
@@ -421,6 +476,15 @@ private:
                 attrs.emplace_back("dtype", attribute(static_cast<std::int64_t>(a.t().data_type())));
                 continue;
             }
+            if (a.name() == "activations" && (op == "RNN" || op == "GRU" || op == "LSTM")) {
+                // A list of names: the defaults (what exporters write out) need no attribute.
+                if (!default_activations(n, a)) {
+                    std::string names;
+                    for (const auto& f : a.strings()) names += (names.empty() ? "" : ", ") + f;
+                    unsupported(n, "activations [" + names + "]: only the defaults are implemented");
+                }
+                continue;
+            }
             auto v = attribute_of(a);
             if (!v) {
                 unsupported(n, "attribute " + a.name() + " (" + kind_name(a) + ") is not supported");
@@ -430,6 +494,7 @@ private:
         }
         write_opset_meaning(n, opset_, n.input_size() ? rank_of(n.input(0)) : std::nullopt, attrs, *report_);
         if (!write_pads(g, n, ins, attrs, *report_)) return add_opaque(g, n);
+        if (!align_legacy_broadcast(g, n, ins, attrs)) return add_opaque(g, n);
         if (op == "Resize" && (n.op_type() == "Upsample" || opset_ < 11) && !write_upsample(g, n, opset_, ins, attrs, *report_))
             return add_opaque(g, n);
         const node_id id = g.add_op(op, name_of(n), ins, {}, static_cast<std::uint32_t>(std::max(1, n.output_size())));

@@ -16,8 +16,9 @@ inline constexpr input_spec a_b[] = {{"A"}, {"B"}};
 /// Max and Min take one or more inputs in ONNX; the kernels take two (checked when built).
 inline constexpr input_spec variadic[] = {{"data_0", input_spec::presence::variadic}};
 
-// ONNX opset < 7 broadcasting: `broadcast` 1 with an `axis` aligns B at that axis; without an
-// axis it is numpy's suffix alignment, which is what the kernels do.
+// ONNX opset < 7 broadcasting: `broadcast` 1 with an `axis` aligns B at that axis (refused here;
+// the ONNX front end writes it out as B reshaped with trailing axes of 1); without an axis it is
+// numpy's suffix alignment, which is what the kernels do.
 inline constexpr attr_spec legacy_broadcast[] = {
     {"broadcast", attr_type::integer, def::value(0), support::any()},
     {"axis", attr_type::integer, def::absent(), support::none("opset < 7 broadcasting at an axis")},

@@ -82,6 +82,12 @@ inline std::vector<dims> pool(const shape_inputs& in, const op_attrs& a) {
     return {out};
 }
 
+/// MaxPool: the maxima and their indices, of one shape.
+inline std::vector<dims> max_pool(const shape_inputs& in, const op_attrs& a) {
+    const dims out = pool(in, a).at(0);
+    return {out, out};
+}
+
 inline std::vector<dims> global_pool(const shape_inputs& in, const op_attrs& a) {
     dims x = in.shapes.at(0);
     need_rank(a, x, 3);
@@ -175,7 +181,7 @@ inline constexpr attr_spec max_pool_attrs[] = {
     {"dilations", attr_type::integers, def::per_axis(1), support::at_least(1)},
     {"kernel_shape", attr_type::integers, def::required(), support::at_least(1)},
     {"pads", attr_type::integers, def::per_axis2(0), support::at_least(0)},
-    {"storage_order", attr_type::integer, def::value(0), support::only(0, "the Indices output is not computed")},
+    {"storage_order", attr_type::integer, def::value(0), support::range(0, 1)},  // the Indices: row- or column-major
     {"strides", attr_type::integers, def::per_axis(1), support::at_least(1)},
 };
 inline constexpr attr_spec avg_pool_attrs[] = {
@@ -221,7 +227,11 @@ inline constexpr attr_spec softmax_attrs[] = {{"axis", attr_type::integer, def::
 
 inline constexpr op_schema conv = describe<Conv>(conv_inputs, conv_attrs);
 inline constexpr op_schema conv_transpose = describe<ConvTranspose>(conv_inputs, conv_transpose_attrs);
-inline constexpr op_schema max_pool = describe<MaxPool>(pool_inputs, max_pool_attrs);
+/// MaxPool: the maxima, and (output 1, optional) their int64 indices; the typed kernel takes
+/// every numeric type and computes both (exec/kernels/max_pool.hpp).
+inline constexpr op_schema max_pool =
+    typed(describe<MaxPool>(pool_inputs, max_pool_attrs, type_rule{type_rule::from::input, 0, dtype::unknown, {}, dtype::i64}, 2),
+          types::numeric);
 inline constexpr op_schema average_pool = describe<AveragePool>(pool_inputs, avg_pool_attrs);
 inline constexpr op_schema global_average_pool = describe<GlobalAveragePool>(pool_inputs);
 inline constexpr op_schema batch_norm = describe<BatchNorm>(batch_norm_inputs, batch_norm_attrs);

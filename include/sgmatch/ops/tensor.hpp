@@ -33,14 +33,15 @@ inline std::vector<dims> concat(const shape_inputs& in, const op_attrs& a) {
     return {out};
 }
 
-/// ONNX Reshape: 0 copies the input's dim, one -1 takes what is left.
+/// ONNX Reshape: 0 copies the input's dim (an empty axis with allowzero 1), one -1 takes what is left.
 inline dims reshape_to(const op_attrs& a, const dims& in, const dims& shape) {
     std::int64_t total = 1, known = 1;
     for (auto d : in) total *= d;
     dims out(shape);
     std::ptrdiff_t infer = -1;
+    const bool copy_zero = a.i("allowzero") == 0;  // allowzero 1: a 0 is an empty axis
     for (std::size_t i = 0; i < out.size(); ++i) {
-        if (out[i] == 0) {
+        if (out[i] == 0 && copy_zero) {
             if (i >= in.size()) fail(a, "shape " + to_string(shape) + " copies dim " + std::to_string(i) + " of " + to_string(in));
             out[i] = in[i];
         }
@@ -342,7 +343,7 @@ inline constexpr input_spec concat_inputs[] = {{"inputs", input_spec::presence::
 inline constexpr attr_spec concat_attrs[] = {{"axis", attr_type::integer, def::required(), support::any()}};
 inline constexpr input_spec reshape_inputs[] = {{"data"}, {"shape", input_spec::presence::optional, true}};
 inline constexpr attr_spec reshape_attrs[] = {
-    {"allowzero", attr_type::integer, def::value(0), support::only(0, "a 0 in the shape copies the input's dim")},
+    {"allowzero", attr_type::integer, def::value(0), support::range(0, 1)},
     {"shape", attr_type::integers, def::absent(), support::any()},  // opset < 5
     {"consumed_inputs", attr_type::integers, def::absent(), support::any()},
 };

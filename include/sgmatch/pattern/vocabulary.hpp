@@ -156,6 +156,11 @@ SGMATCH_DETAIL_OP(NegativeLogLikelihoodLoss, "NegativeLogLikelihoodLoss")
 SGMATCH_DETAIL_OP(SoftmaxCrossEntropyLoss, "SoftmaxCrossEntropyLoss")
 SGMATCH_DETAIL_OP(InstanceNormalization, "InstanceNormalization")
 
+// Recurrent layers.
+SGMATCH_DETAIL_OP(RNN, "RNN")
+SGMATCH_DETAIL_OP(GRU, "GRU")
+SGMATCH_DETAIL_OP(LSTM, "LSTM")
+
 // Comparisons and logic (bool results).
 SGMATCH_DETAIL_BINARY(Equal, true, "Equal", "broadcast_equal")
 SGMATCH_DETAIL_BINARY(Less, false, "Less", "broadcast_lesser")

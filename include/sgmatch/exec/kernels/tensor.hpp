@@ -57,12 +57,15 @@ inline reference_fn reshape(const node_context& c) {
     };
 }
 inline std::shared_ptr<const onednn::op_kernel> onednn_reshape(const node_context& c, bool) {
+    onednn::dims shape = c.a.ints("shape");
     if (c.input_count() > 1) {  // the shape must be a constant here
         const std::vector<float> v = c.constant_input(1);
         if (v.empty()) return nullptr;
-        return std::make_shared<onednn::reshape_kernel>(onednn::dims(v.begin(), v.end()));
+        shape.assign(v.begin(), v.end());
     }
-    return std::make_shared<onednn::reshape_kernel>(c.a.ints("shape"));
+    // An empty axis (allowzero 1) is the reference kernel's: oneDNN has no empty tensors.
+    if (c.a.i("allowzero") != 0 && std::find(shape.begin(), shape.end(), 0) != shape.end()) return nullptr;
+    return std::make_shared<onednn::reshape_kernel>(std::move(shape));
 }
 
 inline reference_fn transpose(const node_context& c) {
@@ -180,12 +183,16 @@ inline reference_fn expand(const node_context& c) {
     };
 }
 
-/// Dropout in inference: the input; a training_mode input must be a constant false.
+/// Dropout in inference, or in training with a ratio of 0: the input. Otherwise refused (the
+/// output would be random).
 inline reference_fn dropout(const node_context& c) {
     if (c.input_count() > 2) {
         const auto t = c.constant_view(2);
         const auto v = t ? t->scalar() : std::nullopt;
-        if (!v || *v != 0) c.refuse("training_mode (input 2) is not a constant false: inference only");
+        const auto r = c.input_count() > 1 ? c.constant_view(1) : std::nullopt;
+        const auto ratio = r ? r->scalar() : std::nullopt;
+        if (!v || (*v != 0 && (!ratio || *ratio != 0)))
+            c.refuse("training_mode (input 2) is not a constant false and the ratio not a constant 0: the output would be random");
     }
     return [](const std::vector<const array*>& x) { return *x.at(0); };
 }

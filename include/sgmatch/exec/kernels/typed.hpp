@@ -8,7 +8,8 @@
 // CastLike; Resize (kernels/resize.hpp) on f32; Tile, Trilu, Range, CumSum, ArgMax, ArgMin, TopK,
 // GatherElements, ScatterElements, DepthToSpace, SpaceToDepth and Pad (kernels/positions.hpp);
 // NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss and InstanceNormalization on f32 and f64
-// (kernels/losses.hpp).
+// (kernels/losses.hpp); RNN, GRU and LSTM on f32 and f64 (kernels/recurrent.hpp); MaxPool on
+// every numeric type, with its Indices (kernels/max_pool.hpp).
 //
 // The executor runs an op's typed kernel when the op has no fp32 kernel, when its data input is
 // not f32, when an input computed at run time is not f32 (an int64 shape, a bool mask), or when
@@ -37,7 +38,9 @@
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/exec/error.hpp"
 #include "sgmatch/exec/kernels/losses.hpp"
+#include "sgmatch/exec/kernels/max_pool.hpp"
 #include "sgmatch/exec/kernels/positions.hpp"
+#include "sgmatch/exec/kernels/recurrent.hpp"
 #include "sgmatch/exec/kernels/resize.hpp"
 #include "sgmatch/exec/kernels/typed_support.hpp"
 #include "sgmatch/exec/value.hpp"
@@ -273,15 +276,25 @@ inline typed_fn identity(const ops::op_attrs& a0, const ops::node_source&) {
     return [a = a0](const values& x) { return values{in(x, 0, a)}; };
 }
 
-/// Dropout in inference: the data and a mask of all true. A training_mode input must be a
-/// constant false.
+/// Dropout in inference, or in training with a ratio of 0: the data and a mask of all true.
+/// Otherwise refused (the output would be random): when the executor is built where both are
+/// constants, else when the node runs.
 inline typed_fn dropout(const ops::op_attrs& a0, const ops::node_source& node) {
+    const char* random = "training_mode (input 2) is true and the ratio not 0: the output would be random";
     if (node.input_count() > 2) {
         const auto t = node.constant_input(2);
-        const auto v = t && t->data ? t->scalar() : std::nullopt;
-        if (!v || *v != 0) refuse(a0, "training_mode (input 2) is not a constant false: inference only");
+        const auto r = node.constant_input(1);
+        const auto training = t && t->data ? t->scalar() : std::nullopt;
+        const auto ratio = r && r->data ? r->scalar() : std::nullopt;
+        if (training && *training != 0 && ratio && *ratio != 0) refuse(a0, random);
     }
-    return [a = a0](const values& x) {
+    return [a = a0, random](const values& x) {
+        if (x.size() > 2) {
+            const auto training = x[2].dense_value().as_constant().scalar();
+            const auto ratio = x[1].size() == 0 ? std::optional<double>(0.5) : x[1].dense_value().as_constant().scalar();
+            if (!training || !ratio) fail(a, "training_mode and ratio must hold one value each");
+            if (*training != 0 && *ratio != 0) fail(a, random);
+        }
         const value& d = in(x, 0, a);
         value mask = value::zeros(dtype::boolean, d.dims());
         std::fill_n(mask.as<bool>(), static_cast<std::size_t>(mask.size()), true);
@@ -566,6 +579,10 @@ inline const typed_binding typed_ops[] = {
     {&ops::schemas::nll_loss, typed::nll_loss},
     {&ops::schemas::softmax_cross_entropy, typed::softmax_cross_entropy},
     {&ops::schemas::instance_norm, typed::instance_norm},
+    {&ops::schemas::max_pool, typed::max_pool},
+    {&ops::schemas::rnn, typed::recurrent},
+    {&ops::schemas::gru, typed::recurrent},
+    {&ops::schemas::lstm, typed::recurrent},
 };
 
 }  // namespace kernels
