@@ -121,6 +121,10 @@ TEST_CASE("written-out attention is one fused node of two oneDNN matmuls, equal 
         {"K^T given, cross attention", {B * H, L, D}, {B * H, D, 5}, {B * H, 5, D}, {}, {}, {}, {}, false, true, {L, 5}, true, -1, true},
         // The scale on Q by Mul, the softmax axis as a positive index, a mask of the scores' shape.
         {"Mul on Q, full mask", {B, H, L, D}, {B, H, L, D}, {B, H, L, D}, {}, {0, 1, 3, 2}, {}, {}, true, true, {B, H, L, L}, false, 3, true},
+        // Multi-query attention: one K and V for every head ([B, 1, L, D] against Q's [B, H, L, D]).
+        {"K and V shared by the heads", {B, H, L, D}, {B, 1, L, D}, {B, 1, L, D}, {}, {0, 1, 3, 2}, {}, {}, false, false, {}, false, -1, true},
+        // One set of keys and values for the whole batch, K^T given.
+        {"K and V shared by the batch", {B * H, L, D}, {1, D, L}, {1, L, D}, {}, {}, {}, {}, true, false, {L, L}, true, -1, true},
         // Shapes not declared: the kernel learns them at run time.
         {"undeclared shapes", {L, B * H, D}, {L, B * H, D}, {L, B * H, D}, {1, 0, 2}, {1, 2, 0}, {1, 0, 2}, {1, 0, 2}, true, false, {},
          false, -1, false},
@@ -155,8 +159,8 @@ TEST_CASE("attention the fused kernel does not compute is declined with the reas
         {{"softmax over the queries", {2, L, D}, {2, L, D}, {2, L, D}, {}, {0, 2, 1}, {}, {}, true, false, {}, false, 1, true},
          "the softmax is not over the last axis"},
         {{"V's width is not Q's", {2, L, D}, {2, L, D}, {2, L, D + 2}, {}, {0, 2, 1}, {}, {}, true, false, {}, false, -1, true}, "do not line up"},
-        {{"keys shared across the batch", {2, L, D}, {1, L, D}, {2, L, D}, {}, {0, 2, 1}, {}, {}, true, false, {}, false, -1, true},
-         "the batch dims differ"},
+        {{"queries shared, keys not", {1, L, D}, {2, L, D}, {2, L, D}, {}, {0, 2, 1}, {}, {}, true, false, {}, false, -1, true},
+         "the batch dims of K and V are neither Q's nor 1"},
     };
     for (const auto& c : cases) {
         CAPTURE(std::string(c.f.what));

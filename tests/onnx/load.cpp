@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <random>
 
 #include "sgmatch/exec/executor.hpp"
@@ -289,6 +290,21 @@ TEST_CASE("opset < 7 broadcasting at an axis is written out as B with trailing a
     builder::integer(bad, "axis", 1);
     c.output("y");
     CHECK(c.error().find("node 'add' (Add): B of rank 3 does not fit A of rank 3 at axis 1") != std::string::npos);
+}
+
+TEST_CASE("BatchNormalization before opset 7 runs in training mode unless is_test is set: refused by name, loaded with it") {
+    auto bn = [](std::optional<std::int64_t> is_test) {
+        builder b(6);
+        b.input("x", {1, 2, 3, 3});
+        for (const char* p : {"s", "b", "m", "v"}) b.init(p, {2}, {1.0f, 0.5f});
+        auto* n = b.node("BatchNormalization", {"x", "s", "b", "m", "v"}, {"y"}, "bn");
+        if (is_test) builder::integer(n, "is_test", *is_test);
+        b.output("y");
+        return b;
+    };
+    CHECK(bn(std::nullopt).error().find("node 'bn' (BatchNormalization): is_test 0 (opset 6): training mode, inference only") != std::string::npos);
+    CHECK(bn(0).error().find("training mode, inference only") != std::string::npos);
+    CHECK(bn(1).error().empty());
 }
 
 TEST_CASE("auto_pad and ConvTranspose's output_shape are written out as pads from the input's dims, or refused by name") {

@@ -19,7 +19,8 @@
 // second matmul's result through the output's transpose. The property declines, with the reason,
 // what this does not compute: a scale that is not one constant value, a softmax over another
 // axis, operands of another element type than f32, shapes that do not line up (V's last dim must
-// be Q's: the output has the shape of Q' as seen through the output transpose). Where the kernel
+// be Q's: the output has the shape of Q' as seen through the output transpose; K' and V' have
+// Q's batch dims, or 1 where they are shared, as in multi-query attention). Where the kernel
 // rejects an input known only at run time it raises kernel_error, and the executor runs the
 // matched ops unfused.
 #pragma once
@@ -223,8 +224,11 @@ private:
         const std::string shapes = "Q " + to_string(l.q) + ", K^T " + to_string(l.kt) + ", V " + to_string(l.v);
         auto fail = [&](const std::string& why) { return kernel_error(who() + ": " + shapes + ": " + why); };
         if (r < 2 || r > 5 || l.kt.size() != r || l.v.size() != r) throw fail("Q, K^T and V must have one rank, 2 to 5");
+        // K and V may be shared along a batch dim (1 there: one set of keys for every head, as in
+        // multi-query attention); the matmuls broadcast them.
         for (std::size_t i = 0; i + 2 < r; ++i)
-            if (l.kt[i] != l.q[i] || l.v[i] != l.q[i]) throw fail("the batch dims differ");
+            if ((l.kt[i] != l.q[i] && l.kt[i] != 1) || (l.v[i] != l.q[i] && l.v[i] != 1))
+                throw fail("the batch dims of K and V are neither Q's nor 1");
         const std::int64_t D = l.q[r - 1], Lk = l.kt[r - 1];
         if (l.kt[r - 2] != D || l.v[r - 2] != Lk || l.v[r - 1] != D)
             throw fail("the dims do not line up as [.., L, D] x [.., D, Lk] and [.., Lk, D]");

@@ -77,6 +77,9 @@ inline void write_opset_meaning(const ::onnx::NodeProto& n, std::int64_t opset, 
     if (n.op_type() == "Pad" && opset < 2)  // opset 1 spelled pads "paddings"
         for (auto& a : attrs)
             if (a.first == "paddings") a.first = "pads";
+    // Before opset 7, BatchNormalization runs in training mode unless is_test is set (default 0).
+    if (n.op_type() == "BatchNormalization" && opset < 7 && get_int("is_test", 0) == 0)
+        unsupported(report, n, "is_test 0 (opset " + std::to_string(opset) + "): training mode, inference only");
 }
 
 // Upsample, and Resize before opset 11 (inputs X, scales), written as Resize(X, roi, scales)

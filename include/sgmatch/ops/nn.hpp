@@ -198,7 +198,7 @@ inline constexpr attr_spec batch_norm_attrs[] = {
     {"momentum", attr_type::real, def::value(0.9), support::any()},  // training only
     {"spatial", attr_type::integer, def::value(1), support::only(1, "per-element statistics (opset < 9)")},
     {"training_mode", attr_type::integer, def::value(0), support::only(0, "inference only")},
-    {"is_test", attr_type::integer, def::value(1), support::any()},  // opset < 7
+    {"is_test", attr_type::integer, def::value(1), support::only(1, "training mode (opset < 7): inference only")},  // opset < 7
     {"consumed_inputs", attr_type::integers, def::absent(), support::any()},  // opset < 6
 };
 inline constexpr input_spec layer_norm_inputs[] = {{"X"}, {"Scale"}, {"B", input_spec::presence::optional}};
