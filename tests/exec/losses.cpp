@@ -193,4 +193,41 @@ TEST_CASE("InstanceNormalization: each (n, c) plane by its own mean and biased v
               .find("node 'in' (InstanceNormalization): input 1 [2] is not one value per channel") != std::string::npos);
 }
 
+TEST_CASE("BatchNormalization in training mode: the batch as one instance of InstanceNormalization, the running statistics by momentum") {
+    std::mt19937 rng(6);
+    const std::int64_t N = 2, C = 3, D = 10;
+    const value x = random_real(rng, {N, C, 2, 5});
+    const value s = value::of<float>({3}, {1.0f, -0.5f, 2.0f}), b = value::of<float>({3}, {0.0f, 1.0f, -2.0f});
+    const value mean = value::of<float>({3}, {0.1f, -0.2f, 0.3f}), var = value::of<float>({3}, {1.0f, 2.0f, 0.5f});
+    graph g;
+    const node_id bn = g.add_op("BatchNormalization", "bn", {g.add_input("x"), g.add_input("s"), g.add_input("b"), g.add_input("m"), g.add_input("v")},
+                                {{"training_mode", 1}, {"momentum", 0.75}, {"epsilon", 0.01}}, 3);
+    for (std::uint32_t o = 0; o < 3; ++o) g.mark_output(input_ref(value_ref<node_id>{bn, o}));
+    const auto y = exec::executor(g).run({{"x", x}, {"s", s}, {"b", b}, {"m", mean}, {"v", var}});
+    REQUIRE(y.size() == 3);
+    REQUIRE(y[0].dims() == x.dims());
+    // x [N, C, D] laid out as one instance [1, C, N * D], through InstanceNormalization.
+    std::vector<float> one(static_cast<std::size_t>(N * C * D));
+    for (std::int64_t n = 0; n < N; ++n)
+        for (std::int64_t c = 0; c < C; ++c)
+            for (std::int64_t i = 0; i < D; ++i)
+                one[static_cast<std::size_t>((c * N + n) * D + i)] = x.as<float>()[(n * C + c) * D + i];
+    graph in;
+    in.mark_output(in.add_op("InstanceNormalization", "in", {in.add_input("x"), in.add_input("s"), in.add_input("b")}, {{"epsilon", 0.01}}));
+    const auto z = exec::executor(in).run({{"x", value::of<float>({1, C, N * D}, one)}, {"s", s}, {"b", b}})[0];
+    for (std::int64_t n = 0; n < N; ++n)
+        for (std::int64_t c = 0; c < C; ++c)
+            for (std::int64_t i = 0; i < D; ++i)
+                CHECK(y[0].as<float>()[(n * C + c) * D + i] == doctest::Approx(z.as<float>()[(c * N + n) * D + i]).epsilon(1e-5));
+    for (std::int64_t c = 0; c < C; ++c) {
+        double m = 0, v = 0;
+        for (std::int64_t k = 0; k < N * D; ++k) m += one[static_cast<std::size_t>(c * N * D + k)];
+        m /= static_cast<double>(N * D);
+        for (std::int64_t k = 0; k < N * D; ++k) v += (one[static_cast<std::size_t>(c * N * D + k)] - m) * (one[static_cast<std::size_t>(c * N * D + k)] - m);
+        v /= static_cast<double>(N * D);
+        CHECK(y[1].as<float>()[c] == doctest::Approx(0.75 * mean.as<float>()[c] + 0.25 * m).epsilon(1e-5));
+        CHECK(y[2].as<float>()[c] == doctest::Approx(0.75 * var.as<float>()[c] + 0.25 * v).epsilon(1e-5));
+    }
+}
+
 }  // namespace loss_tests

@@ -204,6 +204,23 @@ TEST_CASE("matches that cannot lower are declined with the reason, and the graph
         CHECK(g.node_count() == before);
         CHECK(summary({rep}).find("declined: BatchNorm 'bn'") != std::string::npos);
     }
+    SUBCASE("a BatchNorm in training mode (the batch's statistics: nothing to fold)") {
+        graph g;
+        auto x = g.add_input("x", tensor_type{dtype::f32, {2, 4, 6, 6}});
+        auto c = g.add_op("Conv", "conv", {x, g.add_constant("w", {4, 4, 1, 1}, std::vector<float>(16, 0.1f))});
+        std::vector<input_ref> bn_in{c};
+        for (const char* p : {"s", "b", "m", "v"}) bn_in.push_back(g.add_constant(p, {4}, std::vector<float>(4, 0.5f)));
+        auto bn = g.add_op("BatchNormalization", "bn", bn_in, {{"training_mode", 1}});
+        g.mark_output(g.add_op("Relu", "relu", {bn}));
+        const auto prop = onednn::make_fused_property<graph>("p", op<Conv>() >> op<BatchNorm>() >> op<Relu>());
+        std::mt19937 rng(4);
+        const std::map<std::string, array> in{{"x", test::random_array({2, 4, 6, 6}, rng, 1.0f)}};
+        const array want = exec::executor(g)(in).at(0);
+        const property_report rep = apply_property(g, prop);
+        CHECK(rep.accepted == 0);
+        CHECK(rep.check_reasons.count("BatchNorm 'bn' is in training mode") == 1);
+        CHECK(test::max_rel_error(exec::executor(g, exec::mode::onednn)(in).at(0), want) <= 1e-5);
+    }
     SUBCASE("the conv on the right of a Sub; a shape the conv cannot take") {
         graph g;
         auto x = g.add_input("x", tensor_type{dtype::f32, {1, 4, 6, 6}});

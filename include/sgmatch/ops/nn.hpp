@@ -104,6 +104,12 @@ inline std::vector<dims> per_channel_same(const shape_inputs& in, const op_attrs
     return {x};
 }
 
+/// BatchNormalization: Y, then the running mean and variance (one value per channel).
+inline std::vector<dims> batch_norm(const shape_inputs& in, const op_attrs& a) {
+    const dims x = per_channel_same(in, a).at(0);
+    return {x, dims{x[1]}, dims{x[1]}};
+}
+
 inline std::vector<dims> gemm(const shape_inputs& in, const op_attrs& a) {
     const dims& A = in.shapes.at(0);
     const dims& B = in.shapes.at(1);
@@ -197,7 +203,7 @@ inline constexpr attr_spec batch_norm_attrs[] = {
     {"epsilon", attr_type::real, def::value(1e-5), support::any()},
     {"momentum", attr_type::real, def::value(0.9), support::any()},  // training only
     {"spatial", attr_type::integer, def::value(1), support::only(1, "per-element statistics (opset < 9)")},
-    {"training_mode", attr_type::integer, def::value(0), support::only(0, "inference only")},
+    {"training_mode", attr_type::integer, def::value(0), support::range(0, 1)},  // 1: the batch's statistics
     {"is_test", attr_type::integer, def::value(1), support::only(1, "training mode (opset < 7): inference only")},  // opset < 7
     {"consumed_inputs", attr_type::integers, def::absent(), support::any()},  // opset < 6
 };
@@ -234,7 +240,11 @@ inline constexpr op_schema max_pool =
           types::numeric);
 inline constexpr op_schema average_pool = describe<AveragePool>(pool_inputs, avg_pool_attrs);
 inline constexpr op_schema global_average_pool = describe<GlobalAveragePool>(pool_inputs);
-inline constexpr op_schema batch_norm = describe<BatchNorm>(batch_norm_inputs, batch_norm_attrs);
+/// BatchNormalization: Y and, in training mode (outputs 1 and 2, optional), the running mean and
+/// variance updated with the batch's. The typed kernel (exec/kernels/losses.hpp) takes f64 and
+/// training mode; the fp32 kernels and the fusions take inference on f32.
+inline constexpr op_schema batch_norm =
+    typed(describe<BatchNorm>(batch_norm_inputs, batch_norm_attrs, {}, 3), types::f32 | types::bit(dtype::f64));
 inline constexpr input_spec instance_norm_inputs[] = {{"input"}, {"scale"}, {"B"}};
 inline constexpr attr_spec instance_norm_attrs[] = {
     {"epsilon", attr_type::real, def::value(1e-5), support::any()},

@@ -91,7 +91,7 @@ inline shape_rule shape_rule_of(const op_schema& s) {
         {&schemas::max_pool, rules::max_pool},
         {&schemas::average_pool, rules::pool},
         {&schemas::global_average_pool, rules::global_pool},
-        {&schemas::batch_norm, rules::per_channel_same},
+        {&schemas::batch_norm, rules::batch_norm},
         {&schemas::instance_norm, rules::per_channel_same},
         {&schemas::layer_norm, rules::layer_norm},
         {&schemas::lrn, rules::same_as_input0},

@@ -1,5 +1,6 @@
-// sgmatch/exec/kernels/losses.hpp - kernels over typed values for the losses (ops/losses.hpp)
-// and InstanceNormalization, on f32 and f64; each sums in double.
+// sgmatch/exec/kernels/losses.hpp - kernels over typed values for the losses (ops/losses.hpp),
+// InstanceNormalization and BatchNormalization (f64, and training mode), on f32 and f64; each
+// sums in double.
 //
 // - NegativeLogLikelihoodLoss: loss[n, d...] = -input[n, target, d...] * weight[target], 0 where
 //   the target is ignore_index; sum adds them; mean divides the sum by the weights of the
@@ -17,6 +18,7 @@
 #include <limits>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "sgmatch/detail/config.hpp"
@@ -162,6 +164,62 @@ inline typed_fn instance_norm(const ops::op_attrs& a0, const ops::node_source&) 
             }
         });
         return values{out};
+    };
+}
+
+/// BatchNormalization on f32 and f64. Inference: the input normalized by input_mean and
+/// input_var. Training mode: by the batch's own mean and (biased) variance per channel, and
+/// outputs 1 and 2 are input_mean * momentum + mean * (1 - momentum) and the same of the
+/// variances, as ONNX defines them.
+inline typed_fn batch_norm(const ops::op_attrs& a0, const ops::node_source&) {
+    return [a = a0](const values& xs) {
+        const value x = in(xs, 0, a).dense_value();
+        require_type(a, x);
+        value p[4];
+        for (std::size_t i = 0; i < 4; ++i) {
+            p[i] = in(xs, i + 1, a).dense_value();
+            if (p[i].type() != x.type()) fail(a, "the parameters must be " + std::string(name_of(x.type())) + " like the input");
+        }
+        const std::vector<ops::dims> out_dims = rule(a, xs);
+        const std::array<std::int64_t, 3> sizes = detail::ncd(x.dims());
+        const std::int64_t N = sizes[0], C = sizes[1], D = sizes[2];
+        const bool training = a.i("training_mode") != 0;
+        const double eps = a.f("epsilon"), momentum = a.f("momentum");
+        values out{value::zeros(x.type(), out_dims.at(0)), value::zeros(x.type(), out_dims.at(1)), value::zeros(x.type(), out_dims.at(2))};
+        visit_type(x.type(), [&](auto t) {
+            using T = typename decltype(t)::type;
+            if constexpr (std::is_floating_point_v<T>) {
+                const T* px = x.as<T>();
+                const T *scale = std::as_const(p[0]).as<T>(), *shift = std::as_const(p[1]).as<T>(),
+                        *mean_in = std::as_const(p[2]).as<T>(), *var_in = std::as_const(p[3]).as<T>();
+                T* y = out[0].template as<T>();
+                for (std::int64_t c = 0; c < C; ++c) {
+                    double mean = static_cast<double>(mean_in[c]), var = static_cast<double>(var_in[c]);
+                    if (training) {
+                        double sum = 0, sq = 0;
+                        for (std::int64_t n = 0; n < N; ++n)
+                            for (std::int64_t i = 0; i < D; ++i) sum += static_cast<double>(px[(n * C + c) * D + i]);
+                        mean = sum / static_cast<double>(N * D);
+                        for (std::int64_t n = 0; n < N; ++n)
+                            for (std::int64_t i = 0; i < D; ++i) {
+                                const double d = static_cast<double>(px[(n * C + c) * D + i]) - mean;
+                                sq += d * d;
+                            }
+                        var = sq / static_cast<double>(N * D);
+                    }
+                    const double k = static_cast<double>(scale[c]) / std::sqrt(var + eps);
+                    for (std::int64_t n = 0; n < N; ++n)
+                        for (std::int64_t i = 0; i < D; ++i) {
+                            const std::int64_t at = (n * C + c) * D + i;
+                            y[at] = static_cast<T>((static_cast<double>(px[at]) - mean) * k + static_cast<double>(shift[c]));
+                        }
+                    const double keep = training ? momentum : 1.0;
+                    out[1].template as<T>()[c] = static_cast<T>(static_cast<double>(mean_in[c]) * keep + mean * (1 - keep));
+                    out[2].template as<T>()[c] = static_cast<T>(static_cast<double>(var_in[c]) * keep + var * (1 - keep));
+                }
+            }
+        });
+        return out;
     };
 }
 

@@ -121,12 +121,14 @@ inline std::shared_ptr<const onednn::op_kernel> onednn_global_average_pool(const
 }
 
 inline reference_fn batch_norm(const node_context& c) {
+    if (c.a.i("training_mode") != 0) c.refuse("training mode is the typed kernel's");
     return [a = c.a](const std::vector<const array*>& x) {
         return reference::batch_norm(in(x, 0, a), in(x, 1, a), in(x, 2, a), in(x, 3, a), in(x, 4, a),
                                      static_cast<float>(a.f("epsilon")));
     };
 }
 inline std::shared_ptr<const onednn::op_kernel> onednn_batch_norm(const node_context& c, bool) {
+    if (c.a.i("training_mode") != 0) return nullptr;
     std::vector<float> p[4];
     for (std::size_t i = 0; i < 4; ++i) {
         p[i] = c.constant_input(i + 1);

@@ -579,6 +579,7 @@ inline const typed_binding typed_ops[] = {
     {&ops::schemas::nll_loss, typed::nll_loss},
     {&ops::schemas::softmax_cross_entropy, typed::softmax_cross_entropy},
     {&ops::schemas::instance_norm, typed::instance_norm},
+    {&ops::schemas::batch_norm, typed::batch_norm},
     {&ops::schemas::max_pool, typed::max_pool},
     {&ops::schemas::rnn, typed::recurrent},
     {&ops::schemas::gru, typed::recurrent},

@@ -134,6 +134,7 @@ match_lowering<typename graph_traits<G>::node_type> lower_match_with(const G& g,
             C = c->element_count();
             *p[k] = with_data ? detail::constant_values<G>(*c) : std::vector<float>(static_cast<std::size_t>(C));
         }
+        if (head->i("training_mode") != 0) return decline("BatchNorm " + name(conv) + " is in training mode");
         b.eps = static_cast<float>(head->f("epsilon"));
         out.src = traits::input(g, conv, 0);
         if (auto t = adapter<G>::value_type(g, out.src.node, out.src.port);
@@ -313,7 +314,9 @@ match_lowering<typename graph_traits<G>::node_type> lower_match_with(const G& g,
                 }
                 float eps = 1e-5f;
                 try {
-                    eps = static_cast<float>(detail::attrs_of(*e, g, n).f("epsilon"));
+                    const ops::op_attrs a = detail::attrs_of(*e, g, n);
+                    if (a.i("training_mode") != 0) return decline("BatchNorm " + name(n) + " is in training mode");
+                    eps = static_cast<float>(a.f("epsilon"));
                 } catch (const ops::op_error& err) {
                     return decline(err.what());
                 }
