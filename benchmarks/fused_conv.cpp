@@ -7,33 +7,34 @@
 //   sgmatch  - onednn::fused_conv from a conv_spec (BN folded by fold_batch_norm), run_into a
 //              reused destination; with a residual, the destination is the residual (in place).
 //   alloc    - the same kernel through run(), which allocates its destination each call and
-//              copies the residual into it (what the executor does today).
+//              copies the residual into it (a run without a buffer plan).
 //   unfused  - one primitive per op, format any: conv, batch_normalization (global stats, scale
 //              and shift) in the conv's layout, binary add, eltwise relu; buffers allocated once.
 //
 // Inputs arrive in the layout the conv primitive prefers (what the previous fused node hands
-// on), for every variant; weight reorders are outside the timed loops. Each round times every
-// variant (order rotated) for a fixed number of iterations; the figure is the median over rounds
-// of the per-iteration time. All variants' outputs are compared once (max abs difference).
-// usage: fused_conv [--rounds R] [--min-ms M] [--check] [--only SUBSTRING]
+// on), for every variant; weight reorders are outside the timed calls. Timed by Google
+// Benchmark (gbench.hpp: repetitions, random interleaving, medians; its flags pass through); the
+// ratios of medians follow the table, the first of each case with the implementation oneDNN
+// picked. All variants' outputs are compared with the hand-written one before anything is timed.
+// usage: fused_conv [--check] [--only SUBSTRING] [--benchmark_...]
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "gbench.hpp"
 #include "sgmatch/onednn/fused_conv.hpp"
 
 using namespace sgmatch;
 using onednn::dims;
 using onednn::post_op;
-using clk = std::chrono::steady_clock;
 using tag = dnnl::memory::format_tag;
 using dt = dnnl::memory::data_type;
 using md = dnnl::memory::desc;
@@ -58,11 +59,6 @@ std::vector<float> rnd(std::size_t n, std::mt19937& g, float lo, float hi) {
     std::vector<float> v(n);
     for (auto& x : v) x = d(g);
     return v;
-}
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
 }
 
 float max_abs_diff(const onednn::tensor& a, const onednn::tensor& b) {
@@ -279,28 +275,30 @@ variant unfused(const setup& s, const io& in) {
             }};
 }
 
+// One case: its inputs (kept alive: a view of them may be what a variant reads) and variants.
+struct bench_case {
+    std::string label, implementation;
+    std::vector<float> plain_x, plain_r;
+    io in;
+    std::vector<variant> vs;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
-    int rounds = 7;
-    double min_ms = 60;
     bool check = false;
     std::string only;
+    std::vector<char*> rest{argv[0]};  // what is left for Google Benchmark
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
-        if (a == "--rounds" && i + 1 < argc) rounds = std::atoi(argv[++i]);
-        else if (a == "--min-ms" && i + 1 < argc) min_ms = std::atof(argv[++i]);
-        else if (a == "--check") check = true;
+        if (a == "--check") check = true;
         else if (a == "--only" && i + 1 < argc) only = argv[++i];
-        else {
-            std::fprintf(stderr, "usage: fused_conv [--rounds R] [--min-ms M] [--check] [--only SUBSTRING]\n");
-            return 2;
-        }
+        else rest.push_back(argv[i]);
     }
     std::mt19937 rng(1);
     int failures = 0;
-    std::printf("| shape | batch | pattern | hand ms | sgmatch / hand | alloc / hand | unfused / sgmatch | sgmatch GFLOP/s | impl |\n");
-    std::printf("|---|---|---|---|---|---|---|---|---|\n");
+    std::vector<std::unique_ptr<bench_case>> cases;
+    std::vector<sgbench::ratio> ratios;
     for (const shape& sh : shapes)
         for (std::int64_t batch : {1, 8})
             for (bool residual : {false, true}) {
@@ -308,67 +306,50 @@ int main(int argc, char** argv) {
                 if (!only.empty() && label.find(only) == std::string::npos) continue;
                 if (check && (batch != 1 || sh.c > 256)) continue;  // --check: the small cases only
                 const setup s = make_setup(sh, batch, residual, rng);
-                auto k = sgmatch_kernel(s);
-                io in;
-                const auto plain_x = rnd(static_cast<std::size_t>(batch * sh.c * sh.hw * sh.hw), rng, -1.0f, 1.0f);
-                const auto plain_r = rnd(static_cast<std::size_t>(s.dst_d[0] * s.dst_d[1] * s.dst_d[2] * s.dst_d[3]), rng, -1.0f, 1.0f);
+                auto c = std::make_unique<bench_case>();
+                c->label = label;
+                c->implementation = sgmatch_kernel(s)->implementation(s.src_d);
+                c->plain_x = rnd(static_cast<std::size_t>(batch * sh.c * sh.hw * sh.hw), rng, -1.0f, 1.0f);
+                c->plain_r = rnd(static_cast<std::size_t>(s.dst_d[0] * s.dst_d[1] * s.dst_d[2] * s.dst_d[3]), rng, -1.0f, 1.0f);
                 dnnl::stream strm(onednn::cpu_engine());
                 // The input as the previous fused node would hand it on: in the conv's preferred layout.
                 const auto x_pd = onednn::compat::conv_pd(
                     onednn::cpu_engine(), md(s.src_d, dt::f32, tag::any), md(weights_dims(s), dt::f32, tag::any), md(),
                     md(s.dst_d, dt::f32, tag::any), conv_strides(s), {0, 0}, conv_pads(s), conv_pads(s), {});
-                in.src = onednn::tensor::view(plain_x.data(), s.src_d).in_layout(x_pd.src_desc(), strm);
-                in.residual = onednn::tensor::view(plain_r.data(), s.dst_d).in_layout(k->dst_desc(s.src_d), strm);
-                std::vector<variant> vs{hand(s, in), sgmatch_into(s, in), sgmatch_alloc(s, in), unfused(s, in)};
+                c->in.src = onednn::tensor::view(c->plain_x.data(), s.src_d).in_layout(x_pd.src_desc(), strm);
+                c->in.residual = onednn::tensor::view(c->plain_r.data(), s.dst_d).in_layout(sgmatch_kernel(s)->dst_desc(s.src_d), strm);
+                c->vs = {hand(s, c->in), sgmatch_into(s, c->in), sgmatch_alloc(s, c->in), unfused(s, c->in)};
                 // Cross-check every variant against the hand-written one.
-                const onednn::tensor ref = vs[0].output();
+                const onednn::tensor ref = c->vs[0].output();
                 const std::vector<float> ref_plain = ref.to_plain();
-                for (std::size_t v = 1; v < vs.size(); ++v) {
-                    const float d = max_abs_diff(ref, vs[v].output());
+                for (std::size_t v = 1; v < c->vs.size(); ++v) {
+                    const float d = max_abs_diff(ref, c->vs[v].output());
                     float scale = 1;
                     for (float x : ref_plain) scale = std::max(scale, std::fabs(x));
                     if (!(d <= 1e-4f * scale)) {
-                        std::fprintf(stderr, "%s: %s differs from hand by %g\n", label.c_str(), vs[v].name, d);
+                        std::fprintf(stderr, "%s: %s differs from hand by %g\n", label.c_str(), c->vs[v].name, d);
                         ++failures;
                     }
                 }
                 if (check) continue;
-                // Iterations per round: about min_ms of the hand-written variant.
-                auto t0 = clk::now();
-                int probe = 0;
-                while (std::chrono::duration<double, std::milli>(clk::now() - t0).count() < 20 || probe < 3) {
-                    vs[0].run();
-                    ++probe;
+                for (const variant& v : c->vs) {
+                    const std::function<void()> run = v.run;
+                    benchmark::RegisterBenchmark((std::string(v.name) + "/" + label).c_str(), [run](benchmark::State& st) {
+                        for (auto _ : st) run();
+                    })->Unit(benchmark::kMicrosecond)->UseRealTime();
                 }
-                const double per = std::chrono::duration<double, std::milli>(clk::now() - t0).count() / probe;
-                const int iters = std::max(3, static_cast<int>(min_ms / per));
-                std::vector<std::vector<double>> times(vs.size());
-                std::vector<std::vector<double>> ratio_into(1), ratio_alloc(1), ratio_unfused(1);
-                for (int r = 0; r < rounds; ++r) {
-                    std::vector<double> this_round(vs.size());
-                    for (std::size_t j = 0; j < vs.size(); ++j) {
-                        const std::size_t v = (j + static_cast<std::size_t>(r)) % vs.size();
-                        vs[v].run();  // warm
-                        const auto a = clk::now();
-                        for (int it = 0; it < iters; ++it) vs[v].run();
-                        this_round[v] = std::chrono::duration<double, std::milli>(clk::now() - a).count() / iters;
-                        times[v].push_back(this_round[v]);
-                    }
-                    ratio_into[0].push_back(this_round[1] / this_round[0]);
-                    ratio_alloc[0].push_back(this_round[2] / this_round[0]);
-                    ratio_unfused[0].push_back(this_round[3] / this_round[1]);
-                }
-                const double hand_ms = median(times[0]);
-                std::printf("| %s | %lld | %s | %.3f | %.3fx | %.3fx | %.2fx | %.0f | %s |\n", sh.name,
-                            static_cast<long long>(batch), residual ? "conv+bn+add+relu" : "conv+bn+relu", hand_ms,
-                            median(ratio_into[0]), median(ratio_alloc[0]), median(ratio_unfused[0]),
-                            s.gflop / (median(times[1]) / 1e3), k->implementation(s.src_d).c_str());
-                std::fflush(stdout);
+                ratios.push_back({label + " sgmatch/hand", "sgmatch/" + label, "hand/" + label, c->implementation});
+                ratios.push_back({label + " alloc/hand", "alloc/" + label, "hand/" + label, ""});
+                ratios.push_back({label + " unfused/sgmatch", "unfused/" + label, "sgmatch/" + label, ""});
+                cases.push_back(std::move(c));
             }
     if (failures) {
         std::fprintf(stderr, "%d variant(s) disagreed\n", failures);
         return 1;
     }
-    if (check) std::printf("check: all variants agree\n");
-    return 0;
+    if (check) {
+        std::printf("check: all variants agree\n");
+        return 0;
+    }
+    return sgbench::run(static_cast<int>(rest.size()), rest.data(), ratios);
 }
