@@ -50,9 +50,22 @@ params random_params(std::mt19937& rng, const rnn_case& c, std::int64_t dirs) {
     return p;
 }
 
-// The node run on X [S, N, I] (layout 0), with `lens` when given; returns Y, Y_h (and Y_c).
+// [A, B, inner] as [B, A, inner].
+vec swap_outer(const vec& v, std::int64_t A, std::int64_t B, std::int64_t inner) {
+    vec o(v.size());
+    for (std::int64_t a = 0; a < A; ++a)
+        for (std::int64_t b = 0; b < B; ++b)
+            for (std::int64_t i = 0; i < inner; ++i)
+                o[static_cast<std::size_t>((b * A + a) * inner + i)] = v[static_cast<std::size_t>((a * B + b) * inner + i)];
+    return o;
+}
+
+// The node run on X [S, N, I], with `lens` when given; returns Y, Y_h (and Y_c). With
+// `batch_first`, X and the initial states are given batch first (layout 1) and so are the
+// outputs.
 std::vector<value> run_cell(const rnn_case& c, const params& p, const vec& X, std::int64_t S, std::int64_t N, const char* direction,
-                       const std::vector<std::int32_t>& lens = {}, const std::vector<std::pair<std::string, attribute>>& extra = {}) {
+                       const std::vector<std::int32_t>& lens = {}, const std::vector<std::pair<std::string, attribute>>& extra = {},
+                       bool batch_first = false) {
     const std::int64_t dirs = std::string(direction) == "bidirectional" ? 2 : 1;
     graph g;
     auto k = [&](const char* name, std::vector<std::int64_t> dims, const vec& v) {
@@ -69,15 +82,21 @@ std::vector<value> run_cell(const rnn_case& c, const params& p, const vec& X, st
         std::memcpy(b.data(), lens.data(), b.size());
         in.push_back(input_ref(g.add_constant("lens", {N}, dtype::i32, std::move(b))));
     }
-    in.push_back(k("h0", {dirs, N, c.H}, vec(p.h0.begin(), p.h0.begin() + dirs * N * c.H)));
+    // An initial state [dirs, N, H], or [N, dirs, H] batch first.
+    auto state = [&](const char* name, const vec& v) {
+        const vec own(v.begin(), v.begin() + dirs * N * c.H);
+        return batch_first ? k(name, {N, dirs, c.H}, swap_outer(own, dirs, N, c.H)) : k(name, {dirs, N, c.H}, own);
+    };
+    in.push_back(state("h0", p.h0));
     if (c.gates == 4) {
-        in.push_back(k("c0", {dirs, N, c.H}, vec(p.c0.begin(), p.c0.begin() + dirs * N * c.H)));
+        in.push_back(state("c0", p.c0));
         in.push_back(k("P", {dirs, 3 * c.H}, p.P));
     }
     const std::uint32_t outs = c.gates == 4 ? 3 : 2;
-    const node_id n = g.add_op(c.op, "cell", in, {{"direction", direction}}, outs);
+    const node_id n = g.add_op(c.op, "cell", in, {{"direction", direction}, {"layout", batch_first ? 1 : 0}}, outs);
     for (const auto& [key, v] : extra) g.set_attr(n, key, v);
     for (std::uint32_t o = 0; o < outs; ++o) g.mark_output(input_ref(value_ref<node_id>{n, o}));
+    if (batch_first) return exec::executor(g).run({{"X", value::of<double>({N, S, c.I}, swap_outer(X, S, N, c.I))}});
     return exec::executor(g).run({{"X", value::of<double>({S, N, c.I}, X)}});
 }
 
@@ -189,43 +208,12 @@ TEST_CASE("recurrent ops: reverse is forward in reversed time, bidirectional is 
             CHECK(same(state_row(rev[1], 0, b), state_row(flipped[1], 0, 0)));
         }
         // layout 1: X [N, S, I], Y [N, S, D, H], states [N, D, H] (the initial ones too).
-        graph g;
-        auto k = [&](const char* name, std::vector<std::int64_t> dims, const vec& v) {
-            std::vector<unsigned char> bytes(v.size() * sizeof(double));
-            std::memcpy(bytes.data(), v.data(), bytes.size());
-            return input_ref(g.add_constant(name, std::move(dims), dtype::f64, std::move(bytes)));
-        };
-        auto to_batch_first = [&](const vec& v, std::int64_t A, std::int64_t Bn, std::int64_t inner) {  // [A, B, inner] -> [B, A, inner]
-            vec o(v.size());
-            for (std::int64_t a = 0; a < A; ++a)
-                for (std::int64_t b = 0; b < Bn; ++b)
-                    for (std::int64_t i = 0; i < inner; ++i)
-                        o[static_cast<std::size_t>((b * A + a) * inner + i)] = v[static_cast<std::size_t>((a * Bn + b) * inner + i)];
-            return o;
-        };
-        std::vector<input_ref> in{input_ref(g.add_input("X")), k("W", {2, c.gates * c.H, c.I}, both.W), k("R", {2, c.gates * c.H, c.H}, both.R),
-                                  k("B", {2, 2 * c.gates * c.H}, both.B), input_ref(g.add_constant("no_lens", {0}, dtype::f32, {})),
-                                  k("h0", {c.N, 2, c.H}, to_batch_first(both.h0, 2, c.N, c.H))};
-        if (c.gates == 4) {
-            in.push_back(k("c0", {c.N, 2, c.H}, to_batch_first(both.c0, 2, c.N, c.H)));
-            in.push_back(k("P", {2, 3 * c.H}, both.P));
-        }
-        const node_id n = g.add_op(c.op, "cell", in, {{"direction", "bidirectional"}, {"layout", 1}}, c.gates == 4 ? 3 : 2);
-        g.mark_output(input_ref(value_ref<node_id>{n, 0}));
-        g.mark_output(input_ref(value_ref<node_id>{n, 1}));
-        const auto bf = exec::executor(g).run({{"X", value::of<double>({c.N, c.S, c.I}, to_batch_first(X, c.S, c.N, c.I))}});
+        const auto bf = run_cell(c, both, X, c.S, c.N, "bidirectional", {}, {}, true);
         REQUIRE(bf[0].dims() == exec::shape{c.N, c.S, 2, c.H});
         REQUIRE(bf[1].dims() == exec::shape{c.N, 2, c.H});
-        const vec y0(bi[0].as<double>(), bi[0].as<double>() + bi[0].size());
-        const vec yh(bi[1].as<double>(), bi[1].as<double>() + bi[1].size());
-        vec want(y0.size());  // Y [S, 2, N, H] as [N, S, 2, H]
-        for (std::int64_t t = 0; t < c.S; ++t)
-            for (std::int64_t d = 0; d < 2; ++d)
-                for (std::int64_t b = 0; b < c.N; ++b)
-                    for (std::int64_t j = 0; j < c.H; ++j)
-                        want[static_cast<std::size_t>(((b * c.S + t) * 2 + d) * c.H + j)] = y0[static_cast<std::size_t>(((t * 2 + d) * c.N + b) * c.H + j)];
-        CHECK(same(vec(bf[0].as<double>(), bf[0].as<double>() + bf[0].size()), want));
-        CHECK(same(vec(bf[1].as<double>(), bf[1].as<double>() + bf[1].size()), to_batch_first(yh, 2, c.N, c.H)));
+        // Y [S, 2, N, H] seen as [S * 2, N, H]: N moves to the front.
+        CHECK(same(test::elements<double>(bf[0]), swap_outer(test::elements<double>(bi[0]), c.S * 2, c.N, c.H)));
+        CHECK(same(test::elements<double>(bf[1]), swap_outer(test::elements<double>(bi[1]), 2, c.N, c.H)));
     }
 }
 
@@ -253,7 +241,7 @@ TEST_CASE("recurrent ops: clip bounds every activation's input (clip 0 has a clo
             }
         const auto unclipped = run_cell(c, p, X, c.S, c.N, "forward");
         const auto wide = run_cell(c, p, X, c.S, c.N, "forward", {}, {{"clip", 1e9}});
-        CHECK(same(vec(unclipped[0].as<double>(), unclipped[0].as<double>() + unclipped[0].size()), vec(wide[0].as<double>(), wide[0].as<double>() + wide[0].size())));
+        CHECK(same(test::elements<double>(unclipped[0]), test::elements<double>(wide[0])));
     }
 }
 

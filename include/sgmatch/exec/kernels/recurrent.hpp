@@ -48,6 +48,7 @@ void recurrent_entry(const ops::rules::recurrent_sizes& s, const T* const* x_at,
     auto sigmoid = [&](double v) { return 1.0 / (1.0 + std::exp(-bound(v))); };
     auto tanh_ = [&](double v) { return std::tanh(bound(v)); };
     std::vector<double> wx(static_cast<std::size_t>(G * H)), rh(static_cast<std::size_t>(G * H)), next(static_cast<std::size_t>(H));
+    std::vector<double> r(static_cast<std::size_t>(G == 3 ? H : 0)), rprev(r.size());  // GRU: the reset gate, and r * H'
     auto row = [](const T* m, std::int64_t r, std::int64_t n, const auto& v) {  // m[r, :] . v
         double acc = 0;
         for (std::int64_t k = 0; k < n; ++k) acc += static_cast<double>(m[r * n + k]) * static_cast<double>(v[static_cast<std::size_t>(k)]);
@@ -67,8 +68,6 @@ void recurrent_entry(const ops::rules::recurrent_sizes& s, const T* const* x_at,
         if (G == 1) {
             for (std::int64_t j = 0; j < H; ++j) at(next, j) = tanh_(at(wx, j) + at(rh, j));
         } else if (G == 3) {  // z, r, h
-            std::vector<double> rprev(static_cast<std::size_t>(H));
-            std::vector<double> r(static_cast<std::size_t>(H));
             for (std::int64_t j = 0; j < H; ++j) {
                 at(r, j) = sigmoid(at(wx, H + j) + at(rh, H + j));
                 at(rprev, j) = at(r, j) * at(h, j);
@@ -140,6 +139,7 @@ inline typed_fn recurrent(const ops::op_attrs& a0, const ops::node_source&) {
                 };
                 auto state_off = [&](std::int64_t d, std::int64_t b) { return (s.batch_first ? b * D + d : d * N + b) * H; };
                 T* Y = out[0].as<T>();
+                const T *h0 = ptr(5), *c0 = ptr(6);
                 std::vector<const T*> x_at(static_cast<std::size_t>(S));
                 for (std::int64_t d = 0; d < D; ++d) {
                     const bool reverse = direction == "reverse" || d == 1;
@@ -150,8 +150,8 @@ inline typed_fn recurrent(const ops::op_attrs& a0, const ops::node_source&) {
                     for (std::int64_t b = 0; b < N; ++b) {
                         std::vector<double> h(static_cast<std::size_t>(H)), c(static_cast<std::size_t>(H));
                         for (std::int64_t j = 0; j < H; ++j) {
-                            if (ptr(5)) h[static_cast<std::size_t>(j)] = static_cast<double>(ptr(5)[state_off(d, b) + j]);
-                            if (ptr(6)) c[static_cast<std::size_t>(j)] = static_cast<double>(ptr(6)[state_off(d, b) + j]);
+                            if (h0) h[static_cast<std::size_t>(j)] = static_cast<double>(h0[state_off(d, b) + j]);
+                            if (c0) c[static_cast<std::size_t>(j)] = static_cast<double>(c0[state_off(d, b) + j]);
                         }
                         for (std::int64_t t = 0; t < S; ++t)
                             x_at[static_cast<std::size_t>(t)] = x.as<T>() + (s.batch_first ? b * S + t : t * N + b) * s.input;
