@@ -85,6 +85,13 @@ bool registered = sgmatch::onednn::register_backend<sgmatch::graph>();
 int main() { return registered ? 0 : 1; }
 """
 
+# The same TU in a program built with SGMATCH_SEPARATE_COMPILATION (onednn/register.hpp): it
+# declares the backend, and one other TU of the program compiles it (ONEDNN_SRC_TU).
+ONEDNN_SEPARATE_TU = "#define SGMATCH_SEPARATE_COMPILATION\n" + ONEDNN_TU.replace("onednn/backend.hpp", "onednn/register.hpp")
+ONEDNN_SRC_TU = """#define SGMATCH_SEPARATE_COMPILATION
+#include "sgmatch/onednn/src.hpp"
+"""
+
 
 def compile_time(cxx, std, src_path, opt, include=INCLUDE):
     """Wall seconds and CPU seconds (user + sys of the compiler) of one compile. On a shared,
@@ -141,6 +148,8 @@ int main() {
         add(f"chain of {n}, -O2", chain_of(n))
     # What a framework's .cpp pays to switch the ready-made oneDNN backend on for its graph type.
     add("onednn backend registered for the built-in graph, -O2", ONEDNN_TU)
+    add("onednn backend registered, separately compiled (SGMATCH_SEPARATE_COMPILATION), -O2", ONEDNN_SEPARATE_TU)
+    add("onednn backend compiled once (onednn/src.hpp), -O2", ONEDNN_SRC_TU)
     if args.only:
         for name in list(cases):
             if name != "empty TU" and not any(o in name for o in args.only):
@@ -175,7 +184,9 @@ int main() {
               ", ".join(f"n={n}: {p * 1000:.1f} ms" for n, p in zip(lengths[1:], per)))
 
 def compare(args):
-    """Each TU against this tree and against the baseline checkout, alternately, in one run."""
+    """Each TU against this tree and against the baseline checkout, alternately, in one run. A case
+    given as (this tree's text, the baseline's text) compares two ways of doing the same thing (the
+    baseline has no separate compilation: its backend TU is compared with this tree's two)."""
     base_include = os.path.join(os.path.abspath(args.baseline), "include")
     tmp = tempfile.mkdtemp(prefix="sgmatch-compile-")
     cases = {}
@@ -185,20 +196,25 @@ def compare(args):
         ("20 patterns over ResNet-50, -O2", patterns_tu(20)),
         ("chain of 64, -O2", chain_of(64)),
         ("onednn backend registered for the built-in graph, -O2", ONEDNN_TU),
+        ("onednn backend registered, separately compiled (baseline: the backend TU), -O2", (ONEDNN_SEPARATE_TU, ONEDNN_TU)),
+        ("onednn backend compiled once, onednn/src.hpp (baseline: the backend TU), -O2", (ONEDNN_SRC_TU, ONEDNN_TU)),
     ]:
         if args.only and not any(o in name for o in args.only):
             continue
-        path = os.path.join(tmp, f"case{len(cases)}.cpp")
-        with open(path, "w") as f:
-            f.write(text)
-        cases[name] = path
+        texts = text if isinstance(text, tuple) else (text, text)
+        paths = []
+        for side, t in zip(("this", "base"), texts):
+            paths.append(os.path.join(tmp, f"case{len(cases)}_{side}.cpp"))
+            with open(paths[-1], "w") as f:
+                f.write(t)
+        cases[name] = paths
     cpu = {(name, side): [] for name in cases for side in ("this", "base")}
     for r in range(args.repeat):
-        for name, path in cases.items():
-            sides = [("this", INCLUDE), ("base", base_include)]
+        for name, (this_path, base_path) in cases.items():
+            sides = [("this", INCLUDE, this_path), ("base", base_include, base_path)]
             if r % 2:
                 sides.reverse()
-            for side, inc in sides:
+            for side, inc, path in sides:
                 cpu[(name, side)].append(compile_time(args.cxx, args.std, path, "-O2", inc)[1])
     print(f"compiler: {subprocess.run([args.cxx, '--version'], capture_output=True, text=True).stdout.splitlines()[0]}")
     print(f"C++{args.std}, this tree vs {args.baseline}, median CPU s (user+sys) of {args.repeat} alternating runs\n")

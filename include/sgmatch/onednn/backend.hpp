@@ -20,6 +20,9 @@
 // where act is a GELU (erf or tanh), Swish or HardSwish written out as exporters emit them
 // (decomposed.hpp): one eltwise post-op.
 //
+// A program can compile this backend once, in one translation unit, and register it from others
+// that do not compile it: onednn/register.hpp.
+//
 // Whole supported regions as one node each: the backend "onednn.regions" of the built-in graph
 // (sgmatch/exec/subgraph.hpp), which applies these fusions inside each region.
 #pragma once
@@ -33,6 +36,7 @@
 #include "sgmatch/onednn/decomposed.hpp"
 #include "sgmatch/onednn/layer_norm.hpp"
 #include "sgmatch/onednn/property.hpp"
+#include "sgmatch/onednn/register.hpp"
 #include "sgmatch/partition/partition.hpp"
 #include "sgmatch/pattern/combinators.hpp"
 #include "sgmatch/pattern/vocabulary.hpp"
@@ -136,9 +140,9 @@ property<G> make_conv1x1_depthwise_property() {
 inline constexpr auto batch_norm_relu = op<ops::BatchNorm>() >> op<ops::Relu>();
 
 /// The ready-made backend as an object (the properties above, in order), to apply as it is
-/// (apply_backend(g, b)) or to register.
+/// (apply_backend(g, b)) or to register (register_backend<G>(), onednn/register.hpp).
 template <class G>
-backend<G> make_backend(const std::string& name = "onednn") {
+backend<G> make_backend(const std::string& name) {
     backend<G> b(name);
     auto dw = detail::make_conv1x1_depthwise_property<G>();
     dw.fused_op("onednn.fused_conv").inference_only();
@@ -165,15 +169,6 @@ backend<G> make_backend(const std::string& name = "onednn") {
     shuffle.fused_op("onednn.fused_channel_shuffle").inference_only();
     b.add(std::move(shuffle));
     return b;
-}
-
-/// Register the "onednn" backend for graphs of type G (idempotent, and safe to call from
-/// several threads at once: the backend is registered whole, once). Returns true, so that a .cpp
-/// can call it at static-initialization time.
-template <class G>
-bool register_backend(const std::string& name = "onednn") {
-    if (backend_registry<G>::instance().find(name) == nullptr) backend_registry<G>::instance().insert(make_backend<G>(name));
-    return true;
 }
 
 }  // namespace onednn
