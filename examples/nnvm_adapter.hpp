@@ -281,4 +281,5 @@ struct sgmatch::graph_traits<nnvm_view> {
         return nnvm_detail::parse(it->second);
     }
     static node_type replace(G& g, const replacement<node_type>& r) { return g.replace(r); }
+    static const std::any* payload(const G&, node_type n) { return &n->payload; }
 };

@@ -2,7 +2,9 @@
 // it: positional inputs (views), outputs returned or written into the caller's buffers, the
 // fused kernel's rejection handled inside (its ops unfused), bad calls refused by name. Runs in
 // every preset.
+#include <algorithm>
 #include <any>
+#include <cmath>
 #include <map>
 #include <memory>
 #include <random>
@@ -13,6 +15,7 @@
 
 #include "nnvm_adapter.hpp"
 #include "sgmatch/exec/call.hpp"
+#include "sgmatch/exec/graph_executor.hpp"
 #include "sgmatch/exec/subgraph.hpp"
 #include "sgmatch/onednn/property.hpp"
 #include "sgmatch/pattern/combinators.hpp"
@@ -134,12 +137,12 @@ TEST_CASE("node_call runs a region node by itself") {
     CHECK(st.fused_nodes == 1);  // conv + relu, fused inside the region
 }
 
-TEST_CASE("an nnvm-style graph with its weights fed as inputs: partitioned in place, its region run through node_call") {
-    // examples/nnvm_adapter.hpp: shared_ptr nodes, string attributes, weights as plain variables
-    // (fed at run time, as nnvm graphs take them). The same model as a built-in graph is the oracle.
+namespace {
+
+/// The model of the nnvm tests: conv, relu, conv, residual add, max pool, sigmoid; weights fed.
+mini_nnvm::Symbol nnvm_model() {
     using mini_nnvm::Node;
     using mini_nnvm::NodeEntry;
-    std::mt19937 rng(21);
     mini_nnvm::Symbol sym;
     const NodeEntry data{Node::Variable("data"), 0}, w1{Node::Variable("w1"), 0}, w2{Node::Variable("w2"), 0};
     auto c1 = Node::Create("Conv", "conv1", {data, w1}, {{"kernel_shape", "(3, 3)"}, {"pads", "(1, 1, 1, 1)"}});
@@ -148,6 +151,16 @@ TEST_CASE("an nnvm-style graph with its weights fed as inputs: partitioned in pl
     auto add = Node::Create("Add", "add", {{c2, 0}, {r1, 0}});
     auto pool = Node::Create("MaxPool", "pool", {{add, 0}}, {{"kernel_shape", "(2, 2)"}, {"strides", "(2, 2)"}});
     sym.outputs.push_back({Node::Create("Sigmoid", "out", {{pool, 0}}), 0});
+    return sym;
+}
+
+}  // namespace
+
+TEST_CASE("an nnvm-style graph with its weights fed as inputs: partitioned in place, its region run through node_call") {
+    // examples/nnvm_adapter.hpp: shared_ptr nodes, string attributes, weights as plain variables
+    // (fed at run time, as nnvm graphs take them). The same model as a built-in graph is the oracle.
+    std::mt19937 rng(21);
+    mini_nnvm::Symbol sym = nnvm_model();
     nnvm_view view(sym);
     REQUIRE(apply_property(view, exec::make_region_property<nnvm_view>()).accepted == 1);
     REQUIRE(view.order().size() == 4);  // data, w1, w2 and the region node
@@ -181,4 +194,92 @@ TEST_CASE("an nnvm-style graph with its weights fed as inputs: partitioned in pl
     CHECK(test::max_rel_error(array_of(ys[0]), want) <= 1e-5);
     CHECK(st.region_nodes == 1);
     CHECK(st.fused_nodes == 0);  // convs with computed weights are not fused: each runs on its own kernel
+}
+
+TEST_CASE("graph_executor runs a whole nnvm-style graph: as it is on the reference kernels, and partitioned in place with its region node") {
+    std::mt19937 rng(22);
+    const std::map<std::string, xt::xarray<float>> feeds{{"data", test::random_array({2, 4, 6, 6}, rng, 1.0f)},
+                                                         {"w1", test::random_array({4, 4, 3, 3}, rng, 0.3f)},
+                                                         {"w2", test::random_array({4, 4, 1, 1}, rng, 0.5f)}};
+    auto view_of = [&](const std::string& name) {
+        const auto& a = feeds.at(name);
+        return exec::value::view(a.data(), dtype::f32, exec::shape(a.shape().begin(), a.shape().end()));
+    };
+    // The oracle: one output element of the plain run computed by hand; the fused run against the
+    // plain one.
+    mini_nnvm::Symbol sym = nnvm_model();
+    nnvm_view view(sym);
+    const exec::graph_executor<nnvm_view> plain(view);  // reference kernels, the graph as it is
+    CHECK(plain.input_names().size() == 3);
+    CHECK(plain.output_names() == std::vector<std::string>{"out"});
+    std::vector<exec::value> xs;
+    for (const auto& name : plain.input_names()) xs.push_back(view_of(name));
+    const auto want = plain.run(xs);
+    REQUIRE(want.size() == 1);
+    REQUIRE(want[0].dims() == exec::shape{2, 4, 3, 3});
+    {
+        // out[0, 1, 0, 0] by hand: sigmoid(max over the 2x2 window of conv2(relu(conv1)) + relu(conv1)).
+        const auto& x = feeds.at("data");
+        const auto& w1 = feeds.at("w1");
+        const auto& w2 = feeds.at("w2");
+        auto r1 = [&](std::size_t c, std::ptrdiff_t h, std::ptrdiff_t w) {
+            double s = 0;
+            for (std::size_t ci = 0; ci < 4; ++ci)
+                for (std::ptrdiff_t kh = 0; kh < 3; ++kh)
+                    for (std::ptrdiff_t kw = 0; kw < 3; ++kw) {
+                        const std::ptrdiff_t ih = h + kh - 1, iw = w + kw - 1;
+                        if (ih < 0 || iw < 0 || ih >= 6 || iw >= 6) continue;
+                        s += static_cast<double>(x(0, ci, ih, iw)) * w1(c, ci, kh, kw);
+                    }
+            return std::max(0.0, s);
+        };
+        double m = -1e30;
+        for (std::ptrdiff_t h = 0; h < 2; ++h)
+            for (std::ptrdiff_t w = 0; w < 2; ++w) {
+                double c2 = 0;
+                for (std::size_t ci = 0; ci < 4; ++ci) c2 += r1(ci, h, w) * w2(1, ci, 0, 0);
+                m = std::max(m, c2 + r1(1, h, w));
+            }
+        const double expect = 1.0 / (1.0 + std::exp(-m));
+        CHECK(std::abs(static_cast<double>(want[0].as<float>()[1 * 9]) - expect) <= 1e-5);
+    }
+
+    // Partitioned in place: the region node runs through its payload, which the adapter gives.
+    REQUIRE(apply_property(view, exec::make_region_property<nnvm_view>()).accepted == 1);
+    const exec::graph_executor<nnvm_view> fused(view, exec::mode::onednn);
+    CHECK(fused.plan().node_count() == 4);  // three inputs and the region node
+    exec::run_stats st;
+    xs.clear();
+    for (const auto& name : fused.input_names()) xs.push_back(view_of(name));
+    const auto got = fused.run(xs, &st);
+    REQUIRE(got.size() == 1);
+    CHECK(st.region_nodes == 1);
+    CHECK(test::max_rel_error(array_of(got[0]), array_of(want[0])) <= 1e-5);
+    // By name, in any order; the outputs by name.
+    std::map<std::string, exec::value> named;
+    for (const auto& [name, a] : feeds) named.emplace(name, view_of(name));
+    const auto by_name = fused.run_by_name(named);
+    REQUIRE(fused.output_names().size() == 1);  // named after its producer now: the region node
+    REQUIRE(by_name.count(fused.output_names()[0]) == 1);
+    CHECK(test::max_rel_error(array_of(by_name.at(fused.output_names()[0])), array_of(want[0])) <= 1e-5);
+
+    // Bad calls are refused by name.
+    CHECK_THROWS_WITH_AS(fused.run({view_of("data")}), doctest::Contains("the graph takes 3 inputs"), exec::exec_error);
+    named.erase("w2");
+    CHECK_THROWS_WITH_AS(fused.run_by_name(named), doctest::Contains("input 'w2' is not given"), exec::exec_error);
+    named.emplace("w3", view_of("w2"));
+    CHECK_THROWS_WITH_AS(fused.run_by_name(named), doctest::Contains("no input 'w3'"), exec::exec_error);
+}
+
+TEST_CASE("graph_executor refuses what it cannot run, by name, when it is built") {
+    // A parameter whose data the adapter does not give (nnvm's parameters are variables).
+    mini_nnvm::Symbol sym = nnvm_model();
+    sym.outputs[0].node->inputs[0].node->inputs[0].node->inputs[0].node->inputs[1].node->dict["__param__"] = "1";
+    nnvm_view view(sym);
+    CHECK_THROWS_WITH_AS(exec::graph_executor<nnvm_view>{view}, doctest::Contains("constant 'w2' has no data"), exec::exec_error);
+    // An op no kernel implements.
+    mini_nnvm::Symbol odd;
+    odd.outputs.push_back({mini_nnvm::Node::Create("Frobnicate", "frob", {{mini_nnvm::Node::Variable("x"), 0}}), 0});
+    nnvm_view odd_view(odd);
+    CHECK_THROWS_WITH_AS(exec::graph_executor<nnvm_view>{odd_view}, doctest::Contains("frob"), exec::exec_error);
 }

@@ -51,6 +51,11 @@
 //                std::vector<unsigned char> bytes) -> node_type   // a new constant (folding)
 //   for_each_attr(g, n, f)  -> void           // f(string-like key, const sgmatch::attribute&) for
 //                                             // every attribute of n; else: the keys asked for
+//   payload(g, n)           -> const std::any*  // what replace() was given for the node it made
+//                                             // (replacement::payload), null for other nodes: the
+//                                             // executor of a whole adapter graph runs fused nodes
+//                                             // through it (exec/graph_executor.hpp, which
+//                                             // detects it: the core does not include <any>)
 //   static constexpr bool checked_by_construction = true;   // the graph itself guarantees that
 //                                             // nodes(g) is a topological order of every node, with
 //                                             // inputs, ports and op ids in range (it checks each

@@ -638,6 +638,7 @@ struct graph_traits<graph> {
     static void for_each_attr(const graph& g, node_id n, F f) {
         g.for_each_attr(n, f);
     }
+    static const std::any* payload(const graph& g, node_id n) { return &g.payload(n); }
     static node_id replace(graph& g, const replacement<node_id>& r) { return g.replace(r); }
     static void redirect(graph& g, value_ref<node_id> from, value_ref<node_id> to) { g.redirect(from, to); }
     static void erase(graph& g, node_id n) { g.erase(n); }
