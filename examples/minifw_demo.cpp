@@ -10,6 +10,8 @@
 // - ONNX Runtime execution provider style (ort_style.hpp): the framework's own provider interface
 //   (GetCapability, Compile, a Session); sgmatch's provider claims the regions and compiles each
 //   once; layouts stay blocked inside a region, reordered only at its boundary.
+// - sgmatch's own executor over the framework's graph (exec::graph_executor through the adapter):
+//   the whole graph as it is, then partitioned in place, its fused nodes read back as payloads.
 //
 // A test (ctest example.minifw_demo) in the test, clang20 and gcc20 presets; the asan and clang17
 // presets build no examples (tests/exec/call.cpp and tests/threads/ run node_call under ASan).
@@ -26,6 +28,7 @@
 #include "minifw/mxnet_style.hpp"
 #include "minifw/ngraph_style.hpp"
 #include "minifw/ort_style.hpp"
+#include "sgmatch/exec/graph_executor.hpp"
 
 namespace {
 
@@ -44,7 +47,8 @@ std::shared_ptr<const minifw::Tensor> random_tensor(std::vector<std::int64_t> sh
 
 // A residual block, a layer sgmatch has no op for (Activation softsign), a BatchNorm with MXNet's
 // default fix_gamma=True (no ONNX attribute says "ignore gamma": sgmatch refuses it), a classifier.
-minifw::Graph make_model() {
+// With sgmatch_knows_all, the softsign is a tanh and bn3 keeps gamma: every op is one sgmatch runs.
+minifw::Graph make_model(bool sgmatch_knows_all = false) {
     std::mt19937 rng(42);
     minifw::Graph g;
     auto param = [&](const std::string& name, std::vector<std::int64_t> shape, float lo = -0.4f, float hi = 0.4f) {
@@ -71,11 +75,11 @@ minifw::Graph make_model() {
     minifw::Entry sum{g.op("elemwise_add", "add", {bn("bn2", c2, 8, false), r1}), 0};
     const minifw::Entry r2 = act("relu2", sum, "relu");
     minifw::Entry p1{g.op("Pooling", "pool1", {r2}, {{"kernel", "(2, 2)"}, {"stride", "(2, 2)"}, {"pool_type", "max"}}), 0};
-    const minifw::Entry s1 = act("softsign", p1, "softsign");
+    const minifw::Entry s1 = act("softsign", p1, sgmatch_knows_all ? "tanh" : "softsign");
     minifw::Entry c3{g.op("Convolution", "conv3", {s1, param("conv3_weight", {16, 8, 1, 1}), param("conv3_bias", {16})},
                           {{"kernel", "(1, 1)"}, {"num_filter", "16"}}),
                      0};
-    const minifw::Entry a3 = act("sigmoid3", bn("bn3", c3, 16, /*fix_gamma=*/true), "sigmoid");
+    const minifw::Entry a3 = act("sigmoid3", bn("bn3", c3, 16, /*fix_gamma=*/!sgmatch_knows_all), "sigmoid");
     minifw::Entry gp{g.op("Pooling", "pool2", {a3}, {{"global_pool", "True"}, {"pool_type", "avg"}, {"kernel", "(1, 1)"}}), 0};
     minifw::Entry fl{g.op("Flatten", "flatten", {gp}), 0};
     minifw::Entry fc{g.op("FullyConnected", "fc", {fl, param("fc_weight", {10, 16}), param("fc_bias", {10})},
@@ -193,6 +197,40 @@ int main() {
             check(diff <= 1e-4, "the same numbers as the framework's own run");
         }
         check(provider->states_released() == 2, "the states released with the session");
+    }
+    std::printf("sgmatch's executor over the framework's graph, read through the adapter (exec::graph_executor)\n");
+    {
+        minifw::Graph odd = make_model();
+        const minifw_view odd_view(odd, nullptr);
+        std::string refusal;
+        try {
+            const sgmatch::exec::graph_executor<minifw_view> e(odd_view);
+        } catch (const sgmatch::exec::exec_error& e) {
+            refusal = e.what();
+        }
+        check(refusal.find("softsign") != std::string::npos || refusal.find("bn3") != std::string::npos,
+              "a graph with ops sgmatch cannot run is refused, by node: " + refusal);
+
+        minifw::Graph g = make_model(/*sgmatch_knows_all=*/true);
+        const minifw::Tensor x = input(4, 9);
+        const minifw::Tensor native = minifw::run(g, {{"data", x}}).at(0);
+        const minifw_view view(g, nullptr);
+        const sgmatch::exec::graph_executor<minifw_view> plain(view);
+        check(plain.input_names() == std::vector<std::string>{"data"}, "one graph input, 'data'; the parameters are constants");
+        check(max_rel_diff(minifw_sgmatch::tensors(plain.run(minifw_sgmatch::views({&x}))).at(0), native) <= 1e-4,
+              "the whole graph on sgmatch's reference kernels: the framework's numbers");
+
+        setenv("SGMATCH_BACKEND", "onednn", 1);
+        minifw_sgmatch::bind(g, sgmatch::environment::read());  // partitioned in place, MXNet style
+        unsetenv("SGMATCH_BACKEND");
+        const minifw_view bound(g, nullptr);
+        const sgmatch::exec::graph_executor<minifw_view> fused(bound, sgmatch::exec::mode::onednn);
+        sgmatch::exec::run_stats st;
+        const minifw::Tensor got = minifw_sgmatch::tensors(fused.run(minifw_sgmatch::views({&x}), &st)).at(0);
+        // conv1+bn1+relu1, conv2+bn2+add+relu2, conv3+bn3+sigmoid3, fc: the _sg_onednn nodes'
+        // payloads, read through the adapter; the pools, the tanh and the flatten on oneDNN's.
+        check(st.fused_nodes == 4, "the framework's 4 _sg_onednn nodes run as fused kernels (" + std::to_string(st.fused_nodes) + ")");
+        check(max_rel_diff(got, native) <= 1e-4, "the partitioned graph on oneDNN: the framework's numbers");
     }
     std::printf("%s\n", failures == 0 ? "all integrations agree with the framework" : "FAILURES");
     return failures == 0 ? 0 : 1;

@@ -247,4 +247,5 @@ struct sgmatch::graph_traits<minifw_view> {
         return const_tensor_view{dtype::f32, n->param->shape.data(), n->param->shape.size(), n->param->data.data()};
     }
     static node_type replace(G& g, const replacement<node_type>& r) { return g.replace(r); }
+    static const std::any* payload(const G&, node_type n) { return &n->parsed; }
 };

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <algorithm>
+#include <any>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -46,6 +47,8 @@ struct Node {
     std::vector<Entry> inputs;
     std::shared_ptr<const Tensor> param;  // a bound parameter's value
     std::shared_ptr<const void> state;    // an operator's state kept between runs (subgraph ops)
+    std::any parsed;                      // an op's parsed parameters, opaque to the framework (MXNet's
+                                          // NodeAttrs::parsed)
     int num_outputs = 1;
 };
 

@@ -49,6 +49,7 @@ inline std::unique_ptr<minifw::Node> create_subgraph_node(const sgmatch::replace
     n->name = r.name;
     n->attrs["fused_op"] = r.op_name;
     n->state = std::make_shared<const sgmatch::exec::node_call>(sgmatch::exec::node_call::of(r.payload, r.name));
+    n->parsed = r.payload;  // what sgmatch made, for whoever reads the graph through the adapter
     return n;
 }
 
