@@ -13,8 +13,7 @@
 // - sgmatch's own executor over the framework's graph (exec::graph_executor through the adapter):
 //   the whole graph as it is, then partitioned in place, its fused nodes read back as payloads.
 //
-// A test (ctest example.minifw_demo) in the test, clang20 and gcc20 presets; the asan and clang17
-// presets build no examples (tests/exec/call.cpp and tests/threads/ run node_call under ASan).
+// A test (ctest example.minifw_demo) in the test, asan and clang20 presets.
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>

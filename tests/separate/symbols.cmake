@@ -3,11 +3,15 @@
 # ready-made backend's code; the compiled one (onednn/src.hpp) defines it: the check can fail.
 set(backend_code "sgmatch::v0::onednn::(make_backend<|fused_conv::|lower_match<|detail::make_conv1x1_depthwise_property<)")
 function(defined_backend_symbols object out)
-  execute_process(COMMAND ${NM} -C --defined-only ${object} OUTPUT_VARIABLE syms RESULT_VARIABLE rc)
+  # grep reads nm's output (a CMake regex over a debug build's symbol list takes minutes).
+  execute_process(COMMAND ${NM} -C --defined-only ${object} COMMAND grep -E "${backend_code}"
+    OUTPUT_VARIABLE found RESULTS_VARIABLE rcs)
+  list(GET rcs 0 rc)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "${NM} failed on ${object}")
   endif()
-  string(REGEX MATCHALL "[^\n]*${backend_code}[^\n]*" found "${syms}")
+  string(STRIP "${found}" found)
+  string(REPLACE "\n" ";" found "${found}")
   set(${out} "${found}" PARENT_SCOPE)
 endfunction()
 defined_backend_symbols(${LIGHT} light)
