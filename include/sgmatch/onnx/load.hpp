@@ -63,6 +63,7 @@
 #include "sgmatch/onnx/opset.hpp"
 #include "sgmatch/onnx/tensor.hpp"
 #include "sgmatch/ops/attrs.hpp"
+#include "sgmatch/ops/fill_shapes.hpp"
 #include "sgmatch/ops/shape_rule_table.hpp"
 #include "sgmatch/ops/table.hpp"
 #include "sgmatch/passes/cleanup.hpp"
@@ -189,7 +190,7 @@ public:
                 for (auto& n : r.notes)
                     if (std::find(total.notes.begin(), total.notes.end(), n) == total.notes.end()) total.notes.push_back(std::move(n));
                 const bool changed = r.pass_through + r.shapes + r.folded + r.erased > 0;
-                if (fill_shapes(g) == 0 || (!changed && round > 0)) break;
+                if (ops::fill_shapes(g) == 0 || (!changed && round > 0)) break;
             }
         }
         if (o_.check_support && !out.report.unsupported.empty()) {
@@ -556,63 +557,12 @@ private:
         }
     }
 
-    // What a shape rule reads of a node's inputs when every input's dims are known (constant
-    // inputs of up to 64 values lend their values: a Reshape's shape); nullopt otherwise.
-    static std::optional<ops::shape_inputs> known_inputs(const graph& g, node_id id) {
-        ops::shape_inputs in;
-        for (std::size_t i = 0; i < g.input_count(id); ++i) {
-            const auto v = g.input(id, i);
-            const auto t = g.value_type(v.node, v.port);
-            const auto c = g.constant(v.node);
-            if (!t || (t->dims.empty() && !(c && c->rank == 0))) return std::nullopt;  // an unknown rank
-            for (auto d : t->dims)
-                if (d < 0) return std::nullopt;
-            in.shapes.push_back(t->dims);
-            const bool small = c && c->element_count() <= 64;
-            in.values.push_back(small ? c->to_ints() : std::nullopt);
-            in.reals.push_back(small ? c->to_reals() : std::nullopt);  // Resize's scales
-        }
-        return in;
-    }
-
-    // Shapes still unknown after the clean-up passes, by the descriptions' rules, in order (a
-    // Reshape whose shape was folded into a constant, and everything after it).
-    static std::size_t fill_shapes(graph& g) {
-        std::size_t filled = 0;
-        for (node_id id : g.nodes()) {
-            if (g.kind(id) != node_kind::op) continue;
-            bool missing = false;
-            for (std::uint32_t p = 0; p < g.output_count(id); ++p) {
-                const auto t = g.value_type(id, p);
-                missing = missing || !t || t->dims.empty();
-            }
-            const ops::op_schema* s = ops::find_schema(g.op_name(id));
-            if (!missing || s == nullptr || ops::shape_rule_of(*s) == nullptr) continue;
-            const auto in = known_inputs(g, id);
-            if (!in) continue;
-            try {
-                const ops::op_attrs a(*s, ops::node_of<graph>(g, id));
-                const std::vector<ops::dims> outs = ops::infer_shapes(a, *in);
-                for (std::uint32_t p = 0; p < g.output_count(id) && p < outs.size(); ++p) {
-                    auto t = g.value_type(id, p).value_or(tensor_type{});
-                    if (!t.dims.empty()) continue;
-                    t.dims = outs[p];
-                    g.set_type({id, p}, t);
-                    ++filled;
-                }
-            } catch (const ops::op_error&) {
-                // left unknown: the executor computes and checks it at run time
-            }
-        }
-        return filled;
-    }
-
     // The node's output shapes by its description's shape rule, when every input's shape is
     // known (constant inputs of up to 64 values lend their values: a Reshape's shape). A shape
     // the model declares must agree; the rule's refusal (inputs that do not fit) is reported.
     void propagate(graph& g, const ::onnx::NodeProto& n, node_id id, const ops::op_attrs& a) {
         if (ops::shape_rule_of(a.schema()) == nullptr) return;
-        const auto in = known_inputs(g, id);
+        const auto in = ops::known_inputs(g, id);
         if (!in) return;
         std::vector<ops::dims> outs;
         try {
