@@ -11,20 +11,24 @@
 // and, after the timings, the bytes of the fused nodes' outputs as the executor's liveness plan
 // places them, against a pool reusing only same-size buffers (run_stats::planned_bytes).
 //
-// Variants interleaved, order rotated each round, medians of per-round times; the outputs of
-// fused and unfused are compared (max abs difference) before timing.
-// usage: resnet50 [--rounds R] [--batch B ...] [--image N] [--check]
+// Timed by Google Benchmark (gbench.hpp: repetitions, random interleaving, medians; its flags
+// pass through), with FLOP/s per variant and the ratios of medians after the table; the
+// outputs of the three are compared (max abs difference) before anything is timed.
+// usage: resnet50 [--batch B ...] [--image N] [--check] [--benchmark_...]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "gbench.hpp"
 #include "sgmatch/exec/executor.hpp"
 #include "sgmatch/graph/builders.hpp"
 #include "sgmatch/onednn/property.hpp"
@@ -36,11 +40,6 @@ using namespace sgmatch::ops;
 using clk = std::chrono::steady_clock;
 
 namespace {
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-}
 
 double ms_since(clk::time_point t0) { return std::chrono::duration<double, std::milli>(clk::now() - t0).count(); }
 
@@ -80,42 +79,44 @@ double matmul_peak() {
 }  // namespace
 
 int main(int argc, char** argv) {
-    int rounds = 7;
     std::int64_t image = 224;
     std::vector<std::int64_t> batches;
     bool check = false;
+    std::vector<char*> rest{argv[0]};  // what is left for Google Benchmark
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
-        if (a == "--rounds" && i + 1 < argc) rounds = std::atoi(argv[++i]);
-        else if (a == "--batch" && i + 1 < argc) batches.push_back(std::atoll(argv[++i]));
+        if (a == "--batch" && i + 1 < argc) batches.push_back(std::atoll(argv[++i]));
         else if (a == "--image" && i + 1 < argc) image = std::atoll(argv[++i]);
         else if (a == "--check") check = true;
-        else {
-            std::fprintf(stderr, "usage: resnet50 [--rounds R] [--batch B ...] [--image N] [--check]\n");
-            return 2;
-        }
+        else rest.push_back(argv[i]);
     }
-    if (check) image = 64, rounds = 1, batches = {1};
+    if (check) image = 64, batches = {1};
     if (batches.empty()) batches = {1, 8};
-    const double sgemm = check ? 0 : sgemm_peak(), matmul = check ? 0 : matmul_peak();
-    const double peak = std::max(sgemm, matmul);
-    if (!check) std::printf("measured fp32 peak: dnnl_sgemm %.0f GFLOP/s, matmul primitive %.0f GFLOP/s\n", sgemm, matmul);
-    std::printf("| batch | fused ms | unfused ms | plain ms | unfused / fused | plain / fused | fused GFLOP/s | of peak | max abs diff |\n");
-    std::printf("|---|---|---|---|---|---|---|---|---|\n");
+    if (!check) std::printf("measured fp32 peak: dnnl_sgemm %.0f GFLOP/s, matmul primitive %.0f GFLOP/s\n", sgemm_peak(), matmul_peak());
     int failures = 0;
     struct memory_row {
         std::int64_t batch;
         std::size_t planned, pooled;
     };
     std::vector<memory_row> memory;
+    // Per batch: the three executors and their input, alive until the benchmarks have run.
+    struct bench_case {
+        graph g, fused;
+        std::vector<std::unique_ptr<const exec::executor>> runs;
+        std::map<std::string, reference::array> in;
+    };
+    std::vector<std::unique_ptr<bench_case>> cases;
+    std::vector<sgbench::ratio> ratios;
+    static const char* names[] = {"fused", "unfused", "plain"};
     for (std::int64_t batch : batches) {
-        const graph g = build::resnet50(batch, image, /*data_seed=*/2026);
-        graph fused = g;
+        auto c = std::make_unique<bench_case>();
+        c->g = build::resnet50(batch, image, /*data_seed=*/2026);
+        c->fused = c->g;
         backend<graph> b("bench");
         b.add(onednn::make_fused_property<graph>("cbar", op<Conv>() >> op<BatchNorm>() >> op<Add>(any()) >> op<Relu>()));
         b.add(onednn::make_fused_property<graph>("cba", op<Conv>() >> optional(op<BatchNorm>()) >> optional(op<Relu>())));
         std::size_t accepted = 0;
-        for (const auto& p : b.properties()) accepted += apply_property(fused, p).accepted;
+        for (const auto& p : b.properties()) accepted += apply_property(c->fused, p).accepted;
         if (accepted != 53) {
             std::fprintf(stderr, "expected 53 fused nodes, got %zu\n", accepted);
             return 1;
@@ -125,48 +126,51 @@ int main(int argc, char** argv) {
         reference::array x = xt::zeros<float>({static_cast<std::size_t>(batch), std::size_t(3),
                                                static_cast<std::size_t>(image), static_cast<std::size_t>(image)});
         for (auto& v : x) v = d(rng);
-        const std::map<std::string, reference::array> in{{"data", x}};
-        const exec::executor runs[] = {exec::executor(fused, exec::mode::onednn), exec::executor(g, exec::mode::onednn),
-                                       exec::executor(g, exec::mode::onednn_plain)};
-        const auto y0 = runs[0](in).at(0), y1 = runs[1](in).at(0), y2 = runs[2](in).at(0);
+        c->in = {{"data", x}};
+        c->runs.push_back(std::make_unique<const exec::executor>(c->fused, exec::mode::onednn));
+        c->runs.push_back(std::make_unique<const exec::executor>(c->g, exec::mode::onednn));
+        c->runs.push_back(std::make_unique<const exec::executor>(c->g, exec::mode::onednn_plain));
+        const auto y0 = (*c->runs[0])(c->in).at(0), y1 = (*c->runs[1])(c->in).at(0), y2 = (*c->runs[2])(c->in).at(0);
         double diff = 0, scale = 1;
         for (std::size_t i = 0; i < y0.size(); ++i) {
             diff = std::max({diff, static_cast<double>(std::fabs(y0.data()[i] - y1.data()[i])),
                              static_cast<double>(std::fabs(y2.data()[i] - y1.data()[i]))});
             scale = std::max(scale, static_cast<double>(std::fabs(y1.data()[i])));
         }
+        std::printf("batch %lld: 53 fused nodes; fused, unfused and plain outputs differ by %.2g at most\n", static_cast<long long>(batch), diff);
         if (!(diff <= 1e-4 * scale)) {
             std::fprintf(stderr, "batch %lld: results differ by %g\n", static_cast<long long>(batch), diff);
             ++failures;
         }
         if (check) continue;
-        for (int warm = 0; warm < 3; ++warm)
-            for (const auto& r : runs) (void)r(in);
-        std::vector<double> t[3];
-        for (int r = 0; r < rounds; ++r)
-            for (int k = 0; k < 3; ++k) {
-                const int v = (k + r) % 3;
-                const auto t0 = clk::now();
-                (void)runs[v](in);
-                t[v].push_back(ms_since(t0));
-            }
         exec::run_stats mem;
-        (void)runs[0](in, &mem);
+        (void)(*c->runs[0])(c->in, &mem);
         memory.push_back({batch, mem.planned_bytes, mem.pooled_bytes});
-        const double f = median(t[0]), u = median(t[1]), p = median(t[2]);
-        const double gflops = 8.18 * static_cast<double>(batch) * (image * image) / (224.0 * 224.0) / (f / 1e3);
-        std::printf("| %lld | %.1f | %.1f | %.1f | %.2fx | %.2fx | %.0f | %.0f%% | %.2g |\n", static_cast<long long>(batch),
-                    f, u, p, u / f, p / f, gflops, 100.0 * gflops / peak, diff);
-        std::fflush(stdout);
+        // GFLOP/s of each variant: 8.18 GFLOP per 224x224 image.
+        const double flop = 8.18e9 * static_cast<double>(batch) * static_cast<double>(image * image) / (224.0 * 224.0);
+        const std::string b_id = "b" + std::to_string(batch);
+        for (std::size_t v = 0; v < 3; ++v) {
+            const bench_case* k = c.get();
+            benchmark::RegisterBenchmark((std::string(names[v]) + "/" + b_id).c_str(), [k, v, flop](benchmark::State& st) {
+                for (auto _ : st) benchmark::DoNotOptimize((*k->runs[v])(k->in));
+                st.counters["FLOP/s"] = benchmark::Counter(flop, benchmark::Counter::kIsIterationInvariantRate);
+            })->Unit(benchmark::kMillisecond)->UseRealTime();
+        }
+        ratios.push_back({"batch " + std::to_string(batch) + " unfused / fused", "unfused/" + b_id, "fused/" + b_id, ""});
+        ratios.push_back({"batch " + std::to_string(batch) + " plain / fused", "plain/" + b_id, "fused/" + b_id, ""});
+        cases.push_back(std::move(c));
     }
-    if (!check) {
-        // The fused nodes' outputs: placed by the liveness plan, against what a pool reusing
-        // only same-size buffers holds for them (the handling without a plan).
-        std::printf("\n| batch | fused outputs, planned MiB | same-size pool MiB | planned / pool |\n|---|---|---|---|\n");
-        for (const auto& m : memory)
-            std::printf("| %lld | %.1f | %.1f | %.2f |\n", static_cast<long long>(m.batch), m.planned / 1048576.0,
-                        m.pooled / 1048576.0, m.pooled ? static_cast<double>(m.planned) / static_cast<double>(m.pooled) : 0.0);
+    if (failures) return 1;
+    if (check) {
+        std::printf("check: fused, unfused and plain runs agree\n");
+        return 0;
     }
-    if (check) std::printf("check: fused, unfused and plain runs agree\n");
-    return failures ? 1 : 0;
+    const int rc = sgbench::run(static_cast<int>(rest.size()), rest.data(), ratios);
+    // The fused nodes' outputs: placed by the liveness plan, against what a pool reusing only
+    // same-size buffers holds for them (the handling without a plan).
+    std::printf("\n| batch | fused outputs, planned MiB | same-size pool MiB | planned / pool |\n|---|---|---|---|\n");
+    for (const auto& m : memory)
+        std::printf("| %lld | %.1f | %.1f | %.2f |\n", static_cast<long long>(m.batch), m.planned / 1048576.0, m.pooled / 1048576.0,
+                    m.pooled ? static_cast<double>(m.planned) / static_cast<double>(m.pooled) : 0.0);
+    return rc;
 }
