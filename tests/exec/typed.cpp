@@ -455,3 +455,47 @@ TEST_CASE("computed element types are checked against the declared ones") {
     CHECK(run_error(exec::executor(r), {{"x", value::of<float>({1, 2}, {1, 2})}}).find("the value of 's' (output 0) is int64: an fp32 kernel cannot read it") !=
           std::string::npos);
 }
+
+TEST_CASE("the ten reductions on doubles against the fp32 kernels on the same data, and LogSumExp of large values") {
+    // The oracle: the same graph on f32 data, run by the fp32 (reference) kernels, another
+    // implementation; the double results agree to float precision.
+    std::mt19937 rng(8);
+    std::uniform_real_distribution<double> d(0.1, 2.0);  // positive: Log and Prod stay finite
+    std::vector<double> xd(2 * 3 * 4);
+    for (auto& e : xd) e = d(rng);
+    const std::vector<float> xf(xd.begin(), xd.end());
+    const char* ops[] = {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
+                         "ReduceSumSquare", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp"};
+    struct form {
+        attribute::ints axes;
+        std::int64_t keepdims;
+    };
+    const form forms[] = {{{1}, 1}, {{0, 2}, 0}, {{-1}, 1}, {{}, 0}};
+    graph g;
+    const node_id x = g.add_input("x");
+    for (const char* op : ops)
+        for (const form& f : forms) {
+            const std::string name = std::string(op) + "_" + std::to_string(&f - forms);
+            const node_id n = g.add_op(op, name, {x}, {{"keepdims", f.keepdims}});
+            if (!f.axes.empty()) g.set_attr(n, "axes", f.axes);  // none: every axis
+            g.mark_output(n);
+        }
+    const exec::executor run(g);
+    const auto got = run.run({{"x", value::of<double>({2, 3, 4}, xd)}});
+    const auto want = run.run({{"x", value::of<float>({2, 3, 4}, xf)}});
+    REQUIRE(got.size() == want.size());
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        INFO(g.name(g.graph_output(i).node));
+        CHECK(got[i].type() == dtype::f64);
+        REQUIRE(got[i].dims() == want[i].dims());
+        const auto a = elements<double>(got[i]);
+        const auto b = elements<float>(want[i]);
+        for (std::size_t k = 0; k < a.size(); ++k) CHECK(std::abs(a[k] - b[k]) <= 1e-5 * std::max(1.0, std::abs(a[k])));
+    }
+    // log(sum(exp(x))) of [1000, 1000, 1000] is 1000 + log(3): no overflow on the way.
+    graph h;
+    h.mark_output(h.add_op("ReduceLogSumExp", "lse", {h.add_input("x")}, {{"keepdims", std::int64_t{0}}}));
+    const auto lse = elements<double>(exec::executor(h).run({{"x", value::of<double>({3}, {1000.0, 1000.0, 1000.0})}})[0]);
+    REQUIRE(lse.size() == 1);
+    CHECK(std::abs(lse[0] - (1000.0 + std::log(3.0))) <= 1e-12);
+}

@@ -1,5 +1,5 @@
 // sgmatch/ops/reduce.hpp - descriptions of the reductions (ReduceMean, ReduceSum, ...): the axes
-// as an attribute (before opset 13, or 18 for all but ReduceSum) or as a constant input.
+// as an attribute (before opset 13, or 18 for all but ReduceSum) or as an input; f32 and f64 data.
 #pragma once
 
 #include <cstddef>
@@ -52,16 +52,19 @@ inline constexpr attr_spec reduce_attrs[] = {
     {"noop_with_empty_axes", attr_type::integer, def::value(0), support::range(0, 1)},
 };
 
-inline constexpr op_schema reduce_mean = describe<ReduceMean>(reduce_inputs, reduce_attrs);
-inline constexpr op_schema reduce_sum = describe<ReduceSum>(reduce_inputs, reduce_attrs);
-inline constexpr op_schema reduce_max = describe<ReduceMax>(reduce_inputs, reduce_attrs);
-inline constexpr op_schema reduce_min = describe<ReduceMin>(reduce_inputs, reduce_attrs);
-inline constexpr op_schema reduce_prod = describe<ReduceProd>(reduce_inputs, reduce_attrs);
-inline constexpr op_schema reduce_sum_square = describe<ReduceSumSquare>(reduce_inputs, reduce_attrs);
-inline constexpr op_schema reduce_l1 = describe<ReduceL1>(reduce_inputs, reduce_attrs);
-inline constexpr op_schema reduce_l2 = describe<ReduceL2>(reduce_inputs, reduce_attrs);
-inline constexpr op_schema reduce_log_sum = describe<ReduceLogSum>(reduce_inputs, reduce_attrs);
-inline constexpr op_schema reduce_log_sum_exp = describe<ReduceLogSumExp>(reduce_inputs, reduce_attrs);
+/// f32 on the fp32 kernels (oneDNN's reduction or the reference), f64 on the typed ones.
+inline constexpr std::uint16_t reduce_types = types::f32 | types::bit(dtype::f64);
+
+inline constexpr op_schema reduce_mean = typed(describe<ReduceMean>(reduce_inputs, reduce_attrs), reduce_types);
+inline constexpr op_schema reduce_sum = typed(describe<ReduceSum>(reduce_inputs, reduce_attrs), reduce_types);
+inline constexpr op_schema reduce_max = typed(describe<ReduceMax>(reduce_inputs, reduce_attrs), reduce_types);
+inline constexpr op_schema reduce_min = typed(describe<ReduceMin>(reduce_inputs, reduce_attrs), reduce_types);
+inline constexpr op_schema reduce_prod = typed(describe<ReduceProd>(reduce_inputs, reduce_attrs), reduce_types);
+inline constexpr op_schema reduce_sum_square = typed(describe<ReduceSumSquare>(reduce_inputs, reduce_attrs), reduce_types);
+inline constexpr op_schema reduce_l1 = typed(describe<ReduceL1>(reduce_inputs, reduce_attrs), reduce_types);
+inline constexpr op_schema reduce_l2 = typed(describe<ReduceL2>(reduce_inputs, reduce_attrs), reduce_types);
+inline constexpr op_schema reduce_log_sum = typed(describe<ReduceLogSum>(reduce_inputs, reduce_attrs), reduce_types);
+inline constexpr op_schema reduce_log_sum_exp = typed(describe<ReduceLogSumExp>(reduce_inputs, reduce_attrs), reduce_types);
 
 }  // namespace schemas
 }  // namespace ops

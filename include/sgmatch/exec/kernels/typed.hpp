@@ -9,7 +9,8 @@
 // GatherElements, ScatterElements, DepthToSpace, SpaceToDepth and Pad (kernels/positions.hpp);
 // NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss and InstanceNormalization on f32 and f64
 // (kernels/losses.hpp); RNN, GRU and LSTM on f32 and f64 (kernels/recurrent.hpp); MaxPool on
-// every numeric type, with its Indices (kernels/max_pool.hpp).
+// every numeric type, with its Indices (kernels/max_pool.hpp); the ten reductions on f64
+// (kernels/reduce_typed.hpp).
 //
 // The executor runs an op's typed kernel when the op has no fp32 kernel, when its data input is
 // not f32, when an input computed at run time is not f32 (an int64 shape, a bool mask), or when
@@ -41,6 +42,7 @@
 #include "sgmatch/exec/kernels/max_pool.hpp"
 #include "sgmatch/exec/kernels/positions.hpp"
 #include "sgmatch/exec/kernels/recurrent.hpp"
+#include "sgmatch/exec/kernels/reduce_typed.hpp"
 #include "sgmatch/exec/kernels/resize.hpp"
 #include "sgmatch/exec/kernels/typed_support.hpp"
 #include "sgmatch/exec/value.hpp"
@@ -581,6 +583,16 @@ inline const typed_binding typed_ops[] = {
     {&ops::schemas::instance_norm, typed::instance_norm},
     {&ops::schemas::batch_norm, typed::batch_norm},
     {&ops::schemas::max_pool, typed::max_pool},
+    {&ops::schemas::reduce_mean, typed::reduce<typed::reduction::mean>},
+    {&ops::schemas::reduce_sum, typed::reduce<typed::reduction::sum>},
+    {&ops::schemas::reduce_max, typed::reduce<typed::reduction::max>},
+    {&ops::schemas::reduce_min, typed::reduce<typed::reduction::min>},
+    {&ops::schemas::reduce_prod, typed::reduce<typed::reduction::prod>},
+    {&ops::schemas::reduce_sum_square, typed::reduce<typed::reduction::sum_square>},
+    {&ops::schemas::reduce_l1, typed::reduce<typed::reduction::l1>},
+    {&ops::schemas::reduce_l2, typed::reduce<typed::reduction::l2>},
+    {&ops::schemas::reduce_log_sum, typed::reduce<typed::reduction::log_sum>},
+    {&ops::schemas::reduce_log_sum_exp, typed::reduce<typed::reduction::log_sum_exp>},
     {&ops::schemas::rnn, typed::recurrent},
     {&ops::schemas::gru, typed::recurrent},
     {&ops::schemas::lstm, typed::recurrent},
