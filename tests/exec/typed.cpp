@@ -499,3 +499,33 @@ TEST_CASE("the ten reductions on doubles against the fp32 kernels on the same da
     REQUIRE(lse.size() == 1);
     CHECK(std::abs(lse[0] - (1000.0 + std::log(3.0))) <= 1e-12);
 }
+
+TEST_CASE("Max, Min and Mod on float16 and bfloat16: exact, as on the same values in f32") {
+    // Values exactly representable in both half formats (multiples of 1/8 below 32: 8 significant
+    // bits, what bfloat16 has): the results are such values too, so the f32 results are the
+    // oracle, with no rounding between them.
+    std::mt19937 rng(16);
+    std::uniform_int_distribution<int> d(-255, 255);
+    std::vector<float> a(24), b(24);
+    for (auto* v : {&a, &b})
+        for (auto& e : *v) e = static_cast<float>(d(rng)) / 8.0f;
+    for (auto& e : b)
+        if (e == 0.0f) e = 1.0f;  // no division by zero in Mod
+    for (const std::int64_t half : {std::int64_t{10}, std::int64_t{16}}) {  // ONNX codes: float16, bfloat16
+        graph g;
+        auto x = g.add_op("Cast", "x", {g.add_input("a")}, {{"to", half}});
+        auto y = g.add_op("Cast", "y", {g.add_input("b")}, {{"to", half}});
+        for (const char* op : {"Max", "Min", "Mod"}) {
+            const node_id n = g.add_op(op, op, {x, y});
+            if (std::string(op) == "Mod") g.set_attr(n, "fmod", std::int64_t{1});
+            g.mark_output(g.add_op("Cast", std::string(op) + ".f32", {n}, {{"to", std::int64_t{1}}}));
+        }
+        const auto out = exec::executor(g).run({{"a", value::of<float>({24}, a)}, {"b", value::of<float>({24}, b)}});
+        const auto mx = elements<float>(out[0]), mn = elements<float>(out[1]), md = elements<float>(out[2]);
+        for (std::size_t i = 0; i < a.size(); ++i) {
+            CHECK(mx[i] == std::max(a[i], b[i]));
+            CHECK(mn[i] == std::min(a[i], b[i]));
+            CHECK(md[i] == std::fmod(a[i], b[i]));
+        }
+    }
+}

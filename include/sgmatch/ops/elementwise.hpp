@@ -108,9 +108,11 @@ inline constexpr op_schema div = typed(describe<Div>(a_b, legacy_broadcast), typ
 inline constexpr op_schema pow = typed(describe<Pow>(a_b, legacy_broadcast), types::numeric);
 /// Mod: fmod 0 takes the divisor's sign (Python's %, integers only), fmod 1 the dividend's (C's fmod).
 inline constexpr attr_spec mod_attrs[] = {{"fmod", attr_type::integer, def::value(0), support::range(0, 1)}};
-inline constexpr op_schema mod = typed(describe<Mod>(a_b, mod_attrs), types::numeric);
-inline constexpr op_schema max = typed(describe<Max>(variadic, consumed), types::numeric);
-inline constexpr op_schema min = typed(describe<Min>(variadic, consumed), types::numeric);
+/// Mod, Max and Min take float16 and bfloat16 too: computed in f32, exactly (kernels/typed.hpp).
+inline constexpr std::uint16_t numeric_and_halves = types::numeric | types::bit(dtype::f16) | types::bit(dtype::bf16);
+inline constexpr op_schema mod = typed(describe<Mod>(a_b, mod_attrs), numeric_and_halves);
+inline constexpr op_schema max = typed(describe<Max>(variadic, consumed), numeric_and_halves);
+inline constexpr op_schema min = typed(describe<Min>(variadic, consumed), numeric_and_halves);
 inline constexpr op_schema sum = describe<Sum>(variadic, consumed);
 inline constexpr op_schema mean = describe<Mean>(variadic, consumed);
 // Comparisons and logic: bool results, numpy broadcasting.

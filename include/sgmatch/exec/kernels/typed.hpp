@@ -3,7 +3,8 @@
 //
 // What shape subgraphs and masks compute: Shape, Size, ConstantOfShape, Cast, comparisons and
 // logic (bool results), IsNaN and IsInf, Where, Split, the integer (and double) forms of Add, Sub, Mul, Div, Pow,
-// Mod, Neg, Abs, Clip, Max and Min, and the ops that move data without arithmetic (Reshape, Unsqueeze, Squeeze,
+// Mod, Neg, Abs, Clip, Max and Min (Mod, Max and Min on float16 and bfloat16 too, computed in f32
+// exactly), and the ops that move data without arithmetic (Reshape, Unsqueeze, Squeeze,
 // Flatten, Transpose, Concat, Slice, Gather, Expand, Identity, Dropout) on any element type;
 // CastLike; Resize (kernels/resize.hpp) on f32; Tile, Trilu, Range, CumSum, ArgMax, ArgMin, TopK,
 // GatherElements, ScatterElements, DepthToSpace, SpaceToDepth and Pad (kernels/positions.hpp);
@@ -154,18 +155,35 @@ typed_fn binary_kernel(const ops::op_attrs& a0, const ops::node_source&) {
 }
 
 /// Max and Min of one or more inputs (numpy broadcasting), on the numeric types other than f32.
+/// f(x) for ops whose result on float16 or bfloat16 values is such a value again (a maximum, a
+/// minimum, a remainder: nothing to round), computed on the values widened to f32 and narrowed back.
+template <class F>
+values widening_halves(const values& x, F&& f) {
+    const dtype t = x.empty() ? dtype::unknown : x[0].type();
+    if (t != dtype::f16 && t != dtype::bf16) return f(x);
+    values wide;
+    for (const value& v : x) wide.push_back(v.type() == t ? cast_to(v, dtype::f32) : v);  // another type: refused by f
+    values out = f(wide);
+    for (value& v : out) v = cast_to(v, t);
+    return out;
+}
+
 template <binop K>
 typed_fn variadic_kernel(const ops::op_attrs& a0, const ops::node_source&) {
-    return [a = a0](const values& x) {
-        value out = in(x, 0, a).dense_value();
-        require_type(a, out);
-        for (std::size_t i = 1; i < x.size(); ++i) out = binary(out, x[i], K, a);
-        return values{out};
+    return [a = a0](const values& xs) {
+        return widening_halves(xs, [&](const values& x) {
+            value out = in(x, 0, a).dense_value();
+            require_type(a, out);
+            for (std::size_t i = 1; i < x.size(); ++i) out = binary(out, x[i], K, a);
+            return values{out};
+        });
     };
 }
 
 inline typed_fn mod(const ops::op_attrs& a0, const ops::node_source&) {
-    return [a = a0, k = a0.i("fmod") != 0 ? binop::fmod : binop::mod](const values& x) { return values{binary(in(x, 0, a), in(x, 1, a), k, a)}; };
+    return [a = a0, k = a0.i("fmod") != 0 ? binop::fmod : binop::mod](const values& xs) {
+        return widening_halves(xs, [&](const values& x) { return values{binary(in(x, 0, a), in(x, 1, a), k, a)}; });
+    };
 }
 
 enum class unop { neg, abs, logical_not };
