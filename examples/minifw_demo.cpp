@@ -13,7 +13,8 @@
 // - sgmatch's own executor over the framework's graph (exec::graph_executor through the adapter):
 //   the whole graph as it is, then partitioned in place, its fused nodes read back as payloads.
 //
-// A test (ctest example.minifw_demo) in the test, asan and clang20 presets.
+// A test (ctest example.minifw_demo) in the test, asan and clang20 presets; gcc20 and clang17
+// compile it.
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>

@@ -283,3 +283,18 @@ TEST_CASE("graph_executor refuses what it cannot run, by name, when it is built"
     nnvm_view odd_view(odd);
     CHECK_THROWS_WITH_AS(exec::graph_executor<nnvm_view>{odd_view}, doctest::Contains("frob"), exec::exec_error);
 }
+
+TEST_CASE("graph_executor names two outputs whose producers share a name apart") {
+    mini_nnvm::Symbol two;
+    const auto x = mini_nnvm::Node::Variable("x");
+    two.outputs.push_back({mini_nnvm::Node::Create("Relu", "act", {{x, 0}}), 0});
+    two.outputs.push_back({mini_nnvm::Node::Create("Sigmoid", "act", {{x, 0}}), 0});
+    two.outputs.push_back(two.outputs[0]);  // one value listed twice keeps its name
+    nnvm_view view(two);
+    const exec::graph_executor<nnvm_view> run(view);
+    CHECK(run.output_names() == std::vector<std::string>{"act", "act#1", "act"});
+    const auto out = run.run_by_name({{"x", exec::value::of<float>({2}, {-1.0f, 1.0f})}});
+    REQUIRE(out.size() == 2);
+    CHECK(out.at("act").as<float>()[0] == 0.0f);  // Relu(-1)
+    CHECK(std::abs(out.at("act#1").as<float>()[0] - 1.0f / (1.0f + std::exp(1.0f))) <= 1e-6f);  // Sigmoid(-1)
+}

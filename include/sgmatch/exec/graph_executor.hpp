@@ -16,7 +16,8 @@
 //
 // Graph inputs by position are the input nodes in the order nodes(g) lists them (input_names());
 // outputs are graph_output(g, 0..) in order, named after their producer ("name", or "name:port"
-// for a port other than 0: output_names()). A constant whose data the adapter does not give, two
+// for a port other than 0, and "name#i" for output i when an earlier output's producer has the
+// same name: output_names()). A constant whose data the adapter does not give, two
 // graph inputs of one name, or a payload of another kind is refused when the executor is built,
 // naming the node; an op or attribute no kernel implements is refused by the executor as for any
 // graph.
@@ -188,11 +189,17 @@ private:
                 }
             }
         }
+        std::map<std::string, value_ref<node_id>> named;  // output names given so far, and their values
         for (std::size_t i = 0; i < traits::graph_output_count(g); ++i) {
             const auto v = traits::graph_output(g, i);
-            plan.mark_output(input_ref(value_in_plan(v)));
+            const auto pv = value_in_plan(v);
+            plan.mark_output(input_ref(pv));
             std::string name(traits::name(g, v.node));
             if (v.port != 0) name += ":" + std::to_string(v.port);
+            // Two producers of one name: the later output gets its position too, so that
+            // run_by_name never returns one under the other's name. (One value listed twice keeps its name.)
+            const auto [it, fresh] = named.emplace(name, pv);
+            if (!fresh && (it->second.node != pv.node || it->second.port != pv.port)) name += "#" + std::to_string(i);
             output_names_.push_back(std::move(name));
         }
     }
