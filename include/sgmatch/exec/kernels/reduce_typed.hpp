@@ -76,7 +76,9 @@ typed_fn reduce(const ops::op_attrs& a0, const ops::node_source&) {
                 const auto m = static_cast<std::size_t>(out.size());
                 constexpr double inf = std::numeric_limits<double>::infinity();
                 const double init = R == reduction::prod ? 1.0 : R == reduction::max ? -inf : R == reduction::min ? inf : 0.0;
-                std::vector<double> acc(m, init), count(m, 0.0), peak(m, -inf);
+                // Every output reduces the same number of elements.
+                const double count = m == 0 ? 0.0 : static_cast<double>(at.size()) / static_cast<double>(m);
+                std::vector<double> acc(m, init), peak(R == reduction::log_sum_exp ? m : 0, -inf);
                 if constexpr (R == reduction::log_sum_exp)
                     for (std::size_t i = 0; i < at.size(); ++i) {
                         const auto j = static_cast<std::size_t>(at[i]);
@@ -95,11 +97,10 @@ typed_fn reduce(const ops::op_attrs& a0, const ops::node_source&) {
                         case reduction::l1: s += std::fabs(v); break;
                         case reduction::log_sum_exp: s += std::isinf(peak[j]) ? std::exp(v) : std::exp(v - peak[j]); break;
                     }
-                    count[j] += 1;
                 }
                 for (std::size_t j = 0; j < m; ++j) {
                     double s = acc[j];
-                    if constexpr (R == reduction::mean) s /= count[j];
+                    if constexpr (R == reduction::mean) s /= count;
                     if constexpr (R == reduction::l2) s = std::sqrt(s);
                     if constexpr (R == reduction::log_sum) s = std::log(s);
                     if constexpr (R == reduction::log_sum_exp) s = std::log(s) + (std::isinf(peak[j]) ? 0.0 : peak[j]);

@@ -154,7 +154,6 @@ typed_fn binary_kernel(const ops::op_attrs& a0, const ops::node_source&) {
     return [a = a0](const values& x) { return values{binary(in(x, 0, a), in(x, 1, a), K, a)}; };
 }
 
-/// Max and Min of one or more inputs (numpy broadcasting), on the numeric types other than f32.
 /// f(x) for ops whose result on float16 or bfloat16 values is such a value again (a maximum, a
 /// minimum, a remainder: nothing to round), computed on the values widened to f32 and narrowed back.
 template <class F>
@@ -168,6 +167,7 @@ values widening_halves(const values& x, F&& f) {
     return out;
 }
 
+/// Max and Min of one or more inputs (numpy broadcasting), on the numeric types other than f32.
 template <binop K>
 typed_fn variadic_kernel(const ops::op_attrs& a0, const ops::node_source&) {
     return [a = a0](const values& xs) {
