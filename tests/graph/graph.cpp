@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <any>
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -57,6 +59,31 @@ TEST_CASE("constants carry shape and optional data") {
     CHECK(g.constant(v)->element_count() == 2);
     CHECK(g.constant(shape_only)->data == nullptr);
     CHECK_THROWS_AS(g.add_constant("bad", {3}, {1.0f}), graph_error);
+}
+
+TEST_CASE("a constant whose bytes another object holds is read in place, shared by copies, released with the last") {
+    auto held = std::make_shared<std::vector<std::int64_t>>(std::vector<std::int64_t>{4, -5, 6});
+    std::weak_ptr<std::vector<std::int64_t>> watch = held;
+    const void* at = held->data();
+    {
+        graph g;
+        const node_id k = g.add_constant("k", {3}, dtype::i64, held, at, 3 * sizeof(std::int64_t));
+        held.reset();
+        REQUIRE_FALSE(watch.expired());  // the graph keeps the owner
+        CHECK(g.constant(k)->data == at);  // no copy
+        CHECK(g.constant(k)->type == dtype::i64);
+        CHECK(*g.constant(k)->to_ints() == std::vector<std::int64_t>{4, -5, 6});
+        const graph copy = g;
+        CHECK(copy.constant(k)->data == at);
+        // Sizes that disagree with the dims, a missing owner, misaligned data: refused.
+        auto owner = std::make_shared<std::vector<std::int64_t>>(4, 0);
+        CHECK_THROWS_AS(g.add_constant("few", {3}, dtype::i64, owner, owner->data(), 2 * sizeof(std::int64_t)), graph_error);
+        CHECK_THROWS_AS(g.add_constant("orphan", {3}, dtype::i64, nullptr, owner->data(), 3 * sizeof(std::int64_t)), graph_error);
+        CHECK_THROWS_WITH_AS(g.add_constant("skewed", {3}, dtype::i64, owner,
+                                            reinterpret_cast<const unsigned char*>(owner->data()) + 4, 3 * sizeof(std::int64_t)),
+                             doctest::Contains("not aligned"), graph_error);
+    }
+    CHECK(watch.expired());  // released with the last graph holding it
 }
 
 TEST_CASE("bad inputs raise graph_error naming the node") {

@@ -577,3 +577,34 @@ TEST_CASE("1x1 conv + depthwise 3x3 post-op (stride 1 and 2), BatchNorms folded 
     bad2.post_ops.push_back(post_op::depthwise(std::vector<float>(36, 0.1f), {}, 1));
     CHECK_THROWS_WITH_AS(onednn::fused_conv{bad2}, doctest::Contains("must follow the depthwise"), onednn::kernel_error);
 }
+
+TEST_CASE("implementation() names oneDNN's choice from the descriptor alone, and a spec without weights runs no kernel") {
+    onednn::conv_spec s;
+    s.name = "c";
+    s.weights_dims = {32, 16, 3, 3};
+    s.strides = {2, 2};
+    s.pads_begin = s.pads_end = {1, 1};
+    // No weights: the spec describes a kernel (what a property's check lowers), which can say
+    // which implementation oneDNN would pick but cannot run.
+    onednn::fused_conv described(s);
+    using md = dnnl::memory::desc;
+    using dt = dnnl::memory::data_type;
+    using tag = dnnl::memory::format_tag;
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    const auto pd = onednn::compat::conv_pd(onednn::cpu_engine(), md({1, 16, 28, 28}, dt::f32, tag::any),
+                                            md({32, 16, 3, 3}, dt::f32, tag::any), md(),
+                                            md({1, 32, 14, 14}, dt::f32, tag::any), {2, 2}, {0, 0}, {1, 1}, {1, 1}, attr);
+    const std::string name = described.implementation({1, 16, 28, 28});
+    CHECK(name == std::string(pd.impl_info_str()));
+    CHECK(described.cached_shapes() == 0);  // nothing was built
+    const array x = xt::ones<float>({std::size_t(1), std::size_t(16), std::size_t(28), std::size_t(28)});
+    CHECK_THROWS_WITH_AS(described.run(reference::to_tensor(x)), doctest::Contains("fused_conv('c'): the spec has no weights"),
+                         onednn::kernel_error);
+    // With weights it runs, on the implementation named.
+    std::mt19937 rng(5);
+    s.weights = test::random_values(32 * 16 * 9, rng, 0.5f);
+    onednn::fused_conv k(s);
+    CHECK(k.run(reference::to_tensor(x)).shape() == onednn::dims{1, 32, 14, 14});
+    CHECK(k.implementation({1, 16, 28, 28}) == name);
+}

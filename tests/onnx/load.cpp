@@ -4,9 +4,11 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <unistd.h>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <optional>
 #include <random>
 
@@ -556,4 +558,29 @@ TEST_CASE("a conformance model loads: inputs, outputs, opset") {
     CHECK(m.opset == 11);
     CHECK(m.inputs == std::vector<std::string>{"x", "W"});
     CHECK(m.outputs == std::vector<std::string>{"y"});
+}
+
+TEST_CASE("a model file is mapped while it is parsed: the same model as its bytes, and what cannot be read is a load_error") {
+    const std::string path = std::string(SGMATCH_ONNX_TESTDATA) + "/node/test_conv_with_strides_padding/model.onnx";
+    const sx::detail::file_bytes f(path);
+#if defined(__unix__) || defined(__APPLE__)
+    CHECK(f.mapped());
+#endif
+    std::ifstream in(path, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    REQUIRE(f.size() == bytes.size());
+    CHECK(std::memcmp(f.data(), bytes.data(), bytes.size()) == 0);
+    const sx::model a = sx::load(path), b = sx::load_bytes(bytes.data(), bytes.size());
+    CHECK(a.graph.node_count() == b.graph.node_count());
+    CHECK(a.inputs == b.inputs);
+    CHECK(a.outputs == b.outputs);
+
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / ("sgmatch_onnx_file_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    CHECK_THROWS_WITH_AS(sx::load((dir / "absent.onnx").string()), doctest::Contains("cannot open"), sx::load_error);
+    CHECK_THROWS_AS(sx::load(dir.string()), sx::load_error);  // a directory: not mapped, not readable
+    { std::ofstream empty(dir / "empty.onnx"); }
+    CHECK_THROWS_WITH_AS(sx::load((dir / "empty.onnx").string()), doctest::Contains("no graph"), sx::load_error);
+    fs::remove_all(dir);
 }

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -80,7 +81,7 @@ public:
         room_for(consts_, 1);
         node_id id = new_node(node_kind::constant, no_op, name, nullptr, 0, 1);
         cold_.back().extra = static_cast<std::uint32_t>(consts_.size());
-        consts_.push_back(constant_data{dims, dtype::f32, std::move(data), {}});
+        consts_.push_back(constant_data{dims, dtype::f32, std::move(data), {}, {}, nullptr});
         set_type(value{id, 0}, tensor_type{dtype::f32, std::move(dims)});
         return id;
     }
@@ -94,7 +95,30 @@ public:
         room_for(consts_, 1);
         node_id id = new_node(node_kind::constant, no_op, name, nullptr, 0, 1);
         cold_.back().extra = static_cast<std::uint32_t>(consts_.size());
-        consts_.push_back(constant_data{dims, type, {}, std::move(bytes)});
+        consts_.push_back(constant_data{dims, type, {}, std::move(bytes), {}, nullptr});
+        set_type(value{id, 0}, tensor_type{type, std::move(dims)});
+        return id;
+    }
+    /// A constant whose bytes another object holds, read in place and never copied (a model's
+    /// weights as the file's parser decoded them): `owner` keeps the `bytes` bytes at `data`
+    /// alive and unchanged for as long as this graph or a copy of it holds the constant. `data`
+    /// is aligned for `type`.
+    node_id add_constant(std::string_view name, std::vector<std::int64_t> dims, dtype type,
+                         std::shared_ptr<const void> owner, const void* data, std::size_t bytes) {
+        check_constant(name, dims, type, bytes);
+        if (bytes != 0 && (data == nullptr || owner == nullptr ||
+                           reinterpret_cast<std::uintptr_t>(data) % size_of(type) != 0))
+            throw graph_error("sgmatch::graph::add_constant: constant '" + std::string(name) +
+                              "' has no owner, no data or data not aligned for its element type");
+        room_for(consts_, 1);
+        node_id id = new_node(node_kind::constant, no_op, name, nullptr, 0, 1);
+        cold_.back().extra = static_cast<std::uint32_t>(consts_.size());
+        constant_data c{dims, type, {}, {}, {}, nullptr};
+        if (bytes != 0) {
+            c.held = std::move(owner);
+            c.held_data = data;
+        }
+        consts_.push_back(std::move(c));
         set_type(value{id, 0}, tensor_type{type, std::move(dims)});
         return id;
     }
@@ -244,8 +268,9 @@ public:
     std::optional<const_tensor_view> constant(node_id n) const {
         if (recs_[n.value].kind != node_kind::constant) return std::nullopt;
         const auto& c = consts_[cold_[n.value].extra];
-        const void* data = !c.data.empty() ? static_cast<const void*>(c.data.data())
-                                           : static_cast<const void*>(c.bytes.empty() ? nullptr : c.bytes.data());
+        const void* data = !c.data.empty()    ? static_cast<const void*>(c.data.data())
+                           : c.held_data != nullptr ? c.held_data
+                                                  : static_cast<const void*>(c.bytes.empty() ? nullptr : c.bytes.data());
         const_tensor_view v{c.type, c.dims.data(), c.dims.size(), data};
         // A constant of zero elements has its (empty) data: a valid pointer to nothing.
         static const std::int64_t nothing = 0;
@@ -362,6 +387,8 @@ private:
         dtype type = dtype::f32;
         std::vector<float> data;           // f32 given as floats
         std::vector<unsigned char> bytes;  // every type given as bytes (f32 too)
+        std::shared_ptr<const void> held;  // bytes another object owns, at held_data
+        const void* held_data = nullptr;
     };
     // A constant's dims and data size agree (no negative dim, no overflow); raises graph_error.
     static void check_constant(std::string_view name, const std::vector<std::int64_t>& dims, dtype type,

@@ -201,6 +201,10 @@ struct const_tensor_view {
     std::optional<std::vector<float>> to_floats() const {
         if (data == nullptr || type == dtype::unknown) return std::nullopt;
         const auto n = static_cast<std::size_t>(element_count());
+        if (type == dtype::f32) {  // a model's weights: one copy, no conversion
+            const auto* p = static_cast<const float*>(data);
+            return std::vector<float>(p, p + n);
+        }
         std::vector<float> v(n);
         for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<float>(at(i));
         return v;

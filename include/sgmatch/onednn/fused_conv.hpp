@@ -46,7 +46,8 @@ namespace onednn {
 struct conv_spec {
     std::string name = "conv";      // for messages
     dims weights_dims;              // [O, C/groups, k...] (1 to 3 spatial dims)
-    std::vector<float> weights;     // plain row-major, prod(weights_dims) values
+    std::vector<float> weights;     // plain row-major, prod(weights_dims) values; none in a spec
+                                    // lowered without data (it describes a kernel, runs none)
     std::vector<float> bias;        // empty or O values
     std::int64_t groups = 1;
     dims strides, dilations;        // per spatial dim; dilation 1 is dense (empty: all 1)
@@ -193,7 +194,8 @@ struct conv_spec {
         if (sp < 1 || sp > 3) fail("weights must be 3-D, 4-D or 5-D, got " + to_string(weights_dims));
         std::size_t n = 1;
         for (auto d : weights_dims) n *= static_cast<std::size_t>(d);
-        if (weights.size() != n) fail(std::to_string(weights.size()) + " weight values for " + to_string(weights_dims));
+        if (!weights.empty() && weights.size() != n)
+            fail(std::to_string(weights.size()) + " weight values for " + to_string(weights_dims));
         if (!bias.empty() && static_cast<std::int64_t>(bias.size()) != out_channels()) fail("bias size");
         if (groups < 1 || out_channels() % groups != 0) fail("groups must divide the output channels");
         if (transposed && weights_dims[0] % groups != 0) fail("groups must divide the input channels");
@@ -265,9 +267,24 @@ public:
         else detail::run_fused(*conv_for(src.shape()), who, spec_.post_ops, src, extra, y);
     }
 
-    /// Which oneDNN implementation runs for this input shape (e.g. "brg:avx512_core").
+    /// Which oneDNN implementation runs for this input shape (e.g. "brg:avx512_core"). Only the
+    /// primitive descriptor is made (no primitive, no weights reordered), as the kernel would
+    /// make it: with its post-ops fused, or without them when oneDNN rejects those.
     std::string implementation(const dims& src) const {
-        return spec_.transposed ? compat::impl_name(deconv_for(src)->pd) : compat::impl_name(conv_for(src)->pd);
+        auto name = [&](auto prim) -> std::string {  // a string: the name is the descriptor's
+            using Prim = decltype(prim);
+            try {
+                return std::string(compat::impl_name(describe<Prim>(src, true).first));
+            } catch (const dnnl::error&) {
+                try {
+                    return std::string(compat::impl_name(describe<Prim>(src, false).first));
+                } catch (const dnnl::error& err) {
+                    throw kernel_error("sgmatch::onednn::fused_conv('" + spec_.name + "'): oneDNN has no primitive for input " +
+                                       to_string(src) + " (" + err.what() + ")");
+                }
+            }
+        };
+        return spec_.transposed ? name(dnnl::deconvolution_forward()) : name(dnnl::convolution_forward());
     }
     /// The source layout the primitive reads without a reorder, for this input shape.
     dnnl::memory::desc src_desc(const dims& src) const {
@@ -295,8 +312,10 @@ private:
         return deconv_cache_.get(src, [&] { return build<dnnl::deconvolution_forward>(src); });
     }
 
+    // The primitive descriptor for this input shape and its post-op plan (tail primitives
+    // built, depthwise weights not yet bound); `fuse`: the post-ops fused into the primitive.
     template <class Prim>
-    std::shared_ptr<const detail::fused_entry<Prim>> build(const dims& src) const {
+    std::pair<typename Prim::primitive_desc, detail::post_op_plan> describe(const dims& src, bool fuse) const {
         using md = dnnl::memory::desc;
         using dt = dnnl::memory::data_type;
         using tag = dnnl::memory::format_tag;
@@ -317,20 +336,33 @@ private:
         const md s(src, dt::f32, any ? tag::any : plain_tag(src.size()));
         const md wd(w, dt::f32, any ? tag::any : plain_tag(w.size()));
         const md d(conv_dst, dt::f32, any ? tag::any : plain_tag(dst.size()));  // a depthwise post-op shrinks it
+        detail::post_op_plan plan(spec_.post_ops, dst, 1, fuse);
+        dnnl::primitive_attr attr;
+        attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+        attr.set_post_ops(plan.po);
+        auto pd = [&] {
+            if constexpr (deconv) return compat::deconv_pd(cpu_engine(), s, wd, bias_md, d, strides, dil, pl, pr, attr);
+            else return compat::conv_pd(cpu_engine(), s, wd, bias_md, d, strides, dil, pl, pr, attr);
+        }();
+        plan.build_tail(spec_.post_ops, pd.dst_desc());
+        return {std::move(pd), std::move(plan)};
+    }
+
+    template <class Prim>
+    std::shared_ptr<const detail::fused_entry<Prim>> build(const dims& src) const {
+        constexpr bool deconv = std::is_same_v<Prim, dnnl::deconvolution_forward>;
+        const dims w = spec_.onednn_weights_dims();
+        std::int64_t count = 1;
+        for (const auto d : w) count *= d;
+        if (spec_.weights.empty() && count != 0)
+            throw kernel_error("sgmatch::onednn::fused_conv('" + spec_.name + "'): the spec has no weights (lowered "
+                               "without data: it describes a kernel and cannot run one)");
         // Weights: plain (g)oi(d)(h)w -> the primitive's layout, once.
         const std::vector<float> transposed_w = deconv ? spec_.onednn_weights() : std::vector<float>();
         const tensor plain_w = tensor::view(deconv ? transposed_w.data() : spec_.weights.data(), w);
         const tensor plain_b = spec_.bias.empty() ? tensor() : tensor::view(spec_.bias.data(), {spec_.out_channels()});
         auto make = [&](bool fuse) {
-            detail::post_op_plan plan(spec_.post_ops, dst, 1, fuse);
-            dnnl::primitive_attr attr;
-            attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-            attr.set_post_ops(plan.po);
-            auto pd = [&] {
-                if constexpr (deconv) return compat::deconv_pd(cpu_engine(), s, wd, bias_md, d, strides, dil, pl, pr, attr);
-                else return compat::conv_pd(cpu_engine(), s, wd, bias_md, d, strides, dil, pl, pr, attr);
-            }();
-            plan.build_tail(spec_.post_ops, pd.dst_desc());
+            auto [pd, plan] = describe<Prim>(src, fuse);
             plan.bind_depthwise(spec_.post_ops, pd);
             return std::make_shared<const detail::fused_entry<Prim>>(pd, std::move(plan), plain_w, plain_b);
         };

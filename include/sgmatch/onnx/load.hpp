@@ -44,6 +44,7 @@
 #include <iterator>
 #include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -59,6 +60,7 @@
 
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/graph/graph.hpp"
+#include "sgmatch/onnx/file.hpp"
 #include "sgmatch/onnx/model.hpp"
 #include "sgmatch/onnx/opset.hpp"
 #include "sgmatch/onnx/tensor.hpp"
@@ -152,9 +154,20 @@ public:
         collect_types(gp);
 
         // Initializers, then graph inputs that are not initializers.
-        for (const auto& t : gp.initializer()) {
-            tensor v = decode(t, base_, o_.max_tensor_bytes);
-            define(t.name(), input_ref(g.add_constant(t.name(), v.dims, v.type, std::move(v.bytes))), "initializer");
+        // Weights stored as raw_data stay in the strings the protobuf parsed them into: the
+        // graph's constants hold those (add_constant with an owner), no copy is made.
+        for (auto& t : *m_.mutable_graph()->mutable_initializer()) {
+            tensor v;
+            const std::uint64_t want = detail::decode_header(t, v, o_.max_tensor_bytes) * size_of(v.type);
+            if (t.data_location() != ::onnx::TensorProto::EXTERNAL && t.has_raw_data() && want >= 4096 &&
+                t.raw_data().size() == want) {
+                auto held = std::make_shared<std::string>(std::move(*t.mutable_raw_data()));
+                const void* data = held->data();
+                define(t.name(), input_ref(g.add_constant(t.name(), v.dims, v.type, std::move(held), data, want)), "initializer");
+            } else {
+                v = decode(t, base_, o_.max_tensor_bytes);
+                define(t.name(), input_ref(g.add_constant(t.name(), v.dims, v.type, std::move(v.bytes))), "initializer");
+            }
             ++out.report.initializers;
         }
         for (const auto& in : gp.input()) {
@@ -658,19 +671,10 @@ inline model load(std::istream& in, const load_options& o = {}, const std::strin
     return load_bytes(bytes.data(), bytes.size(), o, base_dir);
 }
 
-/// A model file; external data is read from beside it.
+/// A model file; external data is read from beside it. The file is mapped, not copied, while it
+/// is parsed (onnx/file.hpp).
 inline model load(const std::string& path, const load_options& o = {}) {
-    std::ifstream in(path, std::ios::binary | std::ios::ate);
-    if (!in) throw load_error("sgmatch::onnx: cannot open '" + path + "'");
-    const auto size = in.tellg();
-    if (size < 0) {  // not seekable: read as a stream
-        std::ifstream again(path, std::ios::binary);
-        return load(again, o, std::filesystem::path(path).parent_path().string());
-    }
-    std::string bytes(static_cast<std::size_t>(size), '\0');  // one read of the known size
-    in.seekg(0);
-    if (!in.read(bytes.data(), static_cast<std::streamsize>(bytes.size())))
-        throw load_error("sgmatch::onnx: cannot read '" + path + "'");
+    const detail::file_bytes bytes(path);
     return load_bytes(bytes.data(), bytes.size(), o, std::filesystem::path(path).parent_path().string());
 }
 

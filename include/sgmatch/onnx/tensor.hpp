@@ -135,12 +135,9 @@ void narrow_into(std::vector<unsigned char>& out, const Field& f) {
     }
 }
 
-}  // namespace detail
-
-/// Decodes a TensorProto, checking it first. `base`: the model's directory (external data).
-inline tensor decode(const ::onnx::TensorProto& t, const std::string& base = {},
-                     std::uint64_t max_bytes = std::uint64_t{4} << 30) {
-    tensor out;
+// A TensorProto's name, element type and dims into `out`, checked; returns how many elements
+// they hold (their bytes at most `max_bytes`).
+inline std::uint64_t decode_header(const ::onnx::TensorProto& t, tensor& out, std::uint64_t max_bytes) {
     out.name = t.name();
     const std::string what = "sgmatch::onnx: tensor '" + t.name() + "'";
     out.type = dtype_of(t.data_type());
@@ -154,8 +151,19 @@ inline tensor decode(const ::onnx::TensorProto& t, const std::string& base = {},
         count *= static_cast<std::uint64_t>(d);
         out.dims.push_back(d);
     }
-    const std::uint64_t size = size_of(out.type), want = count * size;
-    if (want > max_bytes) throw load_error(what + ": dims hold more than " + std::to_string(max_bytes) + " bytes (refused)");
+    if (count * size_of(out.type) > max_bytes)
+        throw load_error(what + ": dims hold more than " + std::to_string(max_bytes) + " bytes (refused)");
+    return count;
+}
+
+}  // namespace detail
+
+/// Decodes a TensorProto, checking it first. `base`: the model's directory (external data).
+inline tensor decode(const ::onnx::TensorProto& t, const std::string& base = {},
+                     std::uint64_t max_bytes = std::uint64_t{4} << 30) {
+    tensor out;
+    const std::uint64_t count = detail::decode_header(t, out, max_bytes), want = count * size_of(out.type);
+    const std::string what = "sgmatch::onnx: tensor '" + t.name() + "'";
     if (t.data_location() == ::onnx::TensorProto::EXTERNAL) {
         out.bytes = detail::external_bytes(t, base, want);
         return out;

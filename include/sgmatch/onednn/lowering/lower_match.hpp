@@ -192,9 +192,13 @@ match_lowering<typename graph_traits<G>::node_type> lower_match_with(const G& g,
         const float beta = gemm ? static_cast<float>(head->f("beta")) : 1.0f;
         m.K = tb ? w->dims[1] : w->dims[0];
         m.N = tb ? w->dims[0] : w->dims[1];
-        m.weights.assign(static_cast<std::size_t>(m.K * m.N), 0.0f);
-        if (with_data) {
+        if (!with_data) {
+            m.weights.assign(static_cast<std::size_t>(m.K * m.N), 0.0f);
+        } else if (!tb && alpha == 1.0f) {
+            m.weights = detail::constant_values<G>(*w);  // [K, N] as stored
+        } else {
             const auto v = detail::constant_values<G>(*w);
+            m.weights.resize(static_cast<std::size_t>(m.K * m.N));
             for (std::int64_t k = 0; k < m.K; ++k)
                 for (std::int64_t n = 0; n < m.N; ++n)
                     m.weights[static_cast<std::size_t>(k * m.N + n)] =
@@ -229,8 +233,7 @@ match_lowering<typename graph_traits<G>::node_type> lower_match_with(const G& g,
             s.pads_begin.assign(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(sp));
             s.pads_end.assign(pads.begin() + static_cast<std::ptrdiff_t>(sp), pads.end());
         }
-        if (with_data) s.weights = detail::constant_values<G>(*w);
-        else s.weights.assign(static_cast<std::size_t>(w->element_count()), 0.0f);  // validate() counts them
+        if (with_data) s.weights = detail::constant_values<G>(*w);  // else none: the spec is for checks
         if (ins >= 3) {
             const auto b = const_data(traits::input(g, conv, 2));
             if (!b) return decline(Conv + " " + name(conv) + ": bias is not a constant with data");
