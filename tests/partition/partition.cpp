@@ -10,6 +10,7 @@
 #include <any>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <random>
@@ -22,6 +23,7 @@
 
 #include "sgmatch/graph/builders.hpp"
 #include "sgmatch/partition/capability.hpp"
+#include "sgmatch/partition/copy.hpp"
 #include "sgmatch/partition/dot.hpp"
 #include "sgmatch/partition/partition.hpp"
 #include "sgmatch/sgmatch.hpp"
@@ -862,4 +864,37 @@ TEST_CASE("graph::prepare_replace: many inputs read twice, and ports beyond 64")
     CHECK(g.input_count(f) == 40);
     CHECK(g.user_count(xs[0]) == 1);  // two reads by wide became one by f
     CHECK(sgmatch_test::graph_problem(g).empty());
+}
+
+TEST_CASE("copy_subgraph: boundary constants keep their element type and data, larger ones become graph inputs") {
+    graph g;
+    const node_id x = g.add_input("x", tensor_type{dtype::f32, {2, 3}});
+    const node_id shape = g.add_constant("shape", {2}, dtype::i64, [] {
+        std::vector<unsigned char> b(2 * sizeof(std::int64_t));
+        const std::int64_t v[2] = {3, -1};
+        std::memcpy(b.data(), v, sizeof v);
+        return b;
+    }());
+    const node_id big = g.add_constant("big", {3, 2}, std::vector<float>(6, 0.5f));
+    const node_id r = g.add_op("Reshape", "r", {x, shape});
+    const node_id m = g.add_op("Mul", "m", {r, big}, {}, 1);
+    g.mark_output(m);
+    subgraph<graph> s;
+    s.nodes = {r, m};
+    s.inputs = {value_ref<node_id>{x, 0}, value_ref<node_id>{shape, 0}, value_ref<node_id>{big, 0}};
+    s.outputs = {value_ref<node_id>{m, 0}};
+    s.graph = &g;
+    const copied_subgraph c = copy_subgraph(s, 4);  // "big" has 6 values: a graph input
+    CHECK(c.runtime_inputs == std::vector<std::size_t>{0, 2});
+    std::size_t constants = 0;
+    for (const node_id n : c.g->nodes()) {
+        if (c.g->kind(n) != node_kind::constant) continue;
+        ++constants;
+        const auto k = c.g->constant(n);
+        REQUIRE(k);
+        CHECK(k->type == dtype::i64);
+        CHECK(*k->to_ints() == std::vector<std::int64_t>{3, -1});
+    }
+    CHECK(constants == 1);
+    CHECK(c.g->graph_output_count() == 1);
 }

@@ -42,6 +42,7 @@
 #include "sgmatch/graph/graph.hpp"
 #include "sgmatch/graph/replacement.hpp"
 #include "sgmatch/ops/table.hpp"
+#include "sgmatch/partition/copy.hpp"
 
 SGMATCH_BEGIN_NAMESPACE
 namespace exec {
@@ -144,15 +145,12 @@ private:
                     break;
                 }
                 case node_kind::constant: {
-                    const auto k = adapter<G>::constant(g, n);
-                    if (!k || k->data == nullptr || k->type == dtype::unknown)
+                    const auto copied = sgmatch::detail::copy_constant(plan, g, n, name);
+                    if (!copied)
                         throw exec_error("sgmatch::exec::graph_executor: constant '" + name +
                                          "' has no data the adapter gives (constant(g, n)): give its data, or make it "
                                          "a graph input");
-                    std::vector<std::int64_t> dims(k->dims, k->dims + k->rank);
-                    std::vector<unsigned char> bytes(static_cast<std::size_t>(k->element_count()) * size_of(k->type));
-                    if (!bytes.empty()) std::memcpy(bytes.data(), k->data, bytes.size());
-                    at.emplace(key, plan.add_constant(name, std::move(dims), k->type, std::move(bytes)));
+                    at.emplace(key, *copied);
                     break;
                 }
                 case node_kind::op: {
@@ -164,10 +162,9 @@ private:
                     }
                     const auto outs = static_cast<std::uint32_t>(traits::output_count(g, n));
                     const std::string op(traits::op_name(g, n));
-                    node_id r = plan.add_op(op, name, ins, {}, outs);
-                    for (std::uint32_t p = 0; p < outs; ++p)
-                        if (const auto t = adapter<G>::value_type(g, n, p)) plan.set_type({r, p}, *t);
-                    if (const std::any* payload = detail::payload_of(g, n)) {
+                    const std::any* payload = detail::payload_of(g, n);
+                    node_id r = sgmatch::detail::copy_op(plan, g, n, ins, /*attrs=*/payload == nullptr);
+                    if (payload != nullptr) {
                         // A node a partition made: the same node, carrying its payload (the built-in
                         // graph takes payloads through its replace).
                         replacement<node_id> fused;
@@ -180,9 +177,6 @@ private:
                         r = plan.replace(std::move(fused));
                         for (std::uint32_t p = 0; p < outs; ++p)
                             if (const auto t = adapter<G>::value_type(g, n, p)) plan.set_type({r, p}, *t);
-                    } else {
-                        adapter<G>::for_each_attr(g, n, ops::all_attribute_names(),
-                                                  [&](std::string_view k, const attribute& a) { plan.set_attr(r, k, a); });
                     }
                     at.emplace(key, r);
                     break;

@@ -102,6 +102,7 @@ inline shape_rule shape_rule_of(const op_schema& s) {
         {&schemas::global_max_pool, rules::global_pool},
         {&schemas::tile, rules::tile},
         {&schemas::trilu, rules::trilu},
+        {&schemas::einsum, rules::einsum},
         {&schemas::range, rules::range},
         {&schemas::cumsum, rules::cumsum},
         {&schemas::arg_max, rules::arg_reduce},

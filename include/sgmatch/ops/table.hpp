@@ -4,7 +4,7 @@
 //   if (const ops::op_schema* s = ops::find_schema(g.op_name(n))) ...
 //
 // Adding an op: its tag in pattern/vocabulary.hpp, its description and shape rule in the family's
-// header (elementwise.hpp, losses.hpp, nn.hpp, positions.hpp, recurrent.hpp, reduce.hpp, tensor.hpp), one line in
+// header (einsum.hpp, elementwise.hpp, losses.hpp, nn.hpp, positions.hpp, recurrent.hpp, reduce.hpp, tensor.hpp), one line in
 // `all_schemas` below, one in ops/shape_rule_table.hpp, and its kernels (exec/kernels/, onednn/).
 #pragma once
 
@@ -16,6 +16,7 @@
 
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/ops/attrs.hpp"
+#include "sgmatch/ops/einsum.hpp"
 #include "sgmatch/ops/elementwise.hpp"
 #include "sgmatch/ops/losses.hpp"
 #include "sgmatch/ops/nn.hpp"
@@ -44,7 +45,7 @@ inline const std::vector<const op_schema*>& all_schemas() {
         &logical_and, &logical_or, &logical_xor, &logical_not, &mod, &tile, &trilu, &range, &cumsum, &arg_max, &arg_min, &hardmax, &one_hot,
         &ceil, &floor, &sign, &sin, &cos, &tan, &asin, &acos, &atan, &sinh, &cosh, &asinh, &acosh, &atanh, &is_nan, &is_inf,
         &gather_elements, &scatter_elements, &depth_to_space, &space_to_depth, &cast_like, &shrink,
-        &top_k, &nll_loss, &softmax_cross_entropy, &instance_norm, &rnn, &gru, &lstm};
+        &top_k, &einsum, &nll_loss, &softmax_cross_entropy, &instance_norm, &rnn, &gru, &lstm};
     return all;
 }
 

@@ -9,14 +9,17 @@
 // (exec/subgraph.hpp) and a fused node's ops, kept for when its kernel rejects an input shape
 // (onednn/property.hpp). Attributes are copied through the adapter's optional for_each_attr,
 // else every attribute name an op description knows (ops::all_attribute_names); output types through value_type.
-// A boundary input that is a constant with data (f32, f64 or integer, read as f32) and at most
-// max_constant_values values is copied in as a constant; every other boundary input becomes a
-// graph input.
+// A boundary input that is a constant with data and at most max_constant_values values is
+// copied in as a constant of its element type; every other boundary input becomes a graph
+// input. (exec::graph_executor copies a whole graph with the same two helpers, copy_constant and
+// copy_op.)
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -37,7 +40,38 @@ struct copied_subgraph {
     std::vector<std::size_t> runtime_inputs;
 };
 
+namespace detail {
+
+/// Constant `n` of g copied into `to` under `name`, with its element type, dims and data;
+/// nullopt when the adapter gives no data for it (constant(g, n)).
+template <class G>
+std::optional<node_id> copy_constant(graph& to, const G& g, typename graph_traits<G>::node_type n, const std::string& name) {
+    const auto k = adapter<G>::constant(g, n);
+    if (!k || k->data == nullptr || k->type == dtype::unknown) return std::nullopt;
+    std::vector<unsigned char> bytes(static_cast<std::size_t>(k->element_count()) * size_of(k->type));
+    if (!bytes.empty()) std::memcpy(bytes.data(), k->data, bytes.size());
+    return to.add_constant(name, std::vector<std::int64_t>(k->dims, k->dims + k->rank), k->type, std::move(bytes));
+}
+
+/// Op `n` of g added to `to`, reading `ins`: its op, name, outputs and the output types the
+/// adapter knows, and (with `attrs`) every attribute of the vocabulary it carries.
+template <class G>
+node_id copy_op(graph& to, const G& g, typename graph_traits<G>::node_type n, const std::vector<input_ref>& ins, bool attrs = true) {
+    using traits = graph_traits<G>;
+    const auto outs = static_cast<std::uint32_t>(traits::output_count(g, n));
+    const node_id r = to.add_op(std::string(traits::op_name(g, n)), std::string(traits::name(g, n)), ins, {}, outs);
+    if (attrs)
+        adapter<G>::for_each_attr(g, n, ops::all_attribute_names(), [&](std::string_view k, const attribute& a) { to.set_attr(r, k, a); });
+    for (std::uint32_t p = 0; p < outs; ++p)
+        if (const auto t = adapter<G>::value_type(g, n, p)) to.set_type({r, p}, *t);
+    return r;
+}
+
+}  // namespace detail
+
 /// The ops of s (read through graph_traits<G> from s.graph) copied into a new built-in graph.
+/// A boundary input that is a constant of at most `max_constant_values` elements, with data, is
+/// copied in as a constant of its element type; every other one becomes a graph input.
 template <class G>
 copied_subgraph copy_subgraph(const subgraph<G>& s, std::size_t max_constant_values = static_cast<std::size_t>(-1)) {
     using traits = graph_traits<G>;
@@ -49,16 +83,11 @@ copied_subgraph copy_subgraph(const subgraph<G>& s, std::size_t max_constant_val
     auto key = [&](value_ref<N> v) { return (std::uint64_t{traits::index(g, v.node)} << 16) | v.port; };
     for (std::size_t i = 0; i < s.inputs.size(); ++i) {
         const auto v = s.inputs[i];
-        if (const auto k = adapter<G>::constant(g, v.node)) {
-            if (static_cast<std::size_t>(k->element_count()) <= max_constant_values) {
-                if (auto values = k->to_floats()) {
-                    map.emplace(key(v), input_ref(c.add_constant(std::string(traits::name(g, v.node)),
-                                                                 std::vector<std::int64_t>(k->dims, k->dims + k->rank),
-                                                                 std::move(*values))));
-                    continue;
-                }
+        if (const auto k = adapter<G>::constant(g, v.node); k && static_cast<std::size_t>(k->element_count()) <= max_constant_values)
+            if (const auto copied = detail::copy_constant(c, g, v.node, std::string(traits::name(g, v.node)))) {
+                map.emplace(key(v), input_ref(*copied));
+                continue;
             }
-        }
         const auto t = adapter<G>::value_type(g, v.node, v.port);
         map.emplace(key(v), input_ref(c.add_input(std::to_string(out.runtime_inputs.size()), t ? *t : tensor_type{})));
         out.runtime_inputs.push_back(i);
@@ -86,14 +115,8 @@ copied_subgraph copy_subgraph(const subgraph<G>& s, std::size_t max_constant_val
         const N n = s.nodes[i];
         std::vector<input_ref> ins;
         for (std::size_t k = 0; k < traits::input_count(g, n); ++k) ins.push_back(map.at(key(traits::input(g, n, k))));
-        const auto outs = static_cast<std::uint32_t>(traits::output_count(g, n));
-        const node_id r = c.add_op(std::string(traits::op_name(g, n)), std::string(traits::name(g, n)), ins, {}, outs);
-        adapter<G>::for_each_attr(g, n, ops::all_attribute_names(),
-                                  [&](std::string_view k, const attribute& a) { c.set_attr(r, k, a); });
-        for (std::uint32_t p = 0; p < outs; ++p) {
-            if (const auto t = adapter<G>::value_type(g, n, p)) c.set_type({r, p}, *t);
-            map.emplace(key({n, p}), input_ref(value_ref<node_id>{r, p}));
-        }
+        const node_id r = detail::copy_op(c, g, n, ins);
+        for (std::uint32_t p = 0; p < c.output_count(r); ++p) map.emplace(key({n, p}), input_ref(value_ref<node_id>{r, p}));
     }
     for (const auto v : s.outputs) c.mark_output(map.at(key(v)));
     return out;

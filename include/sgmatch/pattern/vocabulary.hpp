@@ -138,6 +138,7 @@ SGMATCH_DETAIL_OP(Where, "Where", "where")
 // By element position: repeat, mask, count, scan, search.
 SGMATCH_DETAIL_OP(Tile, "Tile", "tile")
 SGMATCH_DETAIL_OP(Trilu, "Trilu")
+SGMATCH_DETAIL_OP(Einsum, "Einsum", "einsum")
 SGMATCH_DETAIL_OP(Range, "Range", "arange")
 SGMATCH_DETAIL_OP(CumSum, "CumSum", "cumsum")
 SGMATCH_DETAIL_OP(ArgMax, "ArgMax", "argmax")

@@ -11,7 +11,7 @@
 // NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss and InstanceNormalization on f32 and f64
 // (kernels/losses.hpp); RNN, GRU and LSTM on f32 and f64 (kernels/recurrent.hpp); MaxPool on
 // every numeric type, with its Indices (kernels/max_pool.hpp); the ten reductions on f64
-// (kernels/reduce_typed.hpp).
+// (kernels/reduce_typed.hpp); Einsum, any equation, on the numeric types (kernels/einsum.hpp).
 //
 // The executor runs an op's typed kernel when the op has no fp32 kernel, when its data input is
 // not f32, when an input computed at run time is not f32 (an int64 shape, a bool mask), or when
@@ -39,6 +39,7 @@
 
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/exec/error.hpp"
+#include "sgmatch/exec/kernels/einsum.hpp"
 #include "sgmatch/exec/kernels/losses.hpp"
 #include "sgmatch/exec/kernels/max_pool.hpp"
 #include "sgmatch/exec/kernels/positions.hpp"
@@ -592,6 +593,7 @@ inline const typed_binding typed_ops[] = {
     {&ops::schemas::space_to_depth, typed::blocks<false>},
     {&ops::schemas::cast_like, typed::cast_like},
     {&ops::schemas::top_k, typed::top_k},
+    {&ops::schemas::einsum, typed::einsum},
     {&ops::schemas::clip, typed::clip},
     {&ops::schemas::max, typed::variadic_kernel<typed::binop::max>},
     {&ops::schemas::min, typed::variadic_kernel<typed::binop::min>},
