@@ -81,3 +81,37 @@ TEST_CASE("the executor places fused outputs by a liveness plan: same results, l
     CHECK(test::max_rel_error(d, a) == 0);
     CHECK(test::max_rel_error(a, want) <= 1e-4);
 }
+
+TEST_CASE("a planned BatchNorm + ReLU keeps the layout its source arrives in: no fallback, the reference's values (a dense block)") {
+    // DenseNet's pattern: two convs concatenated, BatchNorm + ReLU (no conv before it to fold
+    // into), a 1x1 conv. The concat's output is in the convs' layout (channels-last), which the
+    // plan, made from shapes before the first run, does not know.
+    graph g;
+    build::layers L(g, true, /*data_seed=*/7);
+    build::act x{g.add_input("x", tensor_type{dtype::f32, {2, 16, 12, 12}}), 2, 16, 12, 12};
+    const build::act a = L.relu("ra", L.bn("ba", L.conv("ca", x, 32, 1, 1, 0)));
+    const build::act b = L.relu("rb", L.bn("bb", L.conv("cb", x, 32, 3, 1, 1)));
+    const node_id cat = g.add_op("Concat", "cat", {a.node, b.node}, {{"axis", 1}});
+    g.set_type({cat, 0}, tensor_type{dtype::f32, {2, 64, 12, 12}});
+    build::act y{cat, 2, 64, 12, 12};
+    y = L.relu("r1", L.bn("norm1", y));
+    y = L.conv("conv1", y, 32, 1, 1, 0);
+    g.mark_output(y.node);
+    std::mt19937 rng(3);
+    const std::map<std::string, reference::array> in{{"x", test::random_array({2, 16, 12, 12}, rng, 1.0f)}};
+    const auto want = exec::executor(g)(in).at(0);
+    graph fused = g;
+    apply_backend(fused, onednn::make_backend<graph>());
+    std::size_t bn_relu = 0;
+    for (node_id n : fused.nodes())
+        if (fused.kind(n) == node_kind::op && fused.op_name(n) == "onednn.fused_batch_norm") ++bn_relu;
+    REQUIRE(bn_relu == 1);
+    const exec::executor run(fused, exec::mode::onednn);
+    for (int r = 0; r < 2; ++r) {
+        exec::run_stats st;
+        const auto got = run(in, &st).at(0);
+        CHECK(st.planned_bytes > 0);  // planned ahead: every shape is declared
+        CHECK(st.fallbacks == 0);
+        CHECK(test::max_rel_error(got, want) <= 1e-4);
+    }
+}

@@ -93,7 +93,7 @@ public:
             const std::vector<onednn::tensor>& extra = o.extra;
             check_output(outputs[0], 0);
             try {
-                const auto d = fused_->kernel->dst_desc(src.shape());
+                const auto d = fused_->kernel->dst_desc_for(src);
                 if (d == onednn::plain_desc(outputs[0].dims()) && !reads(outputs[0], inputs)) {
                     const auto dst = onednn::tensor::view(static_cast<float*>(outputs[0].mutable_data()), outputs[0].dims());
                     onednn::guarded([&] { fused_->kernel->run_into(src, extra, dst); });

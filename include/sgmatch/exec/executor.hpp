@@ -478,7 +478,7 @@ private:
                 detail::for_each_sum_residual(g_, n, fc, [&](value_ref<node_id> v) {
                     slot& r = vs[v.node.value][v.port];
                     if (uses[v.node.value][v.port] == 1 && !g_.is_graph_output(v.node, v.port) && r.owned && !r.t.empty() &&
-                        r.t.desc() == fc.kernel->dst_desc(src.shape())) {
+                        r.t.desc() == fc.kernel->dst_desc_for(src)) {
                         in_place = r.t;
                         in_place_from = step_of_[v.node.value];
                     }
@@ -487,7 +487,7 @@ private:
                 // residual's buffer may be planned for another value once it is read).
                 if (where.plan && where.plan->into[i] != in_place_from) in_place = onednn::tensor();
                 const std::size_t at = where.plan && fc.kernel->writes_into() ? where.plan->offset[i] : npos;
-                const dnnl::memory::desc d = at != npos ? fc.kernel->dst_desc(src.shape()) : dnnl::memory::desc();
+                const dnnl::memory::desc d = at != npos ? fc.kernel->dst_desc_for(src) : dnnl::memory::desc();
                 if (!in_place.empty()) {
                     onednn::guarded([&] { fc.kernel->run_into(src, extra, in_place); });
                     out.t = in_place;

@@ -129,6 +129,9 @@ public:
     /// The same into y (layout dst_desc(src.shape())); a sum whose residual is y accumulates in place.
     virtual void run_into(const tensor& src, const std::vector<tensor>& extra, const tensor& y) const = 0;
     virtual dnnl::memory::desc dst_desc(const dims& src) const = 0;
+    /// The destination layout for this very source: dst_desc(src.shape()), unless the kernel
+    /// keeps whatever layout its source has (BatchNorm), which only the source tells.
+    virtual dnnl::memory::desc dst_desc_for(const tensor& src) const { return dst_desc(src.shape()); }
     virtual const std::vector<post_op>& post_ops() const = 0;
     /// Whether run_into writes y itself (false: it computes into a buffer of its own and copies),
     /// which is when placing its output in a planned buffer saves memory rather than adding a copy.

@@ -51,22 +51,30 @@ public:
         run_into(src, extra, y);
         return y;
     }
-    /// y must have src's layout.
+    /// y has src's dims, in src's layout (dst_desc_for) or another: then src is reordered into
+    /// y first and the primitive runs in place there, in y's layout.
     void run_into(const tensor& src, const std::vector<tensor>&, const tensor& y) const override {
         const auto C = static_cast<std::int64_t>(spec_.mean.size());
         const dims shape = src.shape();
         if (shape.size() < 2 || shape[1] != C)
             throw kernel_error("sgmatch::onednn::fused_batch_norm('" + spec_.name + "'): input " + to_string(shape) +
                                " does not have " + std::to_string(C) + " channels");
-        const dnnl::memory::desc d = src.desc();
-        if (y.empty() || y.desc() != d)
-            throw kernel_error("sgmatch::onednn::fused_batch_norm('" + spec_.name +
-                               "'): the destination does not have the source's layout");
+        if (y.empty() || y.shape() != shape)
+            throw kernel_error("sgmatch::onednn::fused_batch_norm('" + spec_.name + "'): the destination is not of dims " +
+                               to_string(shape));
+        const tensor* x = &src;
+        if (y.desc() != src.desc()) {
+            dnnl::stream s(cpu_engine());
+            src.reorder_into(y, s);
+            s.wait();
+            x = &y;  // in place, in y's layout
+        }
+        const dnnl::memory::desc d = x->desc();
         auto pd = cache_.get(detail::layout_key(d), [&] {
             return detail::with_primitive<dnnl::batch_normalization_forward>(std::make_shared<const dnnl::batch_normalization_forward::primitive_desc>(
                 compat::batch_norm_pd(cpu_engine(), d, spec_.eps, spec_.relu, detail::user_scratchpad())));
         });
-        std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, src.memory()},
+        std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, x->memory()},
                                                    {DNNL_ARG_MEAN, tensor::view(spec_.mean.data(), {C}).memory()},
                                                    {DNNL_ARG_VARIANCE, tensor::view(spec_.var.data(), {C}).memory()},
                                                    {DNNL_ARG_DST, y.memory()}};
@@ -75,6 +83,7 @@ public:
     }
     /// The destination keeps the source's layout: for a plain source, the plain layout.
     dnnl::memory::desc dst_desc(const dims& src) const override { return plain_desc(src); }
+    dnnl::memory::desc dst_desc_for(const tensor& src) const override { return src.desc(); }
     const std::vector<post_op>& post_ops() const override { return post_ops_; }
 
 private:
