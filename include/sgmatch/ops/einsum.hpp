@@ -11,8 +11,9 @@
 //   Across terms, one label's extents must agree or be 1 (broadcast, as numpy.einsum does).
 // - Without "->" the output is "..." (when a term has it) followed by the labels that occur
 //   exactly once in the whole equation, in ASCII order (upper case first), as numpy and the ONNX
-//   specification define it: "bij,bjk" sums over b and j, "ii" is the trace. With "->", each output label occurs in some input and only once in the output;
-//   inputs with "..." need it in the output.
+//   specification define it: "bij,bjk" sums over b and j, "ii" is the trace. With "->", each
+//   output label occurs in some input and only once in the output; inputs with "..." need it in
+//   the output.
 // - Every label not in the output is summed over.
 #pragma once
 

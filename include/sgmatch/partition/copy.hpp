@@ -43,11 +43,14 @@ struct copied_subgraph {
 namespace detail {
 
 /// Constant `n` of g copied into `to` under `name`, with its element type, dims and data;
-/// nullopt when the adapter gives no data for it (constant(g, n)).
+/// nullopt when the adapter gives no data for it (constant(g, n)) or it holds more than
+/// `max_values` elements.
 template <class G>
-std::optional<node_id> copy_constant(graph& to, const G& g, typename graph_traits<G>::node_type n, const std::string& name) {
+std::optional<node_id> copy_constant(graph& to, const G& g, typename graph_traits<G>::node_type n, const std::string& name,
+                                     std::size_t max_values = static_cast<std::size_t>(-1)) {
     const auto k = adapter<G>::constant(g, n);
-    if (!k || k->data == nullptr || k->type == dtype::unknown) return std::nullopt;
+    if (!k || k->data == nullptr || k->type == dtype::unknown || static_cast<std::size_t>(k->element_count()) > max_values)
+        return std::nullopt;
     std::vector<unsigned char> bytes(static_cast<std::size_t>(k->element_count()) * size_of(k->type));
     if (!bytes.empty()) std::memcpy(bytes.data(), k->data, bytes.size());
     return to.add_constant(name, std::vector<std::int64_t>(k->dims, k->dims + k->rank), k->type, std::move(bytes));
@@ -83,11 +86,10 @@ copied_subgraph copy_subgraph(const subgraph<G>& s, std::size_t max_constant_val
     auto key = [&](value_ref<N> v) { return (std::uint64_t{traits::index(g, v.node)} << 16) | v.port; };
     for (std::size_t i = 0; i < s.inputs.size(); ++i) {
         const auto v = s.inputs[i];
-        if (const auto k = adapter<G>::constant(g, v.node); k && static_cast<std::size_t>(k->element_count()) <= max_constant_values)
-            if (const auto copied = detail::copy_constant(c, g, v.node, std::string(traits::name(g, v.node)))) {
-                map.emplace(key(v), input_ref(*copied));
-                continue;
-            }
+        if (const auto copied = detail::copy_constant(c, g, v.node, std::string(traits::name(g, v.node)), max_constant_values)) {
+            map.emplace(key(v), input_ref(*copied));
+            continue;
+        }
         const auto t = adapter<G>::value_type(g, v.node, v.port);
         map.emplace(key(v), input_ref(c.add_input(std::to_string(out.runtime_inputs.size()), t ? *t : tensor_type{})));
         out.runtime_inputs.push_back(i);

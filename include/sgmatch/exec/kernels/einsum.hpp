@@ -36,10 +36,9 @@ inline typed_fn einsum(const ops::op_attrs& a0, const ops::node_source&) {
                             std::string(name_of(x[0].type())));
         }
         require_type(a, x[0]);
-        rule(a, xs);  // the equation against these shapes: refused as the executor's error
-        const ops::einsum_plan p = ops::plan_einsum(a, a.s("equation"), shapes);
+        const ops::einsum_plan p = as_executor_error([&] { return ops::plan_einsum(a, a.s("equation"), shapes); });
         const std::size_t axes = p.extents.size(), n = x.size();
-        // Element strides of each input and of the output along every loop axis.
+        // Element strides of each input along every loop axis.
         std::vector<shape> in_strides(n, shape(axes, 0));
         for (std::size_t k = 0; k < n; ++k) {
             const shape dense = value::dense_strides(x[k].dims());

@@ -72,15 +72,20 @@ inline ops::shape_inputs shapes_of(const values& x) {
     }
     return s;
 }
-/// The op's output shapes by its shape rule, a refusal as the executor's error.
-inline std::vector<ops::dims> rule(const ops::op_attrs& a, const ops::shape_inputs& in) {
+/// f(), with a refusal of the op's description (op_error) raised as the executor's error.
+template <class F>
+auto as_executor_error(F&& f) -> decltype(f()) {
     try {
-        return ops::infer_shapes(a, in);
+        return f();
     } catch (const ops::op_error& e) {
         std::string_view m = e.what();
         if (m.substr(0, 9) == "sgmatch: ") m.remove_prefix(9);
         throw exec_error("sgmatch::exec::executor: " + std::string(m));
     }
+}
+/// The op's output shapes by its shape rule, a refusal as the executor's error.
+inline std::vector<ops::dims> rule(const ops::op_attrs& a, const ops::shape_inputs& in) {
+    return as_executor_error([&] { return ops::infer_shapes(a, in); });
 }
 inline std::vector<ops::dims> rule(const ops::op_attrs& a, const values& x) { return rule(a, shapes_of(x)); }
 
