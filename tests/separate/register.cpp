@@ -38,7 +38,7 @@ TEST_CASE("separate compilation: a light translation unit registers and applies 
     for (const auto& p : registered->properties()) names.push_back(p.name());
     CHECK(names == std::vector<std::string>{"onednn.conv1x1_depthwise", "onednn.conv_post_ops",
                                             "onednn.conv_transpose_post_ops", "onednn.attention",
-                                            "onednn.matmul_post_ops", "onednn.batch_norm_relu",
+                                            "onednn.matmul_post_ops", "onednn.concat_batch_norm", "onednn.batch_norm_relu",
                                             "onednn.layer_norm", "onednn.channel_shuffle"});
 
     // ResNet-50 (at 64x64): every Conv ends up in a fused conv with its BatchNorm, and every Relu

@@ -13,6 +13,8 @@
 //   onednn.attention        scaled dot-product attention written out (attention.hpp): two matmuls,
 //                           softmax, the scale, mask and head transposes folded in
 //   onednn.matmul_post_ops  (matmul | gemm) + bias add? + batchnorm? + act? + [unary | binary]{0,3}
+//   onednn.concat_batch_norm  a channel concat read only by batchnorm + relu? (concat_norm.hpp):
+//                           one pass, the parts normalized into their places (DenseNet)
 //   onednn.batch_norm_relu  batchnorm + relu (oneDNN's fuse_norm_relu)
 //   onednn.layer_norm       a LayerNorm written out as exporters emit it (layer_norm.hpp)
 //   onednn.channel_shuffle  Reshape -> Transpose -> Reshape shuffling channels (channel_shuffle.hpp):
@@ -33,6 +35,7 @@
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/onednn/attention.hpp"
 #include "sgmatch/onednn/channel_shuffle.hpp"
+#include "sgmatch/onednn/concat_norm.hpp"
 #include "sgmatch/onednn/decomposed.hpp"
 #include "sgmatch/onednn/layer_norm.hpp"
 #include "sgmatch/onednn/property.hpp"
@@ -159,6 +162,9 @@ backend<G> make_backend(const std::string& name) {
     auto mm = make_fused_property<G>("onednn.matmul_post_ops", matmul_post_ops);
     mm.fused_op("onednn.fused_matmul").inference_only();
     b.add(std::move(mm));
+    auto cat = make_concat_batch_norm_property<G>();
+    cat.fused_op("onednn.fused_concat_batch_norm").inference_only();
+    b.add(std::move(cat));
     auto bn = make_fused_property<G>("onednn.batch_norm_relu", batch_norm_relu);
     bn.fused_op("onednn.fused_batch_norm").inference_only();
     b.add(std::move(bn));

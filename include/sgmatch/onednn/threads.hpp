@@ -3,6 +3,7 @@
 //   sgmatch::onednn::max_threads();            // what a primitive created on this thread now would use
 //   { sgmatch::onednn::thread_cap cap(1);      // this thread's oneDNN work runs on 1 thread
 //     ... }                                    // until the cap goes out of scope
+//   sgmatch::onednn::parallel_ranges(n, grain, f);  // f(begin, end) on the team oneDNN would use
 //
 // sgmatch never changes the process's threading behind a framework's back: it sets no
 // environment variable and no process-wide setting. With oneDNN's OpenMP runtime (Debian's
@@ -22,6 +23,8 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <string>
 
 #include <dnnl.hpp>
@@ -110,6 +113,62 @@ public:
 private:
     int saved_ = 0;
 };
+
+namespace detail {
+
+/// OpenMP's parallel region as compilers emit it (GOMP_parallel, which libgomp and LLVM's
+/// libomp both export), found in the runtime oneDNN loaded: a kernel of sgmatch's own then runs
+/// on the team oneDNN's primitives use, without the program being built with -fopenmp.
+struct omp_team_calls {
+    void (*parallel)(void (*)(void*), void*, unsigned, unsigned) = nullptr;
+    int (*thread_num)() = nullptr;
+    int (*num_threads)() = nullptr;
+    static const omp_team_calls& get() {
+        static const omp_team_calls c = [] {
+            omp_team_calls r;
+            r.parallel = reinterpret_cast<void (*)(void (*)(void*), void*, unsigned, unsigned)>(dlsym(RTLD_DEFAULT, "GOMP_parallel"));
+            r.thread_num = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "omp_get_thread_num"));
+            r.num_threads = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "omp_get_num_threads"));
+            if (r.parallel == nullptr || r.thread_num == nullptr || r.num_threads == nullptr) r = omp_team_calls{};
+            return r;
+        }();
+        return c;
+    }
+};
+
+}  // namespace detail
+
+/// f(begin, end) over [0, n) in contiguous ranges, one per thread of the team a oneDNN
+/// primitive created on the calling thread now would use (max_threads(); a thread_cap holds),
+/// each range at least `grain` long; on the calling thread alone when there is one thread, no
+/// OpenMP runtime, or too little work. f must not throw.
+template <class F>
+void parallel_ranges(std::size_t n, std::size_t grain, F&& f) {
+#if DNNL_CPU_RUNTIME == DNNL_RUNTIME_OMP
+    const auto& omp = detail::omp_team_calls::get();
+    const std::size_t most = grain == 0 ? n : n / grain;
+    const std::size_t team = std::min<std::size_t>(most, static_cast<std::size_t>(std::max(max_threads(), 1)));
+    if (omp.parallel != nullptr && team > 1) {
+        struct work {
+            F* f;
+            std::size_t n;
+            const detail::omp_team_calls* omp;
+        } w{&f, n, &omp};
+        omp.parallel(
+            [](void* p) {
+                const auto& w = *static_cast<const work*>(p);
+                const auto k = static_cast<std::size_t>(w.omp->num_threads()), i = static_cast<std::size_t>(w.omp->thread_num());
+                const std::size_t b = w.n * i / k, e = w.n * (i + 1) / k;
+                if (b < e) (*w.f)(b, e);
+            },
+            &w, static_cast<unsigned>(team), 0);
+        return;
+    }
+#else
+    (void)grain;
+#endif
+    f(std::size_t{0}, n);
+}
 
 }  // namespace onednn
 SGMATCH_END_NAMESPACE
