@@ -597,6 +597,9 @@ TEST_CASE("implementation() names oneDNN's choice from the descriptor alone, and
                                             md({1, 32, 14, 14}, dt::f32, tag::any), {2, 2}, {0, 0}, {1, 1}, {1, 1}, attr);
     const std::string name = described.implementation({1, 16, 28, 28});
     CHECK(name == std::string(pd.impl_info_str()));
+    const auto layouts = described.layouts({1, 16, 28, 28});  // the layouts oneDNN picked, likewise
+    CHECK(layouts.first == pd.src_desc());
+    CHECK(layouts.second == pd.dst_desc());
     CHECK(described.cached_shapes() == 0);  // nothing was built
     const array x = xt::ones<float>({std::size_t(1), std::size_t(16), std::size_t(28), std::size_t(28)});
     CHECK_THROWS_WITH_AS(described.run(reference::to_tensor(x)), doctest::Contains("fused_conv('c'): the spec has no weights"),
@@ -607,4 +610,5 @@ TEST_CASE("implementation() names oneDNN's choice from the descriptor alone, and
     onednn::fused_conv k(s);
     CHECK(k.run(reference::to_tensor(x)).shape() == onednn::dims{1, 32, 14, 14});
     CHECK(k.implementation({1, 16, 28, 28}) == name);
+    CHECK(k.src_desc({1, 16, 28, 28}) == layouts.first);
 }

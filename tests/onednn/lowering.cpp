@@ -868,8 +868,8 @@ TEST_CASE("conv 1x1 + depthwise 3x3 (MobileNet's expansion): one primitive with 
         CHECK(st.fused_nodes == 1);
         CHECK(st.onednn_nodes == 2);  // the projection conv and its BatchNorm
     }
-    // The backend keeps the fusion only where oneDNN runs it as one kernel; either way the graph
-    // computes the same.
+    // The backend keeps the fusion only where oneDNN runs it as one kernel, in the layout the 1x1
+    // conv alone takes; either way the graph computes the same.
     for (std::int64_t n : {1, 8}) {
         CAPTURE(n);
         graph g;
@@ -881,7 +881,9 @@ TEST_CASE("conv 1x1 + depthwise 3x3 (MobileNet's expansion): one primitive with 
         const auto& r = report(reports, "conv1x1_depthwise");
         std::size_t no_gain = 0;
         for (const auto& [why, count] : r.check_reasons)
-            if (why.find("runs this 1x1 + depthwise fusion as two primitives") != std::string::npos) no_gain += count;
+            if (why.find("runs this 1x1 + depthwise fusion as two primitives") != std::string::npos ||
+                why.find("the reorders into and out of it cost more than the fusion saves") != std::string::npos)
+                no_gain += count;
         CHECK(r.accepted + (no_gain > 0 ? 1 : 0) == 1);
         MESSAGE("batch " << n << ": 1x1 + depthwise " << std::string(r.accepted ? "fused" : "left as two convs (no gain)"));
         CHECK(report(reports, "conv_post_ops").accepted == (r.accepted ? 1u : 3u));

@@ -6,7 +6,8 @@
 //
 // Its properties, in order (fp32 inference, after oneDNN's own graph component's fusions):
 //   onednn.conv1x1_depthwise  conv 1x1 + bias? + bn? + unary{0,2} + depthwise 3x3 + bn? + [unary |
-//                           binary]{0,2}, kept only where oneDNN runs it as one kernel (see below);
+//                           binary]{0,2}, kept only where oneDNN runs it as one kernel in the
+//                           layout the convs around it use (see below);
 //                           a binary op after the depthwise conv is declined (fused_conv.hpp)
 //   onednn.conv_post_ops    conv + bias add? + batchnorm? + act? + [unary | binary]{0,3}
 //   onednn.conv_transpose_post_ops  convtranspose + (the same)
@@ -29,6 +30,7 @@
 // (sgmatch/exec/subgraph.hpp), which applies these fusions inside each region.
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <type_traits>
 
@@ -110,10 +112,22 @@ inline constexpr auto conv1x1_depthwise =
 
 namespace detail {
 
+/// "plain", "channels-last" or "blocked", for a message.
+inline std::string layout_name(const dnnl::memory::desc& d) {
+    const dims shape = compat::dims_of(d);
+    if (d == plain_desc(shape)) return "plain";
+    if (d == channels_last_desc(shape)) return "channels-last";
+    return "blocked";
+}
+
 /// The conv 1x1 + depthwise property keeps a match only where the fusion pays: oneDNN 2.6 runs
-/// it as one jit_1x1 kernel for some shapes (1.14-1.50x faster than two primitives, batch 8 in
-/// benchmarks/RESULTS.md) and as two primitives in sequence (ref_fused_convolution, 2-5% slower)
-/// for others. The check builds the fused primitive for the input shape the adapter gives.
+/// it as one jit_1x1 kernel for some shapes (faster than two primitives on sources already in
+/// its layout, benchmarks/RESULTS.md) and as two primitives in sequence (ref_fused_convolution,
+/// no gain) for others. The one kernel reads and writes a blocked layout; where the 1x1 conv on
+/// its own (as the convs around it run) takes another one (channels last with brgconv on
+/// AVX-512), each fused pair costs a reorder in and one out, more than the fusion saves
+/// (MobileNetV2 at batch 8: 3-5% slower fused): declined. The check makes the primitive
+/// descriptors for the input shape the adapter gives.
 template <class G>
 property<G> make_conv1x1_depthwise_property() {
     using N = typename graph_traits<G>::node_type;
@@ -126,9 +140,20 @@ property<G> make_conv1x1_depthwise_property() {
         if (!t || t->dims.empty())
             return "the input shape is unknown (whether a 1x1 + depthwise fusion pays depends on it)";
         try {
-            const std::string impl = fused_conv(std::get<conv_spec>(l.spec)).implementation(t->dims);
+            const conv_spec& spec = std::get<conv_spec>(l.spec);
+            const fused_conv fused(spec);
+            const std::string impl = fused.implementation(t->dims);
             if (impl.rfind("ref_fused", 0) == 0)
                 return "oneDNN runs this 1x1 + depthwise fusion as two primitives (" + impl + "): no gain";
+            // The 1x1 conv on its own, as the convs around the fusion run: where it reads another
+            // layout than the fused kernel, a reorder goes in and one comes out of every fused pair.
+            conv_spec alone = spec;
+            auto dw = std::find_if(alone.post_ops.begin(), alone.post_ops.end(), [](const post_op& p) { return p.is<post_op::depthwise_op>(); });
+            alone.post_ops.erase(dw, alone.post_ops.end());
+            const auto fused_src = fused.layouts(t->dims).first, alone_src = fused_conv(std::move(alone)).layouts(t->dims).first;
+            if (fused_src != alone_src)
+                return "oneDNN runs this 1x1 + depthwise fusion in a " + layout_name(fused_src) + " layout where the convs around it take " +
+                       layout_name(alone_src) + ": the reorders into and out of it cost more than the fusion saves";
         } catch (const kernel_error& e) {
             return e.what();
         }

@@ -286,6 +286,26 @@ public:
         };
         return spec_.transposed ? name(dnnl::deconvolution_forward()) : name(dnnl::convolution_forward());
     }
+    /// The source and destination layouts oneDNN takes for this input shape, from the primitive
+    /// descriptor alone (as implementation(): nothing built, no weights needed).
+    std::pair<dnnl::memory::desc, dnnl::memory::desc> layouts(const dims& src) const {
+        auto of = [&](auto prim) {
+            using Prim = decltype(prim);
+            try {
+                const auto pd = describe<Prim>(src, true).first;
+                return std::make_pair(pd.src_desc(), pd.dst_desc());
+            } catch (const dnnl::error&) {
+                try {
+                    const auto pd = describe<Prim>(src, false).first;
+                    return std::make_pair(pd.src_desc(), pd.dst_desc());
+                } catch (const dnnl::error& err) {
+                    throw kernel_error("sgmatch::onednn::fused_conv('" + spec_.name + "'): oneDNN has no primitive for input " +
+                                       to_string(src) + " (" + err.what() + ")");
+                }
+            }
+        };
+        return spec_.transposed ? of(dnnl::deconvolution_forward()) : of(dnnl::convolution_forward());
+    }
     /// The source layout the primitive reads without a reorder, for this input shape.
     dnnl::memory::desc src_desc(const dims& src) const {
         return spec_.transposed ? deconv_for(src)->pd.src_desc() : conv_for(src)->pd.src_desc();
