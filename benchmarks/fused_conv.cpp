@@ -133,14 +133,15 @@ variant hand(const setup& s, const io& in) {
     struct state {
         dnnl::convolution_forward prim;
         dnnl::memory src, w, b, dst;
-        onednn::tensor residual;
+        onednn::tensor src_held, residual;  // src_held: what src views
         bool sum;
         dnnl::stream st;
     };
     auto st = std::make_shared<state>();
     st->prim = dnnl::convolution_forward(pd);
     dnnl::stream strm(eng);
-    st->src = in.src.in_layout(pd.src_desc(), strm).memory();
+    st->src_held = in.src.in_layout(pd.src_desc(), strm);
+    st->src = st->src_held.memory();
     st->w = dnnl::memory(pd.weights_desc(), eng);
     onednn::tensor::view(w.data(), weights_dims(s)).reorder_into(onednn::tensor(st->w), strm);
     st->b = dnnl::memory(pd.bias_desc(), eng);
@@ -230,6 +231,7 @@ variant unfused(const setup& s, const io& in) {
         dnnl::eltwise_forward relu;
         dnnl::binary add;
         dnnl::memory src, w, dst, mean, var, ss, residual;
+        onednn::tensor src_held, residual_held;  // what src and residual view, when reordered
         bool sum;
         dnnl::stream st;
     };
@@ -239,7 +241,8 @@ variant unfused(const setup& s, const io& in) {
     st->bnorm = bn(bpd);
     st->relu = dnnl::eltwise_forward(epd);
     st->add = dnnl::binary(apd);
-    st->src = in.src.in_layout(cpd.src_desc(), strm).memory();
+    st->src_held = in.src.in_layout(cpd.src_desc(), strm);
+    st->src = st->src_held.memory();
     st->w = dnnl::memory(cpd.weights_desc(), eng);
     onednn::tensor::view(s.w.data(), weights_dims(s)).reorder_into(onednn::tensor(st->w), strm);
     st->dst = dnnl::memory(y, eng);
@@ -252,7 +255,8 @@ variant unfused(const setup& s, const io& in) {
     ss.insert(ss.end(), s.shift.begin(), s.shift.end());
     st->ss = dnnl::memory(md({2, s.sh.o}, dt::f32, tag::ab), eng);
     std::memcpy(st->ss.get_data_handle(), ss.data(), 2 * O * sizeof(float));
-    st->residual = in.residual.in_layout(y, strm).memory();
+    st->residual_held = in.residual.in_layout(y, strm);
+    st->residual = st->residual_held.memory();
     st->sum = s.residual;
     st->st = strm;
     auto run = [st] {

@@ -612,3 +612,54 @@ TEST_CASE("implementation() names oneDNN's choice from the descriptor alone, and
     CHECK(k.implementation({1, 16, 28, 28}) == name);
     CHECK(k.src_desc({1, 16, 28, 28}) == layouts.first);
 }
+
+TEST_CASE("a 3x3 stride-1 conv with at least 14x14 outputs runs on oneDNN's Winograd kernel where oneDNN has one, post-ops and all") {
+    std::mt19937 rng(17);
+    using md = dnnl::memory::desc;
+    using dt = dnnl::memory::data_type;
+    using tag = dnnl::memory::format_tag;
+    struct shape {
+        std::int64_t n, c, o, hw, stride;
+        bool wanted;  // 3x3, stride 1, 14x14 outputs or more
+    };
+    const shape shapes[] = {{2, 16, 32, 16, 1, true}, {1, 64, 64, 14, 1, true}, {1, 16, 16, 12, 1, false}, {1, 16, 16, 30, 2, false}};
+    for (const auto& sh : shapes) {
+        CAPTURE(sh.c);
+        CAPTURE(sh.hw);
+        CAPTURE(sh.stride);
+        const conv_case c{sh.n, sh.c, sh.o, sh.hw, sh.hw, 3, sh.stride, 1, 1, 1};
+        onednn::conv_spec s = spec_for(c, rng, true);
+        const array x = test::random_array({c.n, c.c, c.h, c.w}, rng, 1.0f);
+        const array y = ref_conv(x, s);
+        const array residual = test::random_array(test::dims_of(y), rng, 1.0f);
+        const array expect = reference::unary(y + residual, unary_kind::relu);
+        s.post_ops = {post_op::sum(0), post_op::eltwise(alg::eltwise_relu)};
+        // Whether this oneDNN has a Winograd kernel for the conv and its post-ops, asked directly.
+        bool has_winograd = false;
+        try {
+            dnnl::primitive_attr attr;
+            dnnl::post_ops po;
+            po.append_sum(1.0f);
+            po.append_eltwise(1.0f, alg::eltwise_relu, 0.0f, 0.0f);
+            attr.set_post_ops(po);
+            const std::int64_t oh = (c.h + 2 - 3) / c.stride + 1;
+            const auto pd = onednn::compat::conv_pd(onednn::cpu_engine(), md({c.n, c.c, c.h, c.w}, dt::f32, tag::any),
+                                                    md({c.o, c.c, 3, 3}, dt::f32, tag::any), md({c.o}, dt::f32, tag::a),
+                                                    md({c.n, c.o, oh, oh}, dt::f32, tag::any), {c.stride, c.stride}, {0, 0}, {1, 1},
+                                                    {1, 1}, attr, alg::convolution_winograd);
+            has_winograd = std::string(onednn::compat::impl_name(pd)).find("wino") != std::string::npos;
+        } catch (const dnnl::error&) {
+        }
+        const onednn::fused_conv k(s);
+        const std::string impl = k.implementation({c.n, c.c, c.h, c.w});
+        MESSAGE(impl);
+        CHECK((impl.find("wino") != std::string::npos) == (sh.wanted && has_winograd));
+        const array got = reference::to_array(k.run(reference::to_tensor(x), {reference::to_tensor(residual)}));
+        CHECK(test::max_rel_error(got, expect) <= 1e-4);
+        // Asked not to: the direct kernel, the same values.
+        s.winograd = false;
+        const onednn::fused_conv direct(s);
+        CHECK(direct.implementation({c.n, c.c, c.h, c.w}).find("wino") == std::string::npos);
+        CHECK(test::max_rel_error(reference::to_array(direct.run(reference::to_tensor(x), {reference::to_tensor(residual)})), got) <= 1e-4);
+    }
+}

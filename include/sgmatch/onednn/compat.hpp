@@ -70,19 +70,18 @@ inline void append_depthwise(dnnl::post_ops& po, std::int64_t stride) {
 }
 
 /// A forward-inference convolution primitive descriptor. `bias` may be a zero desc (no bias).
-/// Dilations are oneDNN's: 0 means dense.
+/// Dilations are oneDNN's: 0 means dense. alg: direct or Winograd.
 inline dnnl::convolution_forward::primitive_desc conv_pd(
     const dnnl::engine& eng, const dnnl::memory::desc& src, const dnnl::memory::desc& weights,
     const dnnl::memory::desc& bias, const dnnl::memory::desc& dst, const dnnl::memory::dims& strides,
     const dnnl::memory::dims& dilates, const dnnl::memory::dims& pad_l, const dnnl::memory::dims& pad_r,
-    const dnnl::primitive_attr& attr) {
+    const dnnl::primitive_attr& attr, dnnl::algorithm alg = dnnl::algorithm::convolution_direct) {
 #if DNNL_VERSION_MAJOR >= 3
-    return dnnl::convolution_forward::primitive_desc(eng, dnnl::prop_kind::forward_inference,
-                                                     dnnl::algorithm::convolution_direct, src, weights, bias, dst,
+    return dnnl::convolution_forward::primitive_desc(eng, dnnl::prop_kind::forward_inference, alg, src, weights, bias, dst,
                                                      strides, dilates, pad_l, pad_r, attr);
 #else
-    dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src,
-                                      weights, bias, dst, strides, dilates, pad_l, pad_r);
+    dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, alg, src, weights, bias, dst, strides, dilates,
+                                      pad_l, pad_r);
     return dnnl::convolution_forward::primitive_desc(d, attr, eng);
 #endif
 }

@@ -8,14 +8,17 @@
 // and writes it again: two round trips through memory of a tensor that grows with the block's
 // depth. Fused, each part is read once and its channels are written normalized (and rectified)
 // at their place in the result, on the OpenMP team oneDNN's primitives use (threads.hpp). The
-// result is in the first part's layout when that is plain, else channels last (a part in
-// another layout is reordered first). BatchNorm's affine form is folded per channel:
-// y = x * scale / sqrt(var + eps) + (shift - mean * scale / sqrt(var + eps)).
+// result is in the first part's layout when that is plain, else channels last. A part in
+// another layout is reordered first, except channels blocked by 8 or 16 (what Winograd's and
+// other jit kernels write), which a channels-last result reads as they are: a feature map that
+// every later layer of the block reads is never reordered again. BatchNorm's affine form is
+// folded per channel: y = x * a + b, a = scale / sqrt(var + eps), b = shift - mean * a.
 // The property declines, with the reason, a concat along another axis than the channels,
 // unknown shapes, and what the BatchNorm lowering declines (parameters not constant, training
 // mode, ...); a concat whose result is read elsewhere too is no match of the chain.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -54,6 +57,27 @@ inline dnnl::memory::desc channels_last_desc(const dims& d) {
     const std::size_t r = d.size();
     if (r < 3) return plain_desc(d);
     return dnnl::memory::desc(d, dnnl::memory::data_type::f32, r == 3 ? tag::acb : r == 4 ? tag::acdb : tag::acdeb);
+}
+
+/// The channels blocked by `block` (8 or 16: aBcd16b, what jit kernels such as Winograd's
+/// write), for dims of rank 3 to 5; a zero desc for another rank.
+inline dnnl::memory::desc channel_blocked_desc(const dims& d, int block) {
+    using tag = dnnl::memory::format_tag;
+    const std::size_t r = d.size();
+    if (r < 3 || r > 5) return dnnl::memory::desc();
+    const tag t = block == 16 ? (r == 3 ? tag::aBc16b : r == 4 ? tag::aBcd16b : tag::aBcde16b)
+                              : (r == 3 ? tag::aBc8b : r == 4 ? tag::aBcd8b : tag::aBcde8b);
+    return dnnl::memory::desc(d, dnnl::memory::data_type::f32, t);
+}
+
+/// The channel block of a tensor read as it is into a channels-last result: 1 for channels
+/// last, 8 or 16 for those blocked layouts, 0 for another layout (reordered first).
+inline std::size_t channel_block_of(const dnnl::memory::desc& m) {
+    const dims d = compat::dims_of(m);
+    if (m == channels_last_desc(d)) return 1;
+    for (int b : {16, 8})
+        if (m == channel_blocked_desc(d, b)) return static_cast<std::size_t>(b);
+    return 0;
 }
 
 /// y[i] = x[i] * a[i] + b[i], rectified when Relu. Blocks of 16 the compiler vectorizes at -O2.
@@ -129,10 +153,11 @@ public:
             s.wait();
             return;
         }
-        std::vector<tensor> in;  // each part in the result's layout
+        std::vector<tensor> in;  // each part in the result's layout (channels last: or blocked, read as it is)
         for (const tensor* p : parts) {
             const dims d = p->shape();
-            in.push_back(p->in_layout(plain ? plain_desc(d) : detail::channels_last_desc(d), s));
+            if (!plain && detail::channel_block_of(p->desc()) != 0) in.push_back(*p);
+            else in.push_back(p->in_layout(plain ? plain_desc(d) : detail::channels_last_desc(d), s));
         }
         s.wait();
         compute(in, out, plain, static_cast<float*>(y.memory().get_data_handle()));
@@ -181,12 +206,13 @@ private:
         struct part {
             const float* x;
             std::size_t channels, offset;
+            std::size_t block;  // channels last: 1; blocked by 8 or 16 channels: 8 or 16
         };
         std::vector<part> ps;
         std::size_t off = 0;
         for (const tensor& t : in) {
             const auto c = static_cast<std::size_t>(t.shape()[1]);
-            ps.push_back({static_cast<const float*>(t.memory().get_data_handle()), c, off});
+            ps.push_back({static_cast<const float*>(t.memory().get_data_handle()), c, off, plain ? 1 : detail::channel_block_of(t.desc())});
             off += c;
         }
         const float* a = a_.data();
@@ -194,12 +220,21 @@ private:
         const bool relu = spec_.relu;
         if (!plain) {  // channels last: pixel by pixel, each part's channels in a row
             parallel_ranges(N * S, std::max<std::size_t>(1, 16384 / C), [&](std::size_t p0, std::size_t p1) {
+                auto run = [&](const float* x, std::size_t at, std::size_t n, float* o) {
+                    if (relu) detail::scale_shift<true>(x, a + at, b + at, o, n);
+                    else detail::scale_shift<false>(x, a + at, b + at, o, n);
+                };
                 for (std::size_t p = p0; p < p1; ++p)
                     for (const part& q : ps) {
-                        const float* x = q.x + p * q.channels;
                         float* o = y + p * C + q.offset;
-                        if (relu) detail::scale_shift<true>(x, a + q.offset, b + q.offset, o, q.channels);
-                        else detail::scale_shift<false>(x, a + q.offset, b + q.offset, o, q.channels);
+                        if (q.block == 1) {
+                            run(q.x + p * q.channels, q.offset, q.channels, o);
+                            continue;
+                        }
+                        // Blocked: image n's block k of pixel s at ((n * blocks + k) * S + s) * block.
+                        const std::size_t n = p / S, sp = p % S, B = q.block, blocks = (q.channels + B - 1) / B;
+                        for (std::size_t k = 0; k < blocks; ++k)
+                            run(q.x + ((n * blocks + k) * S + sp) * B, q.offset + k * B, std::min(B, q.channels - k * B), o + k * B);
                     }
             });
             return;
