@@ -1,15 +1,19 @@
 // Fused conv kernels: sgmatch's fused_conv against a hand-written oneDNN fused primitive and
 // against unfused oneDNN (one primitive per op), for ResNet-50 and MobileNetV2 layer shapes.
 //
-//   hand     - hand-written oneDNN: conv with format any, BN folded into weights and bias, post-ops
-//              relu (or sum + relu), weights reordered once, every buffer allocated once, the
-//              residual accumulated in place into the destination.
+//   hand     - hand-written oneDNN: conv with format any and the algorithm sgmatch's kernel picks
+//              (Winograd for a 3x3 stride-1 conv with 14x14 outputs or more, else direct), BN
+//              folded into weights and bias, post-ops relu (or sum + relu), weights reordered
+//              once, every buffer allocated once, the residual accumulated in place.
 //   sgmatch  - onednn::fused_conv from a conv_spec (BN folded by fold_batch_norm), run_into a
 //              reused destination; with a residual, the destination is the residual (in place).
 //   alloc    - the same kernel through run(), which allocates its destination each call and
 //              copies the residual into it (a run without a buffer plan).
-//   unfused  - one primitive per op, format any: conv, batch_normalization (global stats, scale
-//              and shift) in the conv's layout, binary add, eltwise relu; buffers allocated once.
+//   unfused  - one primitive per op, format any, the same conv algorithm: conv,
+//              batch_normalization (global stats, scale and shift) in the conv's layout, binary
+//              add, eltwise relu; buffers allocated once.
+//   direct   - where sgmatch's kernel runs Winograd: the same kernel with conv_spec::winograd
+//              off (the direct kernel), its input and residual in the layouts it prefers.
 //
 // Inputs arrive in the layout the conv primitive prefers (what the previous fused node hands
 // on), for every variant; weight reorders are outside the timed calls. Timed by Google
@@ -112,6 +116,14 @@ struct io {
     onednn::tensor residual;  // dst layout, never written
 };
 
+std::shared_ptr<onednn::fused_conv> sgmatch_kernel(const setup& s, bool winograd = true);
+
+// The conv algorithm sgmatch's kernel runs for this case: every variant runs the same one.
+dnnl::algorithm conv_algorithm(const setup& s) {
+    return sgmatch_kernel(s)->implementation(s.src_d).find("wino") != std::string::npos ? dnnl::algorithm::convolution_winograd
+                                                                                        : dnnl::algorithm::convolution_direct;
+}
+
 variant hand(const setup& s, const io& in) {
     const auto& eng = onednn::cpu_engine();
     // Fold BN by hand.
@@ -129,7 +141,7 @@ variant hand(const setup& s, const io& in) {
     attr.set_post_ops(po);
     auto pd = onednn::compat::conv_pd(eng, md(s.src_d, dt::f32, tag::any), md(weights_dims(s), dt::f32, tag::any),
                                       md({s.sh.o}, dt::f32, tag::a), md(s.dst_d, dt::f32, tag::any), conv_strides(s),
-                                      {0, 0}, conv_pads(s), conv_pads(s), attr);
+                                      {0, 0}, conv_pads(s), conv_pads(s), attr, conv_algorithm(s));
     struct state {
         dnnl::convolution_forward prim;
         dnnl::memory src, w, b, dst;
@@ -164,8 +176,9 @@ variant hand(const setup& s, const io& in) {
             }};
 }
 
-std::shared_ptr<onednn::fused_conv> sgmatch_kernel(const setup& s) {
+std::shared_ptr<onednn::fused_conv> sgmatch_kernel(const setup& s, bool winograd) {
     onednn::conv_spec spec;
+    spec.winograd = winograd;
     spec.weights_dims = s.w_d;
     spec.weights = s.w;
     spec.groups = s.sh.groups;
@@ -177,8 +190,8 @@ std::shared_ptr<onednn::fused_conv> sgmatch_kernel(const setup& s) {
     return std::make_shared<onednn::fused_conv>(spec);
 }
 
-variant sgmatch_into(const setup& s, const io& in) {
-    auto k = sgmatch_kernel(s);
+variant sgmatch_into(const setup& s, const io& in, bool winograd = true) {
+    auto k = sgmatch_kernel(s, winograd);
     auto dst = std::make_shared<onednn::tensor>(onednn::tensor::allocate(k->dst_desc(s.src_d)));
     auto src = in.src;
     auto residual = in.residual;
@@ -189,7 +202,7 @@ variant sgmatch_into(const setup& s, const io& in) {
     refill();
     auto extra = std::make_shared<std::vector<onednn::tensor>>();
     if (sum) extra->push_back(*dst);  // in place: the destination is the residual
-    return {"sgmatch", [k, src, dst, extra] { k->run_into(src, *extra, *dst); },
+    return {winograd ? "sgmatch" : "direct", [k, src, dst, extra] { k->run_into(src, *extra, *dst); },
             [k, src, dst, extra, refill] {
                 refill();
                 k->run_into(src, *extra, *dst);
@@ -212,7 +225,7 @@ variant unfused(const setup& s, const io& in) {
     dnnl::primitive_attr none;
     auto cpd = onednn::compat::conv_pd(eng, md(s.src_d, dt::f32, tag::any), md(weights_dims(s), dt::f32, tag::any), md(),
                                        md(s.dst_d, dt::f32, tag::any), conv_strides(s), {0, 0}, conv_pads(s),
-                                       conv_pads(s), none);
+                                       conv_pads(s), none, conv_algorithm(s));
     const md y = cpd.dst_desc();
     using bn = dnnl::batch_normalization_forward;
 #if DNNL_VERSION_MAJOR >= 3
@@ -284,6 +297,7 @@ struct bench_case {
     std::string label, implementation;
     std::vector<float> plain_x, plain_r;
     io in;
+    io direct_in;  // for the direct variant: in the layouts the direct kernel prefers
     std::vector<variant> vs;
 };
 
@@ -319,10 +333,19 @@ int main(int argc, char** argv) {
                 // The input as the previous fused node would hand it on: in the conv's preferred layout.
                 const auto x_pd = onednn::compat::conv_pd(
                     onednn::cpu_engine(), md(s.src_d, dt::f32, tag::any), md(weights_dims(s), dt::f32, tag::any), md(),
-                    md(s.dst_d, dt::f32, tag::any), conv_strides(s), {0, 0}, conv_pads(s), conv_pads(s), {});
+                    md(s.dst_d, dt::f32, tag::any), conv_strides(s), {0, 0}, conv_pads(s), conv_pads(s), {}, conv_algorithm(s));
                 c->in.src = onednn::tensor::view(c->plain_x.data(), s.src_d).in_layout(x_pd.src_desc(), strm);
                 c->in.residual = onednn::tensor::view(c->plain_r.data(), s.dst_d).in_layout(sgmatch_kernel(s)->dst_desc(s.src_d), strm);
                 c->vs = {hand(s, c->in), sgmatch_into(s, c->in), sgmatch_alloc(s, c->in), unfused(s, c->in)};
+                // Where the kernel runs Winograd: the same kernel on the direct algorithm, its input
+                // and residual in the layouts that one prefers.
+                const bool winograd = c->implementation.find("wino") != std::string::npos;
+                if (winograd) {
+                    const auto direct = sgmatch_kernel(s, false);
+                    c->direct_in.src = onednn::tensor::view(c->plain_x.data(), s.src_d).in_layout(direct->src_desc(s.src_d), strm);
+                    c->direct_in.residual = onednn::tensor::view(c->plain_r.data(), s.dst_d).in_layout(direct->dst_desc(s.src_d), strm);
+                    c->vs.push_back(sgmatch_into(s, c->direct_in, false));
+                }
                 // Cross-check every variant against the hand-written one.
                 const onednn::tensor ref = c->vs[0].output();
                 const std::vector<float> ref_plain = ref.to_plain();
@@ -345,6 +368,7 @@ int main(int argc, char** argv) {
                 ratios.push_back({label + " sgmatch/hand", "sgmatch/" + label, "hand/" + label, c->implementation});
                 ratios.push_back({label + " alloc/hand", "alloc/" + label, "hand/" + label, ""});
                 ratios.push_back({label + " unfused/sgmatch", "unfused/" + label, "sgmatch/" + label, ""});
+                if (winograd) ratios.push_back({label + " direct/sgmatch", "direct/" + label, "sgmatch/" + label, ""});
                 cases.push_back(std::move(c));
             }
     if (failures) {
