@@ -62,7 +62,7 @@ struct conv_spec {
     /// for comparisons (post-ops on a plain conv are slower than none, ../docs/design.md).
     enum class layout_choice { any, plain } layout = layout_choice::any;
     /// A 3x3, stride-1, undilated, ungrouped 2-D conv with at least 14x14 outputs runs on
-    /// oneDNN's Winograd kernel where oneDNN has a jit one for it and its post-ops (1.4-2.4x
+    /// oneDNN's Winograd kernel where oneDNN has a jit one for it and its post-ops (1.6-2.4x
     /// faster than the direct kernel at ResNet's shapes; relative difference about 1e-6;
     /// benchmarks/RESULTS.md), else on the direct one. false: always direct.
     bool winograd = true;
@@ -276,40 +276,13 @@ public:
     /// primitive descriptor is made (no primitive, no weights reordered), as the kernel would
     /// make it: with its post-ops fused, or without them when oneDNN rejects those.
     std::string implementation(const dims& src) const {
-        auto name = [&](auto prim) -> std::string {  // a string: the name is the descriptor's
-            using Prim = decltype(prim);
-            try {
-                return std::string(compat::impl_name(describe<Prim>(src, true).first));
-            } catch (const dnnl::error&) {
-                try {
-                    return std::string(compat::impl_name(describe<Prim>(src, false).first));
-                } catch (const dnnl::error& err) {
-                    throw kernel_error("sgmatch::onednn::fused_conv('" + spec_.name + "'): oneDNN has no primitive for input " +
-                                       to_string(src) + " (" + err.what() + ")");
-                }
-            }
-        };
-        return spec_.transposed ? name(dnnl::deconvolution_forward()) : name(dnnl::convolution_forward());
+        return with_descriptor<std::string>(src, [](const auto& pd) { return std::string(compat::impl_name(pd)); });
     }
     /// The source and destination layouts oneDNN takes for this input shape, from the primitive
     /// descriptor alone (as implementation(): nothing built, no weights needed).
     std::pair<dnnl::memory::desc, dnnl::memory::desc> layouts(const dims& src) const {
-        auto of = [&](auto prim) {
-            using Prim = decltype(prim);
-            try {
-                const auto pd = describe<Prim>(src, true).first;
-                return std::make_pair(pd.src_desc(), pd.dst_desc());
-            } catch (const dnnl::error&) {
-                try {
-                    const auto pd = describe<Prim>(src, false).first;
-                    return std::make_pair(pd.src_desc(), pd.dst_desc());
-                } catch (const dnnl::error& err) {
-                    throw kernel_error("sgmatch::onednn::fused_conv('" + spec_.name + "'): oneDNN has no primitive for input " +
-                                       to_string(src) + " (" + err.what() + ")");
-                }
-            }
-        };
-        return spec_.transposed ? of(dnnl::deconvolution_forward()) : of(dnnl::convolution_forward());
+        using both = std::pair<dnnl::memory::desc, dnnl::memory::desc>;
+        return with_descriptor<both>(src, [](const auto& pd) { return both(pd.src_desc(), pd.dst_desc()); });
     }
     /// The source layout the primitive reads without a reorder, for this input shape.
     dnnl::memory::desc src_desc(const dims& src) const {
@@ -337,8 +310,26 @@ private:
         return deconv_cache_.get(src, [&] { return build<dnnl::deconvolution_forward>(src); });
     }
 
-    // The primitive descriptor for this input shape and its post-op plan (tail primitives
-    // built, depthwise weights not yet bound); `fuse`: the post-ops fused into the primitive.
+    // f(the primitive descriptor the kernel would make for this input shape): with the post-ops
+    // fused, or without them when oneDNN rejects those; kernel_error when oneDNN has none.
+    template <class R, class F>
+    R with_descriptor(const dims& src, F f) const {
+        auto of = [&](auto prim) -> R {
+            using Prim = decltype(prim);
+            try {
+                return f(describe<Prim>(src, true).first);
+            } catch (const dnnl::error&) {
+                try {
+                    return f(describe<Prim>(src, false).first);
+                } catch (const dnnl::error& err) {
+                    throw kernel_error("sgmatch::onednn::fused_conv('" + spec_.name + "'): oneDNN has no primitive for input " +
+                                       to_string(src) + " (" + err.what() + ")");
+                }
+            }
+        };
+        return spec_.transposed ? of(dnnl::deconvolution_forward()) : of(dnnl::convolution_forward());
+    }
+
     // Whether the Winograd kernel is worth asking oneDNN for (conv_spec::winograd).
     bool winograd_fits(const dims& src) const {
         if (!spec_.winograd || spec_.transposed || spec_.layout != conv_spec::layout_choice::any || spec_.groups != 1 ||
@@ -352,6 +343,8 @@ private:
         return out.size() == 4 && out[2] * out[3] >= 14 * 14;
     }
 
+    // The primitive descriptor for this input shape and its post-op plan (tail primitives
+    // built, depthwise weights not yet bound); `fuse`: the post-ops fused into the primitive.
     template <class Prim>
     std::pair<typename Prim::primitive_desc, detail::post_op_plan> describe(const dims& src, bool fuse) const {
         using md = dnnl::memory::desc;
