@@ -125,6 +125,20 @@ inline constexpr op_schema logical_and = typed(describe<And>(a_b, legacy_broadca
 inline constexpr op_schema logical_or = typed(describe<Or>(a_b, legacy_broadcast, to_bool), types::boolean);
 inline constexpr op_schema logical_xor = typed(describe<Xor>(a_b, legacy_broadcast, to_bool), types::boolean);
 inline constexpr op_schema logical_not = typed(describe<Not>(x_only, to_bool), types::boolean);
+// Quantization: x with a scale and a zero point, per tensor (a scalar scale) or per axis (a
+// 1-D scale of x's extent along `axis`), the zero point of the scale's shape.
+inline constexpr input_spec quantize_inputs[] = {{"x"}, {"scale"}, {"zero_point", input_spec::presence::optional}};
+inline constexpr attr_spec quantize_attrs[] = {{"axis", attr_type::integer, def::value(1), support::any()}};
+/// QuantizeLinear: saturate(round_half_even(x / scale) + zero_point), of the zero point's type
+/// (uint8 or int8; uint8 without one); x is f32 or int32.
+inline constexpr op_schema quantize_linear =
+    typed(describe<QuantizeLinear>(quantize_inputs, quantize_attrs, type_rule{type_rule::from::input, 2, dtype::unknown, {}}),
+          types::bit(dtype::u8) | types::bit(dtype::i8));
+/// DequantizeLinear: (x - zero_point) * scale, f32; x is uint8, int8 or int32 (int32 without a
+/// zero point, or a zero one).
+inline constexpr op_schema dequantize_linear =
+    typed(describe<DequantizeLinear>(quantize_inputs, quantize_attrs, type_rule{type_rule::from::fixed, 0, dtype::f32, {}}),
+          types::bit(dtype::u8) | types::bit(dtype::i8) | types::bit(dtype::i32));
 
 }  // namespace schemas
 }  // namespace ops

@@ -103,6 +103,8 @@ inline shape_rule shape_rule_of(const op_schema& s) {
         {&schemas::tile, rules::tile},
         {&schemas::trilu, rules::trilu},
         {&schemas::einsum, rules::einsum},
+        {&schemas::quantize_linear, rules::same_as_input0},
+        {&schemas::dequantize_linear, rules::same_as_input0},
         {&schemas::range, rules::range},
         {&schemas::cumsum, rules::cumsum},
         {&schemas::arg_max, rules::arg_reduce},

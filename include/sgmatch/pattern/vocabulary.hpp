@@ -152,6 +152,10 @@ SGMATCH_DETAIL_OP(DepthToSpace, "DepthToSpace", "depth_to_space")
 SGMATCH_DETAIL_OP(SpaceToDepth, "SpaceToDepth", "space_to_depth")
 SGMATCH_DETAIL_OP(CastLike, "CastLike")
 
+// Quantization (uint8 / int8 with a scale and zero point, per tensor or per axis).
+SGMATCH_DETAIL_OP(QuantizeLinear, "QuantizeLinear")
+SGMATCH_DETAIL_OP(DequantizeLinear, "DequantizeLinear")
+
 // Losses, and normalization per instance.
 SGMATCH_DETAIL_OP(NegativeLogLikelihoodLoss, "NegativeLogLikelihoodLoss")
 SGMATCH_DETAIL_OP(SoftmaxCrossEntropyLoss, "SoftmaxCrossEntropyLoss")
