@@ -1,13 +1,15 @@
 // QuantizeLinear and DequantizeLinear (exec/kernels/quantize.hpp): values worked out by hand
 // (ties rounded to even, saturation at both ends, per-axis scales along a middle and a negative
 // axis, int8 and uint8), the round trip, and every malformed scale or zero point refused naming
-// the node. The ONNX conformance cases (test_quantizelinear*, test_dequantizelinear*, the
-// expanded DynamicQuantizeLinear) check them too. Runs in every preset.
+// the node; MatMulInteger and QLinearMatMul against loops. The ONNX conformance cases
+// (test_quantizelinear*, test_dequantizelinear*, the expanded DynamicQuantizeLinear,
+// test_matmulinteger, test_qlinearmatmul_*) check them too. Runs in every preset.
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -122,4 +124,92 @@ TEST_CASE("QuantizeLinear and DequantizeLinear refuse a malformed scale, zero po
     const value zi = value::of<std::int32_t>({}, {3});
     CHECK(error_of("DequantizeLinear", xi, value::of<float>({}, {1}), &zi).find("int32 x takes no zero point but 0") != std::string::npos);
     CHECK(error_of("DequantizeLinear", x, value::of<float>({}, {1}), nullptr).find("uint8, int8 or int32 taken") != std::string::npos);
+}
+
+namespace quantize_tests {
+
+// sum_k (a[.., m, k] - za[m or 0]) * (b[.., k, n] - zb[n or 0]) for 3-D a and b of equal batch.
+std::vector<std::int64_t> product_by_hand(const std::vector<int>& a, const std::vector<int>& b, std::int64_t batch, std::int64_t M,
+                                          std::int64_t K, std::int64_t N, const std::vector<int>& za, const std::vector<int>& zb) {
+    std::vector<std::int64_t> y(static_cast<std::size_t>(batch * M * N), 0);
+    for (std::int64_t t = 0; t < batch; ++t)
+        for (std::int64_t m = 0; m < M; ++m)
+            for (std::int64_t n = 0; n < N; ++n) {
+                std::int64_t s = 0;
+                for (std::int64_t k = 0; k < K; ++k)
+                    s += static_cast<std::int64_t>(a[static_cast<std::size_t>((t * M + m) * K + k)] - za[za.size() == 1 ? 0 : static_cast<std::size_t>(m)]) *
+                         (b[static_cast<std::size_t>((t * K + k) * N + n)] - zb[zb.size() == 1 ? 0 : static_cast<std::size_t>(n)]);
+                y[static_cast<std::size_t>((t * M + m) * N + n)] = s;
+            }
+    return y;
+}
+
+template <class T>
+std::vector<int> ints_of(const value& v) {
+    const auto e = elements<T>(v);
+    return std::vector<int>(e.begin(), e.end());
+}
+
+}  // namespace quantize_tests
+
+TEST_CASE("MatMulInteger: uint8 and int8 operands less zero points (one, per row, per column), batch broadcast, against loops") {
+    std::mt19937 rng(21);
+    const std::int64_t M = 3, K = 5, N = 4;
+    const value a = test::random_value<std::uint8_t>(rng, {2, M, K}, 0, 255);
+    const value b = test::random_value<std::int8_t>(rng, {2, K, N}, -128, 127);
+    const value za = value::of<std::uint8_t>({M}, {3, 200, 128});  // per row of A
+    const value zb = value::of<std::int8_t>({N}, {0, -5, 7, 127});  // per column of B
+    graph g;
+    g.mark_output(g.add_op("MatMulInteger", "mm", {g.add_input("a"), g.add_input("b"), g.add_input("za"), g.add_input("zb")}));
+    const value y = exec::executor(g).run({{"a", a}, {"b", b}, {"za", za}, {"zb", zb}}).at(0);
+    REQUIRE(y.type() == dtype::i32);
+    REQUIRE(y.dims() == exec::shape{2, M, N});
+    const auto want = product_by_hand(ints_of<std::uint8_t>(a), ints_of<std::int8_t>(b), 2, M, K, N, ints_of<std::uint8_t>(za), ints_of<std::int8_t>(zb));
+    const auto got = elements<std::int32_t>(y);
+    CHECK(std::vector<std::int64_t>(got.begin(), got.end()) == want);
+    // B without a batch dim is broadcast over A's; no zero points: 0.
+    const value b2 = test::random_value<std::uint8_t>(rng, {K, N}, 0, 255);
+    graph h;
+    h.mark_output(h.add_op("MatMulInteger", "mm", {h.add_input("a"), h.add_input("b")}));
+    const value y2 = exec::executor(h).run({{"a", a}, {"b", b2}}).at(0);
+    auto bb = ints_of<std::uint8_t>(b2);
+    bb.insert(bb.end(), bb.begin(), bb.end());  // the same B for both batches
+    const auto got2 = elements<std::int32_t>(y2);
+    CHECK(std::vector<std::int64_t>(got2.begin(), got2.end()) == product_by_hand(ints_of<std::uint8_t>(a), bb, 2, M, K, N, {0}, {0}));
+    // A zero point of the wrong size is refused, naming the node.
+    const value z2 = value::of<std::uint8_t>({2}, {1, 2});
+    CHECK(test::run_error(exec::executor(g), {{"a", a}, {"b", b}, {"za", z2}, {"zb", zb}}).find("'mm'") != std::string::npos);
+}
+
+TEST_CASE("QLinearMatMul: the integer product rescaled onto y's zero point, ties to even, saturated, against loops") {
+    std::mt19937 rng(22);
+    const std::int64_t M = 4, K = 6, N = 3;
+    const value a = test::random_value<std::uint8_t>(rng, {1, M, K}, 0, 255);
+    const value b = test::random_value<std::uint8_t>(rng, {1, K, N}, 0, 255);
+    const float as = 0.02f, bs = 0.05f, ys = 0.3f;
+    graph g;
+    std::vector<input_ref> ins;
+    for (const char* n : {"a", "as", "az", "b", "bs", "bz", "ys", "yz"}) ins.push_back(g.add_input(n));
+    g.mark_output(g.add_op("QLinearMatMul", "q", ins));
+    for (const int yz : {0, 100}) {
+        CAPTURE(yz);
+        const value y = exec::executor(g)
+                            .run({{"a", a},
+                                  {"as", value::of<float>({}, {as})},
+                                  {"az", value::of<std::uint8_t>({}, {113})},
+                                  {"b", b},
+                                  {"bs", value::of<float>({}, {bs})},
+                                  {"bz", value::of<std::uint8_t>({}, {114})},
+                                  {"ys", value::of<float>({}, {ys})},
+                                  {"yz", value::of<std::uint8_t>({}, {static_cast<std::uint8_t>(yz)})}})
+                            .at(0);
+        REQUIRE(y.type() == dtype::u8);
+        const auto acc = product_by_hand(ints_of<std::uint8_t>(a), ints_of<std::uint8_t>(b), 1, M, K, N, {113}, {114});
+        const auto got = elements<std::uint8_t>(y);
+        const float m = as * bs / ys;
+        for (std::size_t i = 0; i < acc.size(); ++i) {
+            const float v = std::nearbyint(static_cast<float>(acc[i]) * m) + static_cast<float>(yz);
+            CHECK(static_cast<int>(got[i]) == static_cast<int>(v < 0 ? 0 : v > 255 ? 255 : v));
+        }
+    }
 }

@@ -138,6 +138,13 @@ inline std::vector<dims> matmul(const shape_inputs& in, const op_attrs& a) {
     return {batch};
 }
 
+/// QLinearMatMul: the MatMul of inputs 0 and 3 (a and b; their scales and zero points between).
+inline std::vector<dims> qlinear_matmul(const shape_inputs& in, const op_attrs& a) {
+    shape_inputs ab;
+    ab.shapes = {in.shapes.at(0), in.shapes.at(3)};
+    return matmul(ab, a);
+}
+
 inline std::vector<dims> softmax(const shape_inputs& in, const op_attrs& a) {
     (void)axis(a, a.i("axis"), in.shapes.at(0).size());
     return {in.shapes[0]};
@@ -259,6 +266,22 @@ inline constexpr op_schema layer_norm = describe<LayerNorm>(layer_norm_inputs, l
 inline constexpr op_schema lrn = describe<LRN>(pool_inputs, lrn_attrs);
 inline constexpr op_schema gemm = describe<Gemm>(gemm_inputs, gemm_attrs);
 inline constexpr op_schema matmul = describe<MatMul>(a_b_inputs);
+/// MatMulInteger: (A - a_zero_point) x (B - b_zero_point) as int32; A and B uint8 or int8, each
+/// zero point a scalar (or per row of A, per column of B).
+inline constexpr input_spec matmul_integer_inputs[] = {{"A"},
+                                                       {"B"},
+                                                       {"a_zero_point", input_spec::presence::optional},
+                                                       {"b_zero_point", input_spec::presence::optional}};
+inline constexpr op_schema matmul_integer =
+    typed(describe<MatMulInteger>(matmul_integer_inputs, type_rule{type_rule::from::fixed, 0, dtype::i32, {}}),
+          types::bit(dtype::u8) | types::bit(dtype::i8));
+/// QLinearMatMul: saturate(round_half_even((a - a_zp) x (b - b_zp) * a_scale * b_scale / y_scale)
+/// + y_zp), of y_zp's type; scales and zero points per tensor.
+inline constexpr input_spec qlinear_matmul_inputs[] = {{"a"}, {"a_scale"}, {"a_zero_point"}, {"b"},
+                                                       {"b_scale"}, {"b_zero_point"}, {"y_scale"}, {"y_zero_point"}};
+inline constexpr op_schema qlinear_matmul =
+    typed(describe<QLinearMatMul>(qlinear_matmul_inputs, type_rule{type_rule::from::input, 7, dtype::unknown, {}}),
+          types::bit(dtype::u8) | types::bit(dtype::i8));
 inline constexpr op_schema softmax = describe<Softmax>(pool_inputs, softmax_attrs);
 inline constexpr op_schema log_softmax = describe<LogSoftmax>(pool_inputs, softmax_attrs);
 inline constexpr op_schema global_max_pool = describe<GlobalMaxPool>(pool_inputs);

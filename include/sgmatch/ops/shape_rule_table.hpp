@@ -105,6 +105,8 @@ inline shape_rule shape_rule_of(const op_schema& s) {
         {&schemas::einsum, rules::einsum},
         {&schemas::quantize_linear, rules::same_as_input0},
         {&schemas::dequantize_linear, rules::same_as_input0},
+        {&schemas::matmul_integer, rules::matmul},
+        {&schemas::qlinear_matmul, rules::qlinear_matmul},
         {&schemas::range, rules::range},
         {&schemas::cumsum, rules::cumsum},
         {&schemas::arg_max, rules::arg_reduce},

@@ -45,7 +45,7 @@ inline const std::vector<const op_schema*>& all_schemas() {
         &logical_and, &logical_or, &logical_xor, &logical_not, &mod, &tile, &trilu, &range, &cumsum, &arg_max, &arg_min, &hardmax, &one_hot,
         &ceil, &floor, &sign, &sin, &cos, &tan, &asin, &acos, &atan, &sinh, &cosh, &asinh, &acosh, &atanh, &is_nan, &is_inf,
         &gather_elements, &scatter_elements, &depth_to_space, &space_to_depth, &cast_like, &shrink,
-        &top_k, &einsum, &quantize_linear, &dequantize_linear, &nll_loss, &softmax_cross_entropy, &instance_norm, &rnn, &gru, &lstm};
+        &top_k, &einsum, &quantize_linear, &dequantize_linear, &matmul_integer, &qlinear_matmul, &nll_loss, &softmax_cross_entropy, &instance_norm, &rnn, &gru, &lstm};
     return all;
 }
 

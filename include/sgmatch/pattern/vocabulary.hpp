@@ -155,6 +155,8 @@ SGMATCH_DETAIL_OP(CastLike, "CastLike")
 // Quantization (uint8 / int8 with a scale and zero point, per tensor or per axis).
 SGMATCH_DETAIL_OP(QuantizeLinear, "QuantizeLinear")
 SGMATCH_DETAIL_OP(DequantizeLinear, "DequantizeLinear")
+SGMATCH_DETAIL_OP(MatMulInteger, "MatMulInteger")
+SGMATCH_DETAIL_OP(QLinearMatMul, "QLinearMatMul")
 
 // Losses, and normalization per instance.
 SGMATCH_DETAIL_OP(NegativeLogLikelihoodLoss, "NegativeLogLikelihoodLoss")

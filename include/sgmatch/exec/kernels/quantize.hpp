@@ -1,4 +1,5 @@
-// sgmatch/exec/kernels/quantize.hpp - QuantizeLinear and DequantizeLinear over typed values.
+// sgmatch/exec/kernels/quantize.hpp - QuantizeLinear, DequantizeLinear, MatMulInteger and
+// QLinearMatMul over typed values.
 //
 // A scale (f32) and a zero point (uint8 or int8; int32 for DequantizeLinear's int32 input),
 // per tensor (a scalar, or a 1-D tensor of one value) or per axis (a 1-D tensor of x's extent
@@ -8,6 +9,10 @@
 //                     (the division in f32, as ONNX's reference computes it); NaN gives the zero
 //                     point.
 //   DequantizeLinear  y = (x - zero_point) * scale, f32.
+// MatMulInteger multiplies uint8 / int8 operands less their zero points (one, or one per row of A
+// / per column of B) into int32, as MatMul broadcasts; QLinearMatMul rescales that product by
+// a_scale * b_scale / y_scale (f32, ties to even) onto y's zero point, saturated (one scale and
+// zero point each). Reference loops: sums in int64, no blocking.
 // Anything else (a 2-D scale, a zero point of another shape or type, an axis out of range) is
 // refused naming the node.
 #pragma once
@@ -120,6 +125,137 @@ inline typed_fn dequantize_linear(const ops::op_attrs& a0, const ops::node_sourc
                 for (std::int64_t i = 0; i < x.size(); ++i) {
                     const std::int64_t c = (i / q.inner) % q.extent;
                     o[i] = (static_cast<float>(xv[i]) - static_cast<float>(z[c])) * s[c];
+                }
+            }
+        });
+        return values{y};
+    };
+}
+
+namespace detail {
+
+/// A uint8 / int8 / int32 value's elements as int32.
+inline std::vector<std::int32_t> as_int32(const ops::op_attrs& a, const value& v0, const char* what) {
+    const value v = v0.dense_value();
+    std::vector<std::int32_t> out(static_cast<std::size_t>(v.size()));
+    const bool ok = visit_type(v.type(), [&](auto t) {
+        using T = typename decltype(t)::type;
+        if constexpr (std::is_same_v<T, std::uint8_t> || std::is_same_v<T, std::int8_t> || std::is_same_v<T, std::int32_t>) {
+            const T* p = v.as<T>();
+            for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<std::int32_t>(p[i]);
+        } else {
+            fail(a, std::string(what) + " is " + std::string(name_of(v.type())) + " (uint8 or int8 taken)");
+        }
+    });
+    if (!ok) fail(a, std::string(what) + " is " + std::string(name_of(v.type())) + " (uint8 or int8 taken)");
+    return out;
+}
+
+/// sum_k (A[.., m, k] - za[m]) * (B[.., k, n] - zb[n]) under MatMul's broadcasting (1-D A or B
+/// as ONNX's MatMul reads them), into `out` of the output's dims; za has one value or one per row
+/// of A, zb one or one per column of B.
+inline void integer_matmul(const ops::op_attrs& a, const value& A, const value& B, const std::vector<std::int32_t>& za,
+                           const std::vector<std::int32_t>& zb, const shape& out_dims, std::vector<std::int64_t>& out) {
+    shape ad = A.dims(), bd = B.dims();
+    if (ad.size() == 1) ad.insert(ad.begin(), 1);
+    if (bd.size() == 1) bd.push_back(1);
+    const std::int64_t M = ad[ad.size() - 2], K = ad.back(), N = bd.back();
+    if (za.size() != 1 && static_cast<std::int64_t>(za.size()) != M)
+        fail(a, "A's zero point has " + std::to_string(za.size()) + " values (one, or one per row: " + std::to_string(M) + ")");
+    if (zb.size() != 1 && static_cast<std::int64_t>(zb.size()) != N)
+        fail(a, "B's zero point has " + std::to_string(zb.size()) + " values (one, or one per column: " + std::to_string(N) + ")");
+    const std::vector<std::int32_t> av = as_int32(a, A, "A"), bv = as_int32(a, B, "B");
+    const shape ab(ad.begin(), ad.end() - 2), bb(bd.begin(), bd.end() - 2);
+    shape batch = ab.size() >= bb.size() ? ab : bb;
+    for (std::size_t i = 0; i < batch.size(); ++i) {  // the broadcast batch dims
+        const std::size_t from_end = batch.size() - i;
+        const std::int64_t x = from_end <= ab.size() ? ab[ab.size() - from_end] : 1, y = from_end <= bb.size() ? bb[bb.size() - from_end] : 1;
+        batch[i] = x == 1 ? y : x;
+    }
+    const shape sa = broadcast_strides(ab, batch), sb = broadcast_strides(bb, batch);
+    std::int64_t count = 1;
+    for (auto d : batch) count *= d;
+    out.assign(static_cast<std::size_t>(count * M * N), 0);
+    if (static_cast<std::int64_t>(out.size()) != element_count(out_dims)) fail(a, "the product does not have the output's shape");
+    shape idx(batch.size(), 0);
+    for (std::int64_t b = 0; b < count; ++b) {
+        std::int64_t oa = 0, ob = 0;
+        for (std::size_t i = 0; i < batch.size(); ++i) oa += idx[i] * sa[i], ob += idx[i] * sb[i];
+        const std::int32_t* pa = av.data() + oa * M * K;
+        const std::int32_t* pb = bv.data() + ob * K * N;
+        std::int64_t* po = out.data() + b * M * N;
+        for (std::int64_t m = 0; m < M; ++m) {
+            const std::int32_t zam = za[za.size() == 1 ? 0 : static_cast<std::size_t>(m)];
+            for (std::int64_t k = 0; k < K; ++k) {
+                const std::int64_t x = pa[m * K + k] - zam;
+                for (std::int64_t n = 0; n < N; ++n)
+                    po[m * N + n] += x * (pb[k * N + n] - zb[zb.size() == 1 ? 0 : static_cast<std::size_t>(n)]);
+            }
+        }
+        for (std::size_t i = batch.size(); i-- > 0;) {
+            if (++idx[i] < batch[i]) break;
+            idx[i] = 0;
+        }
+    }
+}
+
+}  // namespace detail
+
+/// MatMulInteger: int32 products of uint8 / int8 operands less their zero points.
+inline typed_fn matmul_integer(const ops::op_attrs& a0, const ops::node_source&) {
+    return [a = a0](const values& xs) {
+        const value A = in(xs, 0, a).dense_value(), B = in(xs, 1, a).dense_value();
+        const std::vector<std::int32_t> za = xs.size() > 2 ? detail::as_int32(a, xs[2], "a_zero_point") : std::vector<std::int32_t>{0};
+        const std::vector<std::int32_t> zb = xs.size() > 3 ? detail::as_int32(a, xs[3], "b_zero_point") : std::vector<std::int32_t>{0};
+        if (xs.size() > 2 && xs[2].type() != A.type()) fail(a, "a_zero_point's type is not A's");
+        if (xs.size() > 3 && xs[3].type() != B.type()) fail(a, "b_zero_point's type is not B's");
+        const shape out_dims = rule(a, xs).at(0);
+        std::vector<std::int64_t> acc;
+        detail::integer_matmul(a, A, B, za, zb, out_dims, acc);
+        value y = value::zeros(dtype::i32, out_dims);
+        std::int32_t* o = y.as<std::int32_t>();
+        for (std::size_t i = 0; i < acc.size(); ++i) o[i] = static_cast<std::int32_t>(acc[i]);
+        return values{y};
+    };
+}
+
+/// QLinearMatMul: the integer product rescaled by a_scale * b_scale / y_scale (in f32, ties to
+/// even) and shifted by y's zero point, saturated to its type; every scale and zero point one
+/// value.
+inline typed_fn qlinear_matmul(const ops::op_attrs& a0, const ops::node_source&) {
+    return [a = a0](const values& xs) {
+        if (xs.size() != 8) fail(a, "takes 8 inputs");
+        const value A = xs[0].dense_value(), B = xs[3].dense_value();
+        auto one_scale = [&](std::size_t i, const char* what) {
+            const value s = xs[i].dense_value();
+            if (s.type() != dtype::f32 || s.size() != 1) fail(a, std::string(what) + " is not one f32 value");
+            return s.as<float>()[0];
+        };
+        auto one_point = [&](std::size_t i, const char* what, const value& of) {
+            if (xs[i].type() != of.type()) fail(a, std::string(what) + "'s type is not its tensor's");
+            const std::vector<std::int32_t> z = detail::as_int32(a, xs[i], what);
+            if (z.size() != 1) fail(a, std::string(what) + " is not one value");
+            return z;
+        };
+        const float as = one_scale(1, "a_scale"), bs = one_scale(4, "b_scale"), ys = one_scale(6, "y_scale");
+        const std::vector<std::int32_t> za = one_point(2, "a_zero_point", A), zb = one_point(5, "b_zero_point", B);
+        const value yz = xs[7].dense_value();
+        if (yz.size() != 1 || (yz.type() != dtype::u8 && yz.type() != dtype::i8)) fail(a, "y_zero_point is not one uint8 or int8 value");
+        const shape out_dims = rule(a, xs).at(0);
+        std::vector<std::int64_t> acc;
+        detail::integer_matmul(a, A, B, za, zb, out_dims, acc);
+        const float m = as * bs / ys;
+        value y = value::zeros(yz.type(), out_dims);
+        visit_type(yz.type(), [&](auto t) {
+            using Q = typename decltype(t)::type;
+            if constexpr (std::is_same_v<Q, std::uint8_t> || std::is_same_v<Q, std::int8_t>) {
+                constexpr float lo = std::numeric_limits<Q>::min(), hi = std::numeric_limits<Q>::max();
+                const float z = static_cast<float>(yz.as<Q>()[0]);
+                Q* o = y.as<Q>();
+                for (std::size_t i = 0; i < acc.size(); ++i) {
+                    float v = std::nearbyint(static_cast<float>(acc[i]) * m);
+                    v = std::isnan(v) ? z : v + z;
+                    o[i] = static_cast<Q>(v < lo ? lo : v > hi ? hi : v);
                 }
             }
         });

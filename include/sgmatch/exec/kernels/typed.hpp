@@ -12,7 +12,8 @@
 // (kernels/losses.hpp); RNN, GRU and LSTM on f32 and f64 (kernels/recurrent.hpp); MaxPool on
 // every numeric type, with its Indices (kernels/max_pool.hpp); the ten reductions on f64
 // (kernels/reduce_typed.hpp); Einsum, any equation, on the numeric types (kernels/einsum.hpp);
-// QuantizeLinear and DequantizeLinear, uint8 and int8 per tensor or per axis (kernels/quantize.hpp).
+// QuantizeLinear and DequantizeLinear, uint8 and int8 per tensor or per axis, MatMulInteger and
+// QLinearMatMul (kernels/quantize.hpp).
 //
 // The executor runs an op's typed kernel when the op has no fp32 kernel, when its data input is
 // not f32, when an input computed at run time is not f32 (an int64 shape, a bool mask), or when
@@ -598,6 +599,8 @@ inline const typed_binding typed_ops[] = {
     {&ops::schemas::einsum, typed::einsum},
     {&ops::schemas::quantize_linear, typed::quantize_linear},
     {&ops::schemas::dequantize_linear, typed::dequantize_linear},
+    {&ops::schemas::matmul_integer, typed::matmul_integer},
+    {&ops::schemas::qlinear_matmul, typed::qlinear_matmul},
     {&ops::schemas::clip, typed::clip},
     {&ops::schemas::max, typed::variadic_kernel<typed::binop::max>},
     {&ops::schemas::min, typed::variadic_kernel<typed::binop::min>},
