@@ -203,6 +203,7 @@ private:
         const auto C = static_cast<std::size_t>(out[1]), N = static_cast<std::size_t>(out[0]);
         std::size_t S = 1;
         for (std::size_t i = 2; i < out.size(); ++i) S *= static_cast<std::size_t>(out[i]);
+        if (N * S == 0) return;  // nothing to write
         struct part {
             const float* x;
             std::size_t channels, offset;
