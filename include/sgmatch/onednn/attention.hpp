@@ -497,22 +497,18 @@ attention_reading<typename graph_traits<G>::node_type> read_attention(const G& g
 template <class G>
 property<G> make_attention_property(std::string name = "onednn.attention") {
     using N = typename graph_traits<G>::node_type;
-    auto prop = make_property<G>(std::move(name), attention_written_out, [](const subgraph<G>& s) {
-        const auto r = detail::read_attention<G>(*s.graph, s.nodes.data(), s.nodes.size());
-        if (!r.decline.empty()) throw lowering_error("sgmatch::onednn::make_attention_property: " + r.decline);
-        if (s.outputs.size() != 1 || !(s.outputs[0] == r.dst))
-            throw lowering_error("sgmatch::onednn::make_attention_property: the fused node must have exactly the "
-                                 "attention's result as its output");
-        auto node = std::make_shared<fused_node>();
-        node->src = detail::slot_of(s.inputs, r.q, "query");
-        node->extra = {detail::slot_of(s.inputs, r.k, "key"), detail::slot_of(s.inputs, r.v, "value")};
-        if (r.spec.mask) node->extra.push_back(detail::slot_of(s.inputs, r.mask, "mask"));
-        node->kernel = std::make_shared<const fused_attention>(r.spec);
-        detail::keep_matched_ops(*node, s, notation(attention_written_out));
-        return std::shared_ptr<const fused_node>(std::move(node));
-    });
-    prop.check([](const G& g, const N* nodes, std::size_t count) { return detail::read_attention<G>(g, nodes, count).decline; });
-    return prop;
+    return make_reading_property<G>(
+        std::move(name), attention_written_out, "sgmatch::onednn::make_attention_property",
+        [](const G& g, const N* nodes, std::size_t count, bool) { return detail::read_attention<G>(g, nodes, count); },
+        [](const detail::attention_reading<N>& r, const subgraph<G>& s, fused_node& node) {
+            if (!(s.outputs[0] == r.dst))
+                throw lowering_error("sgmatch::onednn::make_attention_property: the fused node must have exactly the "
+                                     "attention's result as its output");
+            node.src = detail::slot_of(s.inputs, r.q, "query");
+            node.extra = {detail::slot_of(s.inputs, r.k, "key"), detail::slot_of(s.inputs, r.v, "value")};
+            if (r.spec.mask) node.extra.push_back(detail::slot_of(s.inputs, r.mask, "mask"));
+            node.kernel = std::make_shared<const fused_attention>(r.spec);
+        });
 }
 
 }  // namespace onednn

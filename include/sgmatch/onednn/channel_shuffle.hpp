@@ -190,20 +190,14 @@ channel_shuffle_reading<typename graph_traits<G>::node_type> read_channel_shuffl
 template <class G>
 property<G> make_channel_shuffle_property(std::string name = "onednn.channel_shuffle") {
     using N = typename graph_traits<G>::node_type;
-    auto prop = make_property<G>(std::move(name), channel_shuffle_written_out, [](const subgraph<G>& s) {
-        const auto r = detail::read_channel_shuffle<G>(*s.graph, s.nodes.data(), s.nodes.size());
-        if (!r.decline.empty()) throw lowering_error("sgmatch::onednn::make_channel_shuffle_property: " + r.decline);
-        if (s.outputs.size() != 1)
-            throw lowering_error("sgmatch::onednn::make_channel_shuffle_property: the match has several outputs");
-        auto node = std::make_shared<fused_node>();
-        node->src = detail::slot_of(s.inputs, r.x, "shuffled value");
-        node->kernel = std::make_shared<const fused_channel_shuffle>(std::string(graph_traits<G>::name(*s.graph, s.nodes[0])),
-                                                                     r.axis, r.groups);
-        detail::keep_matched_ops(*node, s, notation(channel_shuffle_written_out));
-        return std::shared_ptr<const fused_node>(std::move(node));
-    });
-    prop.check([](const G& g, const N* nodes, std::size_t count) { return detail::read_channel_shuffle<G>(g, nodes, count).decline; });
-    return prop;
+    return make_reading_property<G>(
+        std::move(name), channel_shuffle_written_out, "sgmatch::onednn::make_channel_shuffle_property",
+        [](const G& g, const N* nodes, std::size_t count, bool) { return detail::read_channel_shuffle<G>(g, nodes, count); },
+        [](const detail::channel_shuffle_reading<N>& r, const subgraph<G>& s, fused_node& node) {
+            node.src = detail::slot_of(s.inputs, r.x, "shuffled value");
+            node.kernel = std::make_shared<const fused_channel_shuffle>(std::string(graph_traits<G>::name(*s.graph, s.nodes[0])),
+                                                                        r.axis, r.groups);
+        });
 }
 
 }  // namespace onednn

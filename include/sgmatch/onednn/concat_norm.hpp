@@ -323,22 +323,13 @@ concat_batch_norm_reading<typename graph_traits<G>::node_type> read_concat_batch
 template <class G>
 property<G> make_concat_batch_norm_property(std::string name = "onednn.concat_batch_norm") {
     using N = typename graph_traits<G>::node_type;
-    auto prop = make_property<G>(std::move(name), concat_batch_norm, [](const subgraph<G>& s) {
-        auto r = detail::read_concat_batch_norm<G>(*s.graph, s.nodes.data(), s.nodes.size(), /*with_data=*/true);
-        if (!r.decline.empty()) throw lowering_error("sgmatch::onednn::make_concat_batch_norm_property: " + r.decline);
-        if (s.outputs.size() != 1)
-            throw lowering_error("sgmatch::onednn::make_concat_batch_norm_property: the match has several outputs");
-        auto node = std::make_shared<fused_node>();
-        node->src = detail::slot_of(s.inputs, r.parts[0], "concat's first part");
-        for (std::size_t i = 1; i < r.parts.size(); ++i) node->extra.push_back(detail::slot_of(s.inputs, r.parts[i], "concat's part"));
-        node->kernel = std::make_shared<const fused_concat_batch_norm>(std::move(r.spec));
-        detail::keep_matched_ops(*node, s, notation(concat_batch_norm));
-        return std::shared_ptr<const fused_node>(std::move(node));
-    });
-    prop.check([](const G& g, const N* nodes, std::size_t count) {
-        return detail::read_concat_batch_norm<G>(g, nodes, count, /*with_data=*/false).decline;
-    });
-    return prop;
+    return make_reading_property<G>(
+        std::move(name), concat_batch_norm, "sgmatch::onednn::make_concat_batch_norm_property", detail::read_concat_batch_norm<G>,
+        [](detail::concat_batch_norm_reading<N> r, const subgraph<G>& s, fused_node& node) {
+            node.src = detail::slot_of(s.inputs, r.parts[0], "concat's first part");
+            for (std::size_t i = 1; i < r.parts.size(); ++i) node.extra.push_back(detail::slot_of(s.inputs, r.parts[i], "concat's part"));
+            node.kernel = std::make_shared<const fused_concat_batch_norm>(std::move(r.spec));
+        });
 }
 
 }  // namespace onednn

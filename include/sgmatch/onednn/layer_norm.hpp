@@ -162,20 +162,12 @@ layer_norm_reading<typename graph_traits<G>::node_type> read_layer_norm(const G&
 template <class G>
 property<G> make_layer_norm_property(std::string name = "onednn.layer_norm") {
     using N = typename graph_traits<G>::node_type;
-    auto prop = make_property<G>(std::move(name), layer_norm_written_out, [](const subgraph<G>& s) {
-        const auto r = detail::read_layer_norm<G>(*s.graph, s.nodes.data(), s.nodes.size(), /*with_data=*/true);
-        if (!r.decline.empty()) throw lowering_error("sgmatch::onednn::make_layer_norm_property: " + r.decline);
-        if (s.outputs.size() != 1) throw lowering_error("sgmatch::onednn::make_layer_norm_property: the match has several outputs");
-        auto node = std::make_shared<fused_node>();
-        node->src = detail::slot_of(s.inputs, r.x, "normalized value");
-        node->kernel = std::make_shared<const fused_layer_norm>(r.scale, r.shift, r.axis, r.eps);
-        detail::keep_matched_ops(*node, s, notation(layer_norm_written_out));
-        return std::shared_ptr<const fused_node>(std::move(node));
-    });
-    prop.check([](const G& g, const N* nodes, std::size_t count) {
-        return detail::read_layer_norm<G>(g, nodes, count, /*with_data=*/false).decline;
-    });
-    return prop;
+    return make_reading_property<G>(
+        std::move(name), layer_norm_written_out, "sgmatch::onednn::make_layer_norm_property", detail::read_layer_norm<G>,
+        [](const detail::layer_norm_reading<N>& r, const subgraph<G>& s, fused_node& node) {
+            node.src = detail::slot_of(s.inputs, r.x, "normalized value");
+            node.kernel = std::make_shared<const fused_layer_norm>(r.scale, r.shift, r.axis, r.eps);
+        });
 }
 
 }  // namespace onednn

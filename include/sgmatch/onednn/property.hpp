@@ -125,6 +125,28 @@ std::shared_ptr<const fused_node> make_fused_node(const subgraph<G>& s, const st
 
 }  // namespace detail
 
+/// A property of pattern p for a written-out form with a kernel of its own, which a reader of
+/// its own understands: read(g, nodes, count, with_data) says what a match computes, its
+/// `.decline` the reason when it cannot fuse (the property's check, run with with_data false);
+/// fill(reading, s, node) gives the fused node its kernel and input slots. The node must have
+/// the match's one output; it keeps the matched ops and p's notation. `who` names the property
+/// in a lowering_error.
+template <class G, class P, class Read, class Fill>
+property<G> make_reading_property(std::string name, const P& p, std::string who, Read read, Fill fill) {
+    using N = typename graph_traits<G>::node_type;
+    auto prop = make_property<G>(std::move(name), p, [who, read, fill, pattern = notation(p)](const subgraph<G>& s) {
+        auto r = read(*s.graph, s.nodes.data(), s.nodes.size(), /*with_data=*/true);
+        if (!r.decline.empty()) throw lowering_error(who + ": " + r.decline);
+        if (s.outputs.size() != 1) throw lowering_error(who + ": the match has several outputs");
+        auto node = std::make_shared<fused_node>();
+        fill(std::move(r), s, *node);
+        detail::keep_matched_ops(*node, s, pattern);
+        return std::shared_ptr<const fused_node>(std::move(node));
+    });
+    prop.check([read](const G& g, const N* nodes, std::size_t count) { return read(g, nodes, count, /*with_data=*/false).decline; });
+    return prop;
+}
+
 /// A property of pattern p whose fused nodes carry a fused_node (see the top of this file).
 template <class G, class P>
 property<G> make_fused_property(std::string name, const P& p) {
