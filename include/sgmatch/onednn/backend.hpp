@@ -141,18 +141,17 @@ property<G> make_conv1x1_depthwise_property() {
             return "the input shape is unknown (whether a 1x1 + depthwise fusion pays depends on it)";
         try {
             const conv_spec& spec = std::get<conv_spec>(l.spec);
-            const fused_conv fused(spec);
-            const std::string impl = fused.implementation(t->dims);
-            if (impl.rfind("ref_fused", 0) == 0)
-                return "oneDNN runs this 1x1 + depthwise fusion as two primitives (" + impl + "): no gain";
+            const fused_conv::choice fused = fused_conv(spec).described(t->dims);
+            if (fused.implementation.rfind("ref_fused", 0) == 0)
+                return "oneDNN runs this 1x1 + depthwise fusion as two primitives (" + fused.implementation + "): no gain";
             // The 1x1 conv on its own, as the convs around the fusion run: where it reads another
             // layout than the fused kernel, a reorder goes in and one comes out of every fused pair.
             conv_spec alone = spec;
             auto dw = std::find_if(alone.post_ops.begin(), alone.post_ops.end(), [](const post_op& p) { return p.is<post_op::depthwise_op>(); });
             alone.post_ops.erase(dw, alone.post_ops.end());
-            const auto fused_src = fused.layouts(t->dims).first, alone_src = fused_conv(std::move(alone)).layouts(t->dims).first;
-            if (fused_src != alone_src)
-                return "oneDNN runs this 1x1 + depthwise fusion in a " + layout_name(fused_src) + " layout where the convs around it take " +
+            const dnnl::memory::desc alone_src = fused_conv(std::move(alone)).described(t->dims).src;
+            if (fused.src != alone_src)
+                return "oneDNN runs this 1x1 + depthwise fusion in a " + layout_name(fused.src) + " layout where the convs around it take " +
                        layout_name(alone_src) + ": the reorders into and out of it cost more than the fusion saves";
         } catch (const kernel_error& e) {
             return e.what();

@@ -272,17 +272,37 @@ public:
         else detail::run_fused(*conv_for(src.shape()), who, spec_.post_ops, src, extra, y);
     }
 
-    /// Which oneDNN implementation runs for this input shape (e.g. "brg:avx512_core"). Only the
-    /// primitive descriptor is made (no primitive, no weights reordered), as the kernel would
-    /// make it: with its post-ops fused, or without them when oneDNN rejects those.
-    std::string implementation(const dims& src) const {
-        return with_descriptor<std::string>(src, [](const auto& pd) { return std::string(compat::impl_name(pd)); });
+    /// What oneDNN picks for this input shape: the implementation (e.g. "brg:avx512_core") and
+    /// the source and destination layouts. Only the primitive descriptor is made (no primitive,
+    /// no weights needed or reordered), as the kernel would make it: with its post-ops fused, or
+    /// without them when oneDNN rejects those; kernel_error when oneDNN has no primitive.
+    struct choice {
+        std::string implementation;
+        dnnl::memory::desc src, dst;
+    };
+    choice described(const dims& src) const {
+        auto of = [&](auto prim) -> choice {
+            using Prim = decltype(prim);
+            auto read = [](const auto& pd) { return choice{std::string(compat::impl_name(pd)), pd.src_desc(), pd.dst_desc()}; };
+            try {
+                return read(describe<Prim>(src, true).first);
+            } catch (const dnnl::error&) {
+                try {
+                    return read(describe<Prim>(src, false).first);
+                } catch (const dnnl::error& err) {
+                    throw kernel_error("sgmatch::onednn::fused_conv('" + spec_.name + "'): oneDNN has no primitive for input " +
+                                       to_string(src) + " (" + err.what() + ")");
+                }
+            }
+        };
+        return spec_.transposed ? of(dnnl::deconvolution_forward()) : of(dnnl::convolution_forward());
     }
-    /// The source and destination layouts oneDNN takes for this input shape, from the primitive
-    /// descriptor alone (as implementation(): nothing built, no weights needed).
+    /// described(src).implementation.
+    std::string implementation(const dims& src) const { return described(src).implementation; }
+    /// described(src)'s source and destination layouts.
     std::pair<dnnl::memory::desc, dnnl::memory::desc> layouts(const dims& src) const {
-        using both = std::pair<dnnl::memory::desc, dnnl::memory::desc>;
-        return with_descriptor<both>(src, [](const auto& pd) { return both(pd.src_desc(), pd.dst_desc()); });
+        choice c = described(src);
+        return {std::move(c.src), std::move(c.dst)};
     }
     /// The source layout the primitive reads without a reorder, for this input shape.
     dnnl::memory::desc src_desc(const dims& src) const {
@@ -308,26 +328,6 @@ private:
     }
     std::shared_ptr<const deconv_entry> deconv_for(const dims& src) const {
         return deconv_cache_.get(src, [&] { return build<dnnl::deconvolution_forward>(src); });
-    }
-
-    // f(the primitive descriptor the kernel would make for this input shape): with the post-ops
-    // fused, or without them when oneDNN rejects those; kernel_error when oneDNN has none.
-    template <class R, class F>
-    R with_descriptor(const dims& src, F f) const {
-        auto of = [&](auto prim) -> R {
-            using Prim = decltype(prim);
-            try {
-                return f(describe<Prim>(src, true).first);
-            } catch (const dnnl::error&) {
-                try {
-                    return f(describe<Prim>(src, false).first);
-                } catch (const dnnl::error& err) {
-                    throw kernel_error("sgmatch::onednn::fused_conv('" + spec_.name + "'): oneDNN has no primitive for input " +
-                                       to_string(src) + " (" + err.what() + ")");
-                }
-            }
-        };
-        return spec_.transposed ? of(dnnl::deconvolution_forward()) : of(dnnl::convolution_forward());
     }
 
     // Whether the Winograd kernel is worth asking oneDNN for (conv_spec::winograd).
