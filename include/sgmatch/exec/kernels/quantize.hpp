@@ -62,6 +62,15 @@ inline quant_layout quant_layout_of(const ops::op_attrs& a, const value& x, cons
     return q;
 }
 
+/// round_half_even(scaled) + zero_point, saturated to Q (NaN gives the zero point).
+template <class Q>
+Q quantized(float scaled, float zero_point) {
+    constexpr float lo = std::numeric_limits<Q>::min(), hi = std::numeric_limits<Q>::max();
+    const float r = std::nearbyint(scaled);  // ties to even (the default rounding mode)
+    const float v = std::isnan(r) ? zero_point : r + zero_point;
+    return static_cast<Q>(v < lo ? lo : v > hi ? hi : v);
+}
+
 }  // namespace detail
 
 inline typed_fn quantize_linear(const ops::op_attrs& a0, const ops::node_source&) {
@@ -82,13 +91,9 @@ inline typed_fn quantize_linear(const ops::op_attrs& a0, const ops::node_source&
             const X* xv = x.as<X>();
             const Q* z = zp.as<Q>();
             Q* o = y.as<Q>();
-            constexpr float lo = std::numeric_limits<Q>::min(), hi = std::numeric_limits<Q>::max();
             for (std::int64_t i = 0; i < x.size(); ++i) {
                 const std::int64_t c = (i / q.inner) % q.extent;
-                float v = std::nearbyint(static_cast<float>(xv[i]) / s[c]);  // ties to even (the default rounding mode)
-                v = std::isnan(v) ? 0.0f : v;
-                v += static_cast<float>(z[c]);
-                o[i] = static_cast<Q>(v < lo ? lo : v > hi ? hi : v);
+                o[i] = detail::quantized<Q>(static_cast<float>(xv[i]) / s[c], static_cast<float>(z[c]));
             }
         };
         struct u8 { using type = std::uint8_t; };
@@ -134,26 +139,23 @@ inline typed_fn dequantize_linear(const ops::op_attrs& a0, const ops::node_sourc
 
 namespace detail {
 
-/// A uint8 / int8 / int32 value's elements as int32.
+/// A uint8 or int8 value's elements as int32 (another type refused, naming `what`).
 inline std::vector<std::int32_t> as_int32(const ops::op_attrs& a, const value& v0, const char* what) {
+    if (v0.type() != dtype::u8 && v0.type() != dtype::i8)
+        fail(a, std::string(what) + " is " + std::string(name_of(v0.type())) + " (uint8 or int8 taken)");
     const value v = v0.dense_value();
     std::vector<std::int32_t> out(static_cast<std::size_t>(v.size()));
-    const bool ok = visit_type(v.type(), [&](auto t) {
+    visit_type(v.type(), [&](auto t) {
         using T = typename decltype(t)::type;
-        if constexpr (std::is_same_v<T, std::uint8_t> || std::is_same_v<T, std::int8_t> || std::is_same_v<T, std::int32_t>) {
-            const T* p = v.as<T>();
-            for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<std::int32_t>(p[i]);
-        } else {
-            fail(a, std::string(what) + " is " + std::string(name_of(v.type())) + " (uint8 or int8 taken)");
-        }
+        const T* p = v.as<T>();
+        for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<std::int32_t>(p[i]);
     });
-    if (!ok) fail(a, std::string(what) + " is " + std::string(name_of(v.type())) + " (uint8 or int8 taken)");
     return out;
 }
 
 /// sum_k (A[.., m, k] - za[m]) * (B[.., k, n] - zb[n]) under MatMul's broadcasting (1-D A or B
-/// as ONNX's MatMul reads them), into `out` of the output's dims; za has one value or one per row
-/// of A, zb one or one per column of B.
+/// as ONNX's MatMul reads them), into `out` of the output's dims (out_dims, from MatMul's shape
+/// rule); za has one value or one per row of A, zb one or one per column of B.
 inline void integer_matmul(const ops::op_attrs& a, const value& A, const value& B, const std::vector<std::int32_t>& za,
                            const std::vector<std::int32_t>& zb, const shape& out_dims, std::vector<std::int64_t>& out) {
     shape ad = A.dims(), bd = B.dims();
@@ -166,17 +168,12 @@ inline void integer_matmul(const ops::op_attrs& a, const value& A, const value& 
         fail(a, "B's zero point has " + std::to_string(zb.size()) + " values (one, or one per column: " + std::to_string(N) + ")");
     const std::vector<std::int32_t> av = as_int32(a, A, "A"), bv = as_int32(a, B, "B");
     const shape ab(ad.begin(), ad.end() - 2), bb(bd.begin(), bd.end() - 2);
-    shape batch = ab.size() >= bb.size() ? ab : bb;
-    for (std::size_t i = 0; i < batch.size(); ++i) {  // the broadcast batch dims
-        const std::size_t from_end = batch.size() - i;
-        const std::int64_t x = from_end <= ab.size() ? ab[ab.size() - from_end] : 1, y = from_end <= bb.size() ? bb[bb.size() - from_end] : 1;
-        batch[i] = x == 1 ? y : x;
-    }
+    // The broadcast batch dims: the output's (by MatMul's shape rule) but M and N, where kept.
+    const std::size_t kept = (A.dims().size() > 1 ? 1 : 0) + (B.dims().size() > 1 ? 1 : 0);
+    const shape batch(out_dims.begin(), out_dims.end() - static_cast<std::ptrdiff_t>(kept));
     const shape sa = broadcast_strides(ab, batch), sb = broadcast_strides(bb, batch);
-    std::int64_t count = 1;
-    for (auto d : batch) count *= d;
+    const std::int64_t count = element_count(batch);
     out.assign(static_cast<std::size_t>(count * M * N), 0);
-    if (static_cast<std::int64_t>(out.size()) != element_count(out_dims)) fail(a, "the product does not have the output's shape");
     shape idx(batch.size(), 0);
     for (std::int64_t b = 0; b < count; ++b) {
         std::int64_t oa = 0, ob = 0;
@@ -249,14 +246,9 @@ inline typed_fn qlinear_matmul(const ops::op_attrs& a0, const ops::node_source&)
         visit_type(yz.type(), [&](auto t) {
             using Q = typename decltype(t)::type;
             if constexpr (std::is_same_v<Q, std::uint8_t> || std::is_same_v<Q, std::int8_t>) {
-                constexpr float lo = std::numeric_limits<Q>::min(), hi = std::numeric_limits<Q>::max();
                 const float z = static_cast<float>(yz.as<Q>()[0]);
                 Q* o = y.as<Q>();
-                for (std::size_t i = 0; i < acc.size(); ++i) {
-                    float v = std::nearbyint(static_cast<float>(acc[i]) * m);
-                    v = std::isnan(v) ? z : v + z;
-                    o[i] = static_cast<Q>(v < lo ? lo : v > hi ? hi : v);
-                }
+                for (std::size_t i = 0; i < acc.size(); ++i) o[i] = detail::quantized<Q>(static_cast<float>(acc[i]) * m, z);
             }
         });
         return values{y};
