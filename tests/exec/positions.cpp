@@ -365,6 +365,84 @@ TEST_CASE("GatherElements and ScatterElements: each index replaces the axis coor
               .find("node 'ge' (GatherElements): index 2 is out of range for an axis of 2") != std::string::npos);
 }
 
+TEST_CASE("GatherND and ScatterND: each index tuple names a slice within its batch, every reduction, against brute force") {
+    std::mt19937 rng(19);
+    for (int trial = 0; trial < 40; ++trial) {
+        const std::size_t rank = static_cast<std::size_t>(1 + trial % 4);
+        const auto dims = random_dims(rng, rank, 1, 4);
+        const std::size_t b = static_cast<std::size_t>(trial / 4) % rank;  // batch dims (GatherND)
+        const std::size_t k = 1 + static_cast<std::size_t>(rng() % (rank - b));
+        // GatherND's indices: the batch dims, 1 or 2 dims of tuples, then the tuple.
+        std::vector<std::int64_t> idims(dims.begin(), dims.begin() + static_cast<std::ptrdiff_t>(b));
+        for (std::size_t j = 0; j < 1 + static_cast<std::size_t>(trial % 2); ++j) idims.push_back(1 + static_cast<std::int64_t>(rng() % 3));
+        idims.push_back(static_cast<std::int64_t>(k));
+        std::vector<std::int64_t> idx(static_cast<std::size_t>(count(idims)));
+        for (std::size_t e = 0; e < idx.size(); ++e) {
+            const std::int64_t extent = dims[b + e % k];
+            idx[e] = static_cast<std::int64_t>(rng() % static_cast<unsigned>(2 * extent)) - extent;  // negative counts from the end
+        }
+        const value data = random_value<std::int64_t>(rng, dims, -50, 50), ind = value::of<std::int64_t>(idims, idx);
+        graph g;
+        g.mark_output(g.add_op("GatherND", "gn", {g.add_input("x"), g.add_input("i")}, {{"batch_dims", static_cast<std::int64_t>(b)}}));
+        const value got = exec::executor(g).run({{"x", data}, {"i", ind}}).at(0);
+        std::vector<std::int64_t> odims(idims.begin(), idims.end() - 1);
+        odims.insert(odims.end(), dims.begin() + static_cast<std::ptrdiff_t>(b + k), dims.end());
+        REQUIRE(got.dims() == odims);
+        for (std::int64_t e = 0; e < count(odims); ++e) {
+            const auto pos = unravel(e, odims);  // [batch.., tuple position.., slice..]
+            const std::size_t tuple_dims = idims.size() - 1 - b;
+            std::vector<std::int64_t> tpos(pos.begin(), pos.begin() + static_cast<std::ptrdiff_t>(b + tuple_dims));
+            tpos.push_back(0);
+            std::vector<std::int64_t> at(pos.begin(), pos.begin() + static_cast<std::ptrdiff_t>(b));
+            for (std::size_t j = 0; j < k; ++j) {
+                tpos.back() = static_cast<std::int64_t>(j);
+                const std::int64_t i = idx[static_cast<std::size_t>(ravel(tpos, idims))];
+                at.push_back(i < 0 ? i + dims[b + j] : i);
+            }
+            at.insert(at.end(), pos.begin() + static_cast<std::ptrdiff_t>(b + tuple_dims), pos.end());
+            REQUIRE(got.as<std::int64_t>()[e] == data.as<std::int64_t>()[ravel(at, dims)]);
+        }
+        // ScatterND (no batch dims): the tuples index data from its first dim.
+        std::vector<std::int64_t> sdims{1 + static_cast<std::int64_t>(trial % 5), static_cast<std::int64_t>(k)};
+        std::vector<std::int64_t> sidx(static_cast<std::size_t>(count(sdims)));
+        for (std::size_t e = 0; e < sidx.size(); ++e) sidx[e] = static_cast<std::int64_t>(rng() % static_cast<unsigned>(dims[e % k]));
+        std::vector<std::int64_t> udims{sdims[0]};
+        udims.insert(udims.end(), dims.begin() + static_cast<std::ptrdiff_t>(k), dims.end());
+        const value upd = random_value<std::int64_t>(rng, udims, -5, 5);
+        graph h;
+        auto x = h.add_input("x"), i = h.add_input("i"), u = h.add_input("u");
+        for (const char* red : {"add", "mul", "max", "min"})
+            h.mark_output(h.add_op("ScatterND", std::string("sn_") + red, {x, i, u}, {{"reduction", std::string(red)}}));
+        const auto out = exec::executor(h).run({{"x", data}, {"i", value::of<std::int64_t>(sdims, sidx)}, {"u", upd}});
+        std::vector<std::vector<std::int64_t>> want(4, elements<std::int64_t>(data));
+        const std::int64_t slice = count(std::vector<std::int64_t>(dims.begin() + static_cast<std::ptrdiff_t>(k), dims.end()));
+        for (std::int64_t t = 0; t < sdims[0]; ++t)
+            for (std::int64_t e = 0; e < slice; ++e) {
+                std::vector<std::int64_t> pos(sidx.begin() + t * static_cast<std::int64_t>(k), sidx.begin() + (t + 1) * static_cast<std::int64_t>(k));
+                const auto rest = unravel(e, std::vector<std::int64_t>(dims.begin() + static_cast<std::ptrdiff_t>(k), dims.end()));
+                pos.insert(pos.end(), rest.begin(), rest.end());
+                const auto at = static_cast<std::size_t>(ravel(pos, dims));
+                const std::int64_t v = upd.as<std::int64_t>()[t * slice + e];
+                want[0][at] += v;
+                want[1][at] *= v;
+                want[2][at] = std::max(want[2][at], v);
+                want[3][at] = std::min(want[3][at], v);
+            }
+        for (std::size_t r = 0; r < 4; ++r) REQUIRE(elements<std::int64_t>(out[r]) == want[r]);
+    }
+    // An index past its dim, and updates of the wrong shape, are refused naming the node.
+    graph g;
+    g.mark_output(g.add_op("GatherND", "gn", {g.add_input("x"), g.add_input("i")}));
+    CHECK(run_error(exec::executor(g), {{"x", value::of<float>({2, 2}, {1, 2, 3, 4})}, {"i", value::of<std::int64_t>({1, 2}, {1, 2})}})
+              .find("node 'gn' (GatherND): index 2 is out of range for a dim of 2") != std::string::npos);
+    graph h;
+    h.mark_output(h.add_op("ScatterND", "sn", {h.add_input("x"), h.add_input("i"), h.add_input("u")}));
+    CHECK(run_error(exec::executor(h), {{"x", value::of<float>({2, 2}, {1, 2, 3, 4})},
+                                        {"i", value::of<std::int64_t>({1, 1}, {1})},
+                                        {"u", value::of<float>({1, 3}, {1, 2, 3})}})
+              .find("updates [1, 3] are not [1, 2]") != std::string::npos);
+}
+
 TEST_CASE("DepthToSpace (DCR and CRD) and SpaceToDepth against the ONNX index formulas, and back") {
     std::mt19937 rng(19);
     const std::int64_t n = 2, c = 8, h = 3, w = 2, b = 2, cb = c / (b * b);

@@ -1,9 +1,11 @@
 // QuantizeLinear and DequantizeLinear (exec/kernels/quantize.hpp): values worked out by hand
 // (ties rounded to even, saturation at both ends, per-axis scales along a middle and a negative
 // axis, int8 and uint8), the round trip, and every malformed scale or zero point refused naming
-// the node; MatMulInteger and QLinearMatMul against loops. The ONNX conformance cases
-// (test_quantizelinear*, test_dequantizelinear*, the expanded DynamicQuantizeLinear,
-// test_matmulinteger, test_qlinearmatmul_*) check them too. Runs in every preset.
+// the node; MatMulInteger and QLinearMatMul against loops; DynamicQuantizeLinear by hand;
+// ConvInteger and QLinearConv against fp32 Conv of the dequantized values. The ONNX conformance
+// cases (test_quantizelinear*, test_dequantizelinear*, test_dynamicquantizelinear*,
+// test_matmulinteger, test_qlinearmatmul_*, test_*convinteger*, test_qlinearconv) check them
+// too. Runs in every preset.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -11,6 +13,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sgmatch/exec/executor.hpp"
@@ -211,5 +214,157 @@ TEST_CASE("QLinearMatMul: the integer product rescaled onto y's zero point, ties
             const float v = std::nearbyint(static_cast<float>(acc[i]) * m) + static_cast<float>(yz);
             CHECK(static_cast<int>(got[i]) == static_cast<int>(v < 0 ? 0 : v > 255 ? 255 : v));
         }
+    }
+}
+
+TEST_CASE("DynamicQuantizeLinear: the range stretched to hold 0, the zero point rounded to even, three outputs of their own types") {
+    graph g;
+    const node_id n = g.add_op("DynamicQuantizeLinear", "dq", {g.add_input("x")}, {}, 3);
+    for (std::uint32_t o = 0; o < 3; ++o) g.mark_output(input_ref(value_ref<node_id>{n, o}));
+    const exec::executor run(g);
+    // [-1, 1.55]: scale 2.55 / 255 = 0.01, zero point round(1 / 0.01) = 100.
+    const auto out = run.run({{"x", value::of<float>({2, 3}, {-1.0f, 0.0f, 0.5f, 1.55f, 0.005f, 0.015f})}});
+    REQUIRE(out.size() == 3);
+    REQUIRE(out[0].type() == dtype::u8);
+    REQUIRE(out[1].type() == dtype::f32);
+    REQUIRE(out[2].type() == dtype::u8);
+    CHECK(out[0].dims() == exec::shape{2, 3});
+    CHECK(out[1].dims().empty());
+    CHECK(out[2].dims().empty());
+    const float scale = elements<float>(out[1])[0];
+    CHECK(scale == doctest::Approx(0.01f));
+    CHECK(elements<std::uint8_t>(out[2])[0] == 100);
+    const auto y = elements<std::uint8_t>(out[0]);
+    const std::vector<float> x{-1.0f, 0.0f, 0.5f, 1.55f, 0.005f, 0.015f};
+    for (std::size_t i = 0; i < x.size(); ++i) CHECK(static_cast<int>(y[i]) == static_cast<int>(std::nearbyint(x[i] / scale)) + 100);
+    // Positive only: the range starts at 0, so the zero point is 0 and the maximum maps to 255.
+    const auto pos = run.run({{"x", value::of<float>({3}, {1.0f, 2.0f, 5.1f})}});
+    CHECK(elements<std::uint8_t>(pos[2])[0] == 0);
+    CHECK(elements<std::uint8_t>(pos[0]) == std::vector<std::uint8_t>{50, 100, 255});
+    // Negative only: the maximum is 0, the zero point 255.
+    const auto neg = run.run({{"x", value::of<float>({2}, {-5.1f, -2.0f})}});
+    CHECK(elements<std::uint8_t>(neg[2])[0] == 255);
+    CHECK(elements<std::uint8_t>(neg[0]) == std::vector<std::uint8_t>{0, 155});
+    // All zeros: scale 0, zero point 0, y 0 (no division by the zero scale).
+    const auto zero = run.run({{"x", value::of<float>({2}, {0.0f, 0.0f})}});
+    CHECK(elements<float>(zero[1])[0] == 0.0f);
+    CHECK(elements<std::uint8_t>(zero[0]) == std::vector<std::uint8_t>{0, 0});
+    // A value that is not finite has no scale: refused, naming the node.
+    const std::string e = test::run_error(run, {{"x", value::of<float>({2}, {1.0f, std::nanf("")})}});
+    CHECK(e.find("'dq'") != std::string::npos);
+    CHECK(e.find("not finite") != std::string::npos);
+}
+
+namespace quantize_tests {
+
+// The integers of v less its zero point(s) (one, or one per slice of `per` elements), as f32.
+template <class T>
+value offset_f32(const value& v, const std::vector<int>& z, std::int64_t per) {
+    const auto e = elements<T>(v);
+    std::vector<float> f(e.size());
+    for (std::size_t i = 0; i < e.size(); ++i)
+        f[i] = static_cast<float>(static_cast<int>(e[i]) - z[z.size() == 1 ? 0 : static_cast<std::size_t>(static_cast<std::int64_t>(i) / per)]);
+    return value::of<float>(v.dims(), f);
+}
+
+using conv_attrs = std::vector<std::pair<std::string, attribute>>;
+
+// Node `op` over `ins` with the convolution attributes given.
+input_ref conv_node(graph& g, const std::string& op, const std::string& name, std::vector<input_ref> ins, const conv_attrs& attrs) {
+    const node_id n = g.add_op(op, name, std::move(ins));
+    for (const auto& [k, v] : attrs) g.set_attr(n, k, v);
+    return input_ref(n);
+}
+
+// An fp32 Conv of x and w with the attributes given (the oracle for the integer convolutions).
+value float_conv(const value& x, const value& w, const conv_attrs& attrs) {
+    graph g;
+    g.mark_output(conv_node(g, "Conv", "c", {g.add_input("x"), g.add_input("w")}, attrs));
+    return exec::executor(g).run({{"x", x}, {"w", w}}).at(0);
+}
+
+}  // namespace quantize_tests
+
+TEST_CASE("ConvInteger: groups, strides, dilations, uneven pads and per-channel zero points, against fp32 Conv of the offset values") {
+    std::mt19937 rng(31);
+    // Small magnitudes keep every fp32 sum exact.
+    const value x = test::random_value<std::uint8_t>(rng, {2, 4, 9, 8}, 0, 40);
+    const value w = test::random_value<std::int8_t>(rng, {6, 2, 3, 2}, -20, 20);
+    const conv_attrs attrs{{"group", 2}, {"strides", attribute::ints{2, 1}}, {"dilations", attribute::ints{1, 2}},
+                          {"pads", attribute::ints{1, 0, 2, 1}}};
+    const std::vector<int> zw{0, -3, 5, 1, -7, 2};  // one per output channel
+    graph g;
+    g.mark_output(conv_node(g, "ConvInteger", "ci", {g.add_input("x"), g.add_input("w"), g.add_input("zx"), g.add_input("zw")}, attrs));
+    std::vector<std::int8_t> zw8(zw.begin(), zw.end());
+    const value y = exec::executor(g)
+                        .run({{"x", x}, {"w", w}, {"zx", value::of<std::uint8_t>({}, {17})}, {"zw", value::of<std::int8_t>({6}, zw8)}})
+                        .at(0);
+    REQUIRE(y.type() == dtype::i32);
+    const value want = float_conv(offset_f32<std::uint8_t>(x, {17}, 1), offset_f32<std::int8_t>(w, zw, 2 * 3 * 2), attrs);
+    REQUIRE(y.dims() == want.dims());
+    const auto got = elements<std::int32_t>(y);
+    const auto ref = elements<float>(want);
+    for (std::size_t i = 0; i < got.size(); ++i) CHECK(static_cast<float>(got[i]) == ref[i]);
+    // A padded position adds nothing, whatever the zero point: with zero points 0 it is the
+    // plain convolution of the raw integers.
+    graph h;
+    h.mark_output(conv_node(h, "ConvInteger", "ci", {h.add_input("x"), h.add_input("w")}, attrs));
+    const value y0 = exec::executor(h).run({{"x", x}, {"w", w}}).at(0);
+    const auto ref0 = elements<float>(float_conv(offset_f32<std::uint8_t>(x, {0}, 1), offset_f32<std::int8_t>(w, {0}, 1), attrs));
+    const auto got0 = elements<std::int32_t>(y0);
+    for (std::size_t i = 0; i < got0.size(); ++i) CHECK(static_cast<float>(got0[i]) == ref0[i]);
+    // w's zero point with neither one nor one value per output channel is refused, naming the node.
+    const std::string e = test::run_error(
+        exec::executor(g), {{"x", x}, {"w", w}, {"zx", value::of<std::uint8_t>({}, {17})}, {"zw", value::of<std::int8_t>({2}, {1, 2})}});
+    CHECK(e.find("'ci'") != std::string::npos);
+    CHECK(e.find("one per output channel") != std::string::npos);
+}
+
+TEST_CASE("QLinearConv: equals DequantizeLinear, fp32 Conv with the bias, QuantizeLinear when every product is exact in f32") {
+    std::mt19937 rng(32);
+    const value x = test::random_value<std::uint8_t>(rng, {1, 3, 7, 6}, 0, 60);
+    const value w = test::random_value<std::int8_t>(rng, {4, 3, 3, 3}, -30, 30);
+    const value bias = value::of<std::int32_t>({4}, {-400, 0, 250, 1000});
+    // Powers of two: x_scale * w_scale / y_scale and every rescaled sum are exact, so ties fall
+    // the same way on both sides. w's scale is per output channel.
+    const float xs = 0.5f, ys = 4.0f;
+    const std::vector<float> ws{0.25f, 0.5f, 1.0f, 0.125f};
+    const conv_attrs attrs{{"pads", attribute::ints{1, 1, 1, 1}}, {"strides", attribute::ints{1, 2}}};
+    graph g;
+    std::vector<input_ref> ins;
+    for (const char* n : {"x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"}) ins.push_back(g.add_input(n));
+    g.mark_output(conv_node(g, "QLinearConv", "qc", ins, attrs));
+    for (const int yz : {0, 128}) {
+        CAPTURE(yz);
+        const value y = exec::executor(g)
+                            .run({{"x", x},
+                                  {"xs", value::of<float>({}, {xs})},
+                                  {"xz", value::of<std::uint8_t>({}, {20})},
+                                  {"w", w},
+                                  {"ws", value::of<float>({4}, ws)},
+                                  {"wz", value::of<std::int8_t>({}, {0})},
+                                  {"ys", value::of<float>({}, {ys})},
+                                  {"yz", value::of<std::uint8_t>({}, {static_cast<std::uint8_t>(yz)})},
+                                  {"b", bias}})
+                            .at(0);
+        REQUIRE(y.type() == dtype::u8);
+        // The oracle, through other ops: the real values convolved, the bias (scale x_scale *
+        // w_scale) added, quantized onto y's scale and zero point.
+        value xf = offset_f32<std::uint8_t>(x, {20}, 1), wf = offset_f32<std::int8_t>(w, {0}, 1);
+        for (std::int64_t i = 0; i < xf.size(); ++i) xf.as<float>()[i] *= xs;
+        for (std::int64_t i = 0; i < wf.size(); ++i) wf.as<float>()[i] *= ws[static_cast<std::size_t>(i / 27)];
+        const value conv = float_conv(xf, wf, attrs);
+        const std::int64_t plane = conv.size() / 4;
+        const auto c = elements<float>(conv);
+        const auto got = elements<std::uint8_t>(y);
+        int saturated = 0;
+        for (std::size_t i = 0; i < c.size(); ++i) {
+            const std::size_t m = static_cast<std::size_t>(static_cast<std::int64_t>(i) / plane);
+            const float real = c[i] + static_cast<float>(elements<std::int32_t>(bias)[m]) * xs * ws[m];
+            const float q = std::nearbyint(real / ys) + static_cast<float>(yz);
+            saturated += q < 0 || q > 255;
+            CHECK(static_cast<int>(got[i]) == static_cast<int>(q < 0 ? 0 : q > 255 ? 255 : q));
+        }
+        CHECK(saturated > 0);  // the bias pushes some sums past the ends
     }
 }

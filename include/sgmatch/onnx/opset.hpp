@@ -116,7 +116,7 @@ inline bool write_upsample(graph& g, const ::onnx::NodeProto& n, std::int64_t op
 }
 
 // Padding given implicitly, written out as explicit pads from the input's spatial dims (known
-// at load): auto_pad SAME_UPPER / SAME_LOWER / VALID of Conv, ConvTranspose and pooling, and
+// at load): auto_pad SAME_UPPER / SAME_LOWER / VALID of the convolutions and pooling, and
 // ConvTranspose's output_shape (the padding that makes it, and output_padding where the
 // output grows at the end). False, with the node reported, where the dims are not known or
 // the padding cannot be written (it would crop the start).
@@ -124,7 +124,8 @@ inline bool write_pads(const graph& g, const ::onnx::NodeProto& n, const std::ve
                        std::vector<std::pair<std::string, attribute>>& attrs, load_report& report) {
     const std::string& op = n.op_type();
     const bool transposed = op == "ConvTranspose";
-    if (op != "Conv" && !transposed && op != "MaxPool" && op != "AveragePool") return true;
+    if (op != "Conv" && !transposed && op != "MaxPool" && op != "AveragePool" && op != "ConvInteger" && op != "QLinearConv")
+        return true;
     auto find = [&](const char* k) -> attribute* {
         for (auto& a : attrs)
             if (a.first == k) return &a.second;
@@ -158,7 +159,7 @@ inline bool write_pads(const graph& g, const ::onnx::NodeProto& n, const std::ve
     };
     std::vector<std::int64_t> kernel = ints("kernel_shape", -1);
     if (!kernel.empty() && kernel[0] < 0)
-        if (const auto w = dims_of(1)) kernel.assign(w->begin() + 2, w->end());
+        if (const auto w = dims_of(op == "QLinearConv" ? 3 : 1)) kernel.assign(w->begin() + 2, w->end());
     const auto strides = ints("strides", 1), dilations = ints("dilations", 1);
     auto out_pad = ints("output_padding", 0);
     std::vector<std::int64_t> target = os && os->as_ints() ? *os->as_ints() : std::vector<std::int64_t>{};

@@ -2,6 +2,8 @@
 // unary functions, Clip, the binary arithmetic ops and Identity.
 #pragma once
 
+#include <vector>
+
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/ops/schema.hpp"
 #include "sgmatch/ops/shape_rules.hpp"
@@ -9,6 +11,13 @@
 
 SGMATCH_BEGIN_NAMESPACE
 namespace ops {
+namespace rules {
+
+/// DynamicQuantizeLinear: y of x's shape, a scalar scale and a scalar zero point.
+inline std::vector<dims> dynamic_quantize_linear(const shape_inputs& in, const op_attrs&) { return {in.shapes.at(0), dims{}, dims{}}; }
+
+}  // namespace rules
+
 namespace schemas {
 
 inline constexpr input_spec x_only[] = {{"X"}};
@@ -139,6 +148,12 @@ inline constexpr op_schema quantize_linear =
 inline constexpr op_schema dequantize_linear =
     typed(describe<DequantizeLinear>(quantize_inputs, quantize_attrs, type_rule{type_rule::from::fixed, 0, dtype::f32, {}}),
           types::bit(dtype::u8) | types::bit(dtype::i8) | types::bit(dtype::i32));
+inline constexpr input_spec dynamic_quantize_inputs[] = {{"x"}};
+/// DynamicQuantizeLinear: f32 x as uint8 y, with the scale (f32) and zero point (uint8) that map
+/// [min(x, 0), max(x, 0)] onto [0, 255].
+inline constexpr op_schema dynamic_quantize_linear =
+    typed(describe<DynamicQuantizeLinear>(dynamic_quantize_inputs, type_rule{type_rule::from::fixed, 0, dtype::u8, {}, dtype::unknown, dtype::f32}, 3),
+          types::f32);
 
 }  // namespace schemas
 }  // namespace ops

@@ -145,6 +145,20 @@ inline std::vector<dims> qlinear_matmul(const shape_inputs& in, const op_attrs& 
     return matmul(ab, a);
 }
 
+/// ConvInteger and QLinearConv: Conv's shapes from x and w (inputs 0 and 1, or 0 and 3), and
+/// QLinearConv's bias (input 8).
+inline std::vector<dims> conv_integer(const shape_inputs& in, const op_attrs& a) {
+    shape_inputs xw;
+    xw.shapes = {in.shapes.at(0), in.shapes.at(1)};
+    return conv(xw, a);
+}
+inline std::vector<dims> qlinear_conv(const shape_inputs& in, const op_attrs& a) {
+    shape_inputs xw;
+    xw.shapes = {in.shapes.at(0), in.shapes.at(3)};
+    if (in.shapes.size() > 8) xw.shapes.push_back(in.shapes[8]);
+    return conv(xw, a);
+}
+
 inline std::vector<dims> softmax(const shape_inputs& in, const op_attrs& a) {
     (void)axis(a, a.i("axis"), in.shapes.at(0).size());
     return {in.shapes[0]};
@@ -281,6 +295,22 @@ inline constexpr input_spec qlinear_matmul_inputs[] = {{"a"}, {"a_scale"}, {"a_z
                                                        {"b_scale"}, {"b_zero_point"}, {"y_scale"}, {"y_zero_point"}};
 inline constexpr op_schema qlinear_matmul =
     typed(describe<QLinearMatMul>(qlinear_matmul_inputs, type_rule{type_rule::from::input, 7, dtype::unknown, {}}),
+          types::bit(dtype::u8) | types::bit(dtype::i8));
+/// ConvInteger: Conv (no bias) of uint8 / int8 x and w less their zero points (x's one value,
+/// w's one or one per output channel) as int32; padding adds nothing.
+inline constexpr input_spec conv_integer_inputs[] = {
+    {"x"}, {"w"}, {"x_zero_point", input_spec::presence::optional}, {"w_zero_point", input_spec::presence::optional}};
+inline constexpr op_schema conv_integer =
+    typed(describe<ConvInteger>(conv_integer_inputs, conv_attrs, type_rule{type_rule::from::fixed, 0, dtype::i32, {}}),
+          types::bit(dtype::u8) | types::bit(dtype::i8));
+/// QLinearConv: ConvInteger's sum plus an int32 bias, rescaled by x_scale * w_scale / y_scale (f32,
+/// ties to even) onto y's zero point, saturated; w's scale and zero point one or one per output
+/// channel, the others one value.
+inline constexpr input_spec qlinear_conv_inputs[] = {{"x"},       {"x_scale"},      {"x_zero_point"},
+                                                     {"w"},       {"w_scale"},      {"w_zero_point"},
+                                                     {"y_scale"}, {"y_zero_point"}, {"B", input_spec::presence::optional}};
+inline constexpr op_schema qlinear_conv =
+    typed(describe<QLinearConv>(qlinear_conv_inputs, conv_attrs, type_rule{type_rule::from::input, 7, dtype::unknown, {}}),
           types::bit(dtype::u8) | types::bit(dtype::i8));
 inline constexpr op_schema softmax = describe<Softmax>(pool_inputs, softmax_attrs);
 inline constexpr op_schema log_softmax = describe<LogSoftmax>(pool_inputs, softmax_attrs);

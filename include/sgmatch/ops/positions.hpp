@@ -2,8 +2,8 @@
 // (repeat), Trilu (a triangle's mask), Range (count), CumSum (scan), ArgMax and ArgMin (search),
 // Hardmax (the first maximum along an axis as 1, the rest 0), TopK (the k largest or smallest
 // along an axis, with their indices), OneHot (indices as one-hot rows),
-// GatherElements and ScatterElements (indices per element), DepthToSpace and SpaceToDepth
-// (blocks between channels and space).
+// GatherElements and ScatterElements (indices per element), GatherND and ScatterND (index
+// tuples naming slices), DepthToSpace and SpaceToDepth (blocks between channels and space).
 #pragma once
 
 #include <cmath>
@@ -174,6 +174,40 @@ inline std::vector<dims> scatter_elements(const shape_inputs& in, const op_attrs
     return {x};
 }
 
+/// GatherND: index tuples (indices' last dim, k long) naming slices of data within the leading
+/// batch_dims dims the two share: indices' dims but the last, then data's dims after
+/// batch_dims + k.
+inline std::vector<dims> gather_nd(const shape_inputs& in, const op_attrs& a) {
+    const dims &x = in.shapes.at(0), &i = in.shapes.at(1);
+    if (i.empty()) fail(a, "indices are a scalar (a tuple of indices in the last dim taken)");
+    const std::int64_t b = a.i("batch_dims");
+    if (b < 0 || static_cast<std::size_t>(b) >= i.size() || static_cast<std::size_t>(b) >= x.size())
+        fail(a, "batch_dims " + std::to_string(b) + " for data " + to_string(x) + " and indices " + to_string(i));
+    const auto nb = static_cast<std::size_t>(b);
+    for (std::size_t d = 0; d < nb; ++d)
+        if (x[d] != i[d]) fail(a, "data " + to_string(x) + " and indices " + to_string(i) + " differ in the batch dims");
+    const std::int64_t k = i.back();
+    if (k < 1 || nb + static_cast<std::size_t>(k) > x.size())
+        fail(a, "index tuples of " + std::to_string(k) + " for data " + to_string(x) + " past " + std::to_string(b) + " batch dims");
+    dims out(i.begin(), i.end() - 1);
+    out.insert(out.end(), x.begin() + static_cast<std::ptrdiff_t>(nb + static_cast<std::size_t>(k)), x.end());
+    return {out};
+}
+
+/// ScatterND: the data's shape; updates of indices' dims but the last, then data's dims after
+/// the tuples' length k.
+inline std::vector<dims> scatter_nd(const shape_inputs& in, const op_attrs& a) {
+    const dims &x = in.shapes.at(0), &i = in.shapes.at(1), &u = in.shapes.at(2);
+    if (i.empty()) fail(a, "indices are a scalar (a tuple of indices in the last dim taken)");
+    const std::int64_t k = i.back();
+    if (k < 1 || static_cast<std::size_t>(k) > x.size())
+        fail(a, "index tuples of " + std::to_string(k) + " for data " + to_string(x));
+    dims want(i.begin(), i.end() - 1);
+    want.insert(want.end(), x.begin() + k, x.end());
+    if (u != want) fail(a, "updates " + to_string(u) + " are not " + to_string(want));
+    return {x};
+}
+
 /// DepthToSpace (Space = true) and SpaceToDepth on [N, C, H, W] by blocksize b.
 template <bool ToSpace>
 std::vector<dims> blocks(const shape_inputs& in, const op_attrs& a) {
@@ -246,6 +280,13 @@ inline constexpr attr_spec scatter_elements_attrs[] = {{"axis", attr_type::integ
                                                        {"reduction", attr_type::string, def::text("none"), support::one_of("none|add|mul|max|min")}};
 inline constexpr op_schema scatter_elements =
     typed(describe<ScatterElements>(scatter_elements_inputs, scatter_elements_attrs), types::computing);
+inline constexpr input_spec gather_nd_inputs[] = {{"data"}, {"indices"}};
+inline constexpr attr_spec gather_nd_attrs[] = {{"batch_dims", attr_type::integer, def::value(0), support::at_least(0)}};
+inline constexpr op_schema gather_nd = typed(describe<GatherND>(gather_nd_inputs, gather_nd_attrs), types::all);
+inline constexpr input_spec scatter_nd_inputs[] = {{"data"}, {"indices"}, {"updates"}};
+inline constexpr attr_spec scatter_nd_attrs[] = {
+    {"reduction", attr_type::string, def::text("none"), support::one_of("none|add|mul|max|min")}};
+inline constexpr op_schema scatter_nd = typed(describe<ScatterND>(scatter_nd_inputs, scatter_nd_attrs), types::computing);
 inline constexpr attr_spec depth_to_space_attrs[] = {{"blocksize", attr_type::integer, def::required(), support::any()},
                                                      {"mode", attr_type::string, def::text("DCR"), support::one_of("DCR|CRD")}};
 inline constexpr attr_spec space_to_depth_attrs[] = {{"blocksize", attr_type::integer, def::required(), support::any()}};

@@ -141,6 +141,7 @@ struct type_rule {
     dtype fixed = dtype::unknown;    // from::fixed
     std::string_view attr{};         // from::attribute: an ONNX element type code (Cast's `to`)
     dtype rest = dtype::unknown;     // outputs 1, 2, ... when their type is another (Dropout's mask)
+    dtype second = dtype::unknown;   // output 1 alone, when its type is yet another (DynamicQuantizeLinear's scale)
 };
 
 /// Sets of element types, one bit per dtype.

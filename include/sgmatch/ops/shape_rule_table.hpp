@@ -107,6 +107,9 @@ inline shape_rule shape_rule_of(const op_schema& s) {
         {&schemas::dequantize_linear, rules::same_as_input0},
         {&schemas::matmul_integer, rules::matmul},
         {&schemas::qlinear_matmul, rules::qlinear_matmul},
+        {&schemas::conv_integer, rules::conv_integer},
+        {&schemas::qlinear_conv, rules::qlinear_conv},
+        {&schemas::dynamic_quantize_linear, rules::dynamic_quantize_linear},
         {&schemas::range, rules::range},
         {&schemas::cumsum, rules::cumsum},
         {&schemas::arg_max, rules::arg_reduce},
@@ -151,6 +154,8 @@ inline shape_rule shape_rule_of(const op_schema& s) {
         {&schemas::constant, rules::constant},
         {&schemas::gather_elements, rules::gather_elements},
         {&schemas::scatter_elements, rules::scatter_elements},
+        {&schemas::gather_nd, rules::gather_nd},
+        {&schemas::scatter_nd, rules::scatter_nd},
         {&schemas::nll_loss, rules::loss},
     };
     const auto it = rules_by_schema.find(&s);

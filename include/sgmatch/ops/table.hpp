@@ -44,8 +44,8 @@ inline const std::vector<const op_schema*>& all_schemas() {
         &split, &shape, &size, &constant_of_shape, &where, &equal, &less, &greater, &less_or_equal, &greater_or_equal,
         &logical_and, &logical_or, &logical_xor, &logical_not, &mod, &tile, &trilu, &range, &cumsum, &arg_max, &arg_min, &hardmax, &one_hot,
         &ceil, &floor, &sign, &sin, &cos, &tan, &asin, &acos, &atan, &sinh, &cosh, &asinh, &acosh, &atanh, &is_nan, &is_inf,
-        &gather_elements, &scatter_elements, &depth_to_space, &space_to_depth, &cast_like, &shrink,
-        &top_k, &einsum, &quantize_linear, &dequantize_linear, &matmul_integer, &qlinear_matmul, &nll_loss, &softmax_cross_entropy, &instance_norm, &rnn, &gru, &lstm};
+        &gather_elements, &scatter_elements, &gather_nd, &scatter_nd, &depth_to_space, &space_to_depth, &cast_like, &shrink,
+        &top_k, &einsum, &quantize_linear, &dequantize_linear, &matmul_integer, &qlinear_matmul, &dynamic_quantize_linear, &conv_integer, &qlinear_conv, &nll_loss, &softmax_cross_entropy, &instance_norm, &rnn, &gru, &lstm};
     return all;
 }
 
@@ -89,6 +89,7 @@ inline const std::vector<std::string_view>& all_attribute_names() {
 /// is, or for an element type code sgmatch has no type for).
 inline dtype output_type(const op_attrs& a, const std::vector<dtype>& inputs, std::size_t port = 0) {
     const type_rule& r = a.schema().types;
+    if (port == 1 && r.second != dtype::unknown) return r.second;
     if (port > 0 && r.rest != dtype::unknown) return r.rest;
     switch (r.how) {
         case type_rule::from::fixed: return r.fixed;

@@ -1,7 +1,7 @@
 // sgmatch/exec/kernels/positions.hpp - kernels over typed values for the ops that work by
 // element position (ops/positions.hpp): Tile, Trilu, GatherElements, DepthToSpace,
-// SpaceToDepth and Pad move bytes, so they take every element type; Range, CumSum, ArgMax, ArgMin and
-// ScatterElements (with its reductions) compute on the numeric types and bool; TopK on the
+// SpaceToDepth, Pad and GatherND move bytes, so they take every element type; Range, CumSum, ArgMax,
+// ArgMin, ScatterElements and ScatterND (with their reductions) compute on the numeric types and bool; TopK on the
 // numeric types; Hardmax on f32 and f64; OneHot takes indices of any numeric type and values of any type but f16 / bf16.
 //
 // Integer sums wrap around (two's complement), as the element-wise integer kernels do; ArgMax
@@ -380,10 +380,58 @@ inline typed_fn gather_elements(const ops::op_attrs& a0, const ops::node_source&
     };
 }
 
+namespace detail {
+
+/// ScatterElements' and ScatterND's reductions: none (0), add, mul, max, min.
+inline int reduction_of(const ops::op_attrs& a) {
+    const std::string_view r = a.s("reduction");
+    return r == "add" ? 1 : r == "mul" ? 2 : r == "max" ? 3 : r == "min" ? 4 : 0;
+}
+
+/// d = reduce(d, u) by reduction `how` (integer sums and products wrap; on bool, add and max are
+/// or, mul and min are and).
+template <class T>
+void reduce_into(T& d, T u, int how) {
+    if constexpr (std::is_same_v<T, bool>) {
+        d = how == 1 || how == 3 ? (d || u) : how == 2 || how == 4 ? (d && u) : u;
+    } else {
+        switch (how) {
+            case 1: d = wrap(d, u, [](auto p, auto q) { return p + q; }); break;
+            case 2: d = wrap(d, u, [](auto p, auto q) { return p * q; }); break;
+            case 3: d = u > d ? u : d; break;
+            case 4: d = u < d ? u : d; break;
+            default: d = u;
+        }
+    }
+}
+
+/// The offsets in data (dims `x`, from dim `first` on, within one batch) of the slices that
+/// GatherND's and ScatterND's index tuples name: one per tuple, each index checked against its
+/// dim (negative counts from the end).
+inline std::vector<std::int64_t> tuple_offsets(const ops::op_attrs& a, const value& ind, const shape& x, std::size_t first) {
+    if (ind.type() != dtype::i64) fail(a, "indices of type " + std::string(name_of(ind.type())) + " (int64 taken)");
+    const std::vector<std::int64_t> idx = ind.dense_value().to_ints();
+    const auto k = static_cast<std::size_t>(ind.dims().back());
+    const shape st = value::dense_strides(shape(x.begin() + static_cast<std::ptrdiff_t>(first), x.end()));
+    std::vector<std::int64_t> out(idx.size() / k);
+    for (std::size_t t = 0; t < out.size(); ++t) {
+        std::int64_t off = 0;
+        for (std::size_t j = 0; j < k; ++j) {
+            const std::int64_t extent = x[first + j];
+            std::int64_t i = idx[t * k + j];
+            if (i < -extent || i >= extent)
+                fail(a, "index " + std::to_string(i) + " is out of range for a dim of " + std::to_string(extent));
+            off += (i < 0 ? i + extent : i) * st[j];
+        }
+        out[t] = off;
+    }
+    return out;
+}
+
+}  // namespace detail
+
 inline typed_fn scatter_elements(const ops::op_attrs& a0, const ops::node_source&) {
-    const std::string_view r = a0.s("reduction");
-    const int how = r == "add" ? 1 : r == "mul" ? 2 : r == "max" ? 3 : r == "min" ? 4 : 0;
-    return [a = a0, how](const values& xs) {
+    return [a = a0, how = detail::reduction_of(a0)](const values& xs) {
         const value x = in(xs, 0, a).dense_value(), up = in(xs, 2, a).dense_value();
         if (up.type() != x.type()) fail(a, "updates are " + std::string(name_of(up.type())) + ", data " + std::string(name_of(x.type())));
         require_type(a, x);
@@ -395,20 +443,55 @@ inline typed_fn scatter_elements(const ops::op_attrs& a0, const ops::node_source
             using T = typename decltype(t)::type;
             T* o = out.as<T>();
             const T* u = up.as<T>();
-            along_indices(up.dims(), x.dims(), ax, idx, [&](std::int64_t e, std::int64_t at) {
-                T& d = o[at];
-                if constexpr (std::is_same_v<T, bool>) {
-                    d = how == 1 ? (d || u[e]) : how == 2 ? (d && u[e]) : how == 3 ? (d || u[e]) : how == 4 ? (d && u[e]) : u[e];
-                } else {
-                    switch (how) {
-                        case 1: d = wrap(d, u[e], [](auto p, auto q) { return p + q; }); break;
-                        case 2: d = wrap(d, u[e], [](auto p, auto q) { return p * q; }); break;
-                        case 3: d = u[e] > d ? u[e] : d; break;
-                        case 4: d = u[e] < d ? u[e] : d; break;
-                        default: d = u[e];
-                    }
-                }
-            });
+            along_indices(up.dims(), x.dims(), ax, idx, [&](std::int64_t e, std::int64_t at) { detail::reduce_into(o[at], u[e], how); });
+        });
+        return values{out};
+    };
+}
+
+/// GatherND: the slices the index tuples name, copied in the tuples' order, batch by batch.
+inline typed_fn gather_nd(const ops::op_attrs& a0, const ops::node_source&) {
+    return [a = a0](const values& xs) {
+        const value x = in(xs, 0, a).dense_value();
+        const value& ind = in(xs, 1, a);
+        const shape out_dims = rule(a, xs).at(0);
+        const auto b = static_cast<std::size_t>(a.i("batch_dims"));
+        const shape& xd = x.dims();
+        const std::int64_t batches = element_count(shape(xd.begin(), xd.begin() + static_cast<std::ptrdiff_t>(b)));
+        const std::int64_t batch_size = element_count(shape(xd.begin() + static_cast<std::ptrdiff_t>(b), xd.end()));
+        const std::int64_t slice =
+            element_count(shape(xd.begin() + static_cast<std::ptrdiff_t>(b) + ind.dims().back(), xd.end()));
+        const std::vector<std::int64_t> at = detail::tuple_offsets(a, ind, xd, b);
+        const std::int64_t per_batch = batches == 0 ? 1 : static_cast<std::int64_t>(at.size()) / batches;
+        value out = value::zeros(x.type(), out_dims);
+        const auto es = static_cast<std::int64_t>(size_of(x.type()));
+        std::byte* o = bytes_of(out);
+        const std::byte* src = bytes_of(x);
+        for (std::int64_t t = 0; t < static_cast<std::int64_t>(at.size()); ++t)
+            std::memcpy(o + t * slice * es, src + ((t / per_batch) * batch_size + at[static_cast<std::size_t>(t)]) * es,
+                        static_cast<std::size_t>(slice * es));
+        return values{out};
+    };
+}
+
+/// ScatterND: a copy of data with each updates slice written (or reduced) into the slice its
+/// index tuple names, in the tuples' order.
+inline typed_fn scatter_nd(const ops::op_attrs& a0, const ops::node_source&) {
+    return [a = a0, how = detail::reduction_of(a0)](const values& xs) {
+        const value x = in(xs, 0, a).dense_value(), up = in(xs, 2, a).dense_value();
+        if (up.type() != x.type()) fail(a, "updates are " + std::string(name_of(up.type())) + ", data " + std::string(name_of(x.type())));
+        require_type(a, x);
+        rule(a, xs);
+        const value& ind = in(xs, 1, a);
+        const std::vector<std::int64_t> at = detail::tuple_offsets(a, ind, x.dims(), 0);
+        const std::int64_t slice = element_count(shape(x.dims().begin() + ind.dims().back(), x.dims().end()));
+        value out = x.clone();
+        visit_type(x.type(), [&](auto t) {
+            using T = typename decltype(t)::type;
+            T* o = out.as<T>();
+            const T* u = up.as<T>();
+            for (std::size_t k = 0; k < at.size(); ++k)
+                for (std::int64_t e = 0; e < slice; ++e) detail::reduce_into(o[at[k] + e], u[static_cast<std::int64_t>(k) * slice + e], how);
         });
         return values{out};
     };

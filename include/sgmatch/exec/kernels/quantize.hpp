@@ -12,7 +12,12 @@
 // MatMulInteger multiplies uint8 / int8 operands less their zero points (one, or one per row of A
 // / per column of B) into int32, as MatMul broadcasts; QLinearMatMul rescales that product by
 // a_scale * b_scale / y_scale (f32, ties to even) onto y's zero point, saturated (one scale and
-// zero point each). Reference loops: sums in int64, no blocking.
+// zero point each). DynamicQuantizeLinear picks the uint8 scale and zero point that map
+// [min(x, 0), max(x, 0)] onto [0, 255] (an all-zero x gives scale 0, zero point 0 and y 0; a
+// non-finite x is refused). ConvInteger and QLinearConv are the same two over a convolution
+// (groups, strides, dilations, pads; a padded position adds nothing), w's zero point and scale
+// one or one per output channel, QLinearConv's int32 bias added before the rescale.
+// Reference loops: sums in int64, no blocking.
 // Anything else (a 2-D scale, a zero point of another shape or type, an axis out of range) is
 // refused naming the node.
 #pragma once
@@ -29,6 +34,7 @@
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/exec/kernels/typed_support.hpp"
 #include "sgmatch/exec/value.hpp"
+#include "sgmatch/ops/shape_rules.hpp"
 
 SGMATCH_BEGIN_NAMESPACE
 namespace exec {
@@ -137,6 +143,31 @@ inline typed_fn dequantize_linear(const ops::op_attrs& a0, const ops::node_sourc
     };
 }
 
+
+/// DynamicQuantizeLinear: y, its scale and its zero point (see the top of the file).
+inline typed_fn dynamic_quantize_linear(const ops::op_attrs& a0, const ops::node_source&) {
+    return [a = a0](const values& xs) {
+        const value x = in(xs, 0, a).dense_value();
+        if (x.type() != dtype::f32) fail(a, "x is " + std::string(name_of(x.type())) + " (f32 taken)");
+        const float* p = x.as<float>();
+        float lo = 0.0f, hi = 0.0f;
+        for (std::int64_t i = 0; i < x.size(); ++i) {
+            if (!std::isfinite(p[i])) fail(a, "x holds a value that is not finite; no scale maps it");
+            lo = p[i] < lo ? p[i] : lo;
+            hi = p[i] > hi ? p[i] : hi;
+        }
+        const float scale = (hi - lo) / 255.0f;
+        value y = value::zeros(dtype::u8, x.dims());
+        std::uint8_t zp = 0;
+        if (scale > 0.0f) {
+            zp = detail::quantized<std::uint8_t>(-lo / scale, 0.0f);
+            std::uint8_t* o = y.as<std::uint8_t>();
+            for (std::int64_t i = 0; i < x.size(); ++i) o[i] = detail::quantized<std::uint8_t>(p[i] / scale, zp);
+        }
+        return values{y, value::of<float>({}, {scale}), value::of<std::uint8_t>({}, {zp})};
+    };
+}
+
 namespace detail {
 
 /// A uint8 or int8 value's elements as int32 (another type refused, naming `what`).
@@ -151,6 +182,14 @@ inline std::vector<std::int32_t> as_int32(const ops::op_attrs& a, const value& v
         for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<std::int32_t>(p[i]);
     });
     return out;
+}
+
+/// One scalar of type uint8 / int8 (a zero point), as int32, matching `of`'s type.
+inline std::int32_t one_point(const ops::op_attrs& a, const value& v, const char* what, const value& of) {
+    if (v.type() != of.type()) fail(a, std::string(what) + "'s type is not its tensor's");
+    const std::vector<std::int32_t> z = as_int32(a, v, what);
+    if (z.size() != 1) fail(a, std::string(what) + " is not one value");
+    return z[0];
 }
 
 /// sum_k (A[.., m, k] - za[m]) * (B[.., k, n] - zb[n]) under MatMul's broadcasting (1-D A or B
@@ -228,14 +267,8 @@ inline typed_fn qlinear_matmul(const ops::op_attrs& a0, const ops::node_source&)
             if (s.type() != dtype::f32 || s.size() != 1) fail(a, std::string(what) + " is not one f32 value");
             return s.as<float>()[0];
         };
-        auto one_point = [&](std::size_t i, const char* what, const value& of) {
-            if (xs[i].type() != of.type()) fail(a, std::string(what) + "'s type is not its tensor's");
-            const std::vector<std::int32_t> z = detail::as_int32(a, xs[i], what);
-            if (z.size() != 1) fail(a, std::string(what) + " is not one value");
-            return z;
-        };
         const float as = one_scale(1, "a_scale"), bs = one_scale(4, "b_scale"), ys = one_scale(6, "y_scale");
-        const std::vector<std::int32_t> za = one_point(2, "a_zero_point", A), zb = one_point(5, "b_zero_point", B);
+        const std::vector<std::int32_t> za{detail::one_point(a, xs[2], "a_zero_point", A)}, zb{detail::one_point(a, xs[5], "b_zero_point", B)};
         const value yz = xs[7].dense_value();
         if (yz.size() != 1 || (yz.type() != dtype::u8 && yz.type() != dtype::i8)) fail(a, "y_zero_point is not one uint8 or int8 value");
         const shape out_dims = rule(a, xs).at(0);
@@ -249,6 +282,132 @@ inline typed_fn qlinear_matmul(const ops::op_attrs& a0, const ops::node_source&)
                 const float z = static_cast<float>(yz.as<Q>()[0]);
                 Q* o = y.as<Q>();
                 for (std::size_t i = 0; i < acc.size(); ++i) o[i] = detail::quantized<Q>(static_cast<float>(acc[i]) * m, z);
+            }
+        });
+        return values{y};
+    };
+}
+
+
+namespace detail {
+
+/// sum over the group's input channels and the window of (x - zx) * (w[m] - zw[m]) into `out`,
+/// of the output's dims (out_dims, from Conv's shape rule); a padded position adds nothing.
+inline void integer_conv(const ops::op_attrs& a, const value& X, const value& W, std::int32_t zx, const std::vector<std::int32_t>& zw,
+                         const shape& out_dims, std::vector<std::int64_t>& out) {
+    const shape &xd = X.dims(), &wd = W.dims();
+    const std::size_t sp = xd.size() - 2;
+    const ops::rules::window k = ops::rules::window_of(a, sp, &wd);
+    const std::int64_t N = xd[0], C = xd[1], M = wd[0], G = a.i("group"), Cg = C / G, Mg = M / G;
+    if (zw.size() != 1 && static_cast<std::int64_t>(zw.size()) != M)
+        fail(a, "w's zero point has " + std::to_string(zw.size()) + " values (one, or one per output channel: " + std::to_string(M) + ")");
+    const std::vector<std::int32_t> xv = as_int32(a, X, "x"), wv = as_int32(a, W, "w");
+    const shape xs(xd.begin() + 2, xd.end()), os(out_dims.begin() + 2, out_dims.end()), ks(wd.begin() + 2, wd.end());
+    const std::int64_t in_sp = element_count(xs), out_sp = element_count(os), k_sp = element_count(ks);
+    // For every output position and window position, the input position it reads (-1: padding).
+    std::vector<std::int64_t> at(static_cast<std::size_t>(out_sp * k_sp), -1);
+    shape o(sp, 0);
+    for (std::int64_t oi = 0; oi < out_sp; ++oi) {
+        shape w(sp, 0);
+        for (std::int64_t wi = 0; wi < k_sp; ++wi) {
+            std::int64_t off = 0;
+            bool inside = true;
+            for (std::size_t i = 0; i < sp; ++i) {
+                const std::int64_t pos = o[i] * k.strides[i] - k.pads[i] + w[i] * k.dilations[i];
+                inside = inside && pos >= 0 && pos < xs[i];
+                off = off * xs[i] + pos;
+            }
+            if (inside) at[static_cast<std::size_t>(oi * k_sp + wi)] = off;
+            for (std::size_t i = sp; i-- > 0;) {
+                if (++w[i] < ks[i]) break;
+                w[i] = 0;
+            }
+        }
+        for (std::size_t i = sp; i-- > 0;) {
+            if (++o[i] < os[i]) break;
+            o[i] = 0;
+        }
+    }
+    out.assign(static_cast<std::size_t>(N * M * out_sp), 0);
+    for (std::int64_t n = 0; n < N; ++n)
+        for (std::int64_t m = 0; m < M; ++m) {
+            const std::int64_t zwm = zw[zw.size() == 1 ? 0 : static_cast<std::size_t>(m)];
+            std::int64_t* po = out.data() + (n * M + m) * out_sp;
+            for (std::int64_t c = 0; c < Cg; ++c) {
+                const std::int32_t* px = xv.data() + (n * C + (m / Mg) * Cg + c) * in_sp;
+                const std::int32_t* pw = wv.data() + (m * Cg + c) * k_sp;
+                for (std::int64_t oi = 0; oi < out_sp; ++oi) {
+                    const std::int64_t* ai = at.data() + oi * k_sp;
+                    std::int64_t sum = 0;
+                    for (std::int64_t wi = 0; wi < k_sp; ++wi)
+                        if (ai[wi] >= 0) sum += (px[ai[wi]] - zx) * (pw[wi] - zwm);
+                    po[oi] += sum;
+                }
+            }
+        }
+}
+
+}  // namespace detail
+
+/// ConvInteger: int32 sums of uint8 / int8 x and w less their zero points.
+inline typed_fn conv_integer(const ops::op_attrs& a0, const ops::node_source&) {
+    return [a = a0](const values& xs) {
+        const value X = in(xs, 0, a).dense_value(), W = in(xs, 1, a).dense_value();
+        const std::int32_t zx = xs.size() > 2 ? detail::one_point(a, xs[2], "x_zero_point", X) : 0;
+        if (xs.size() > 3 && xs[3].type() != W.type()) fail(a, "w_zero_point's type is not w's");
+        const std::vector<std::int32_t> zw = xs.size() > 3 ? detail::as_int32(a, xs[3], "w_zero_point") : std::vector<std::int32_t>{0};
+        const shape out_dims = rule(a, xs).at(0);
+        std::vector<std::int64_t> acc;
+        detail::integer_conv(a, X, W, zx, zw, out_dims, acc);
+        value y = value::zeros(dtype::i32, out_dims);
+        std::int32_t* o = y.as<std::int32_t>();
+        for (std::size_t i = 0; i < acc.size(); ++i) o[i] = static_cast<std::int32_t>(acc[i]);
+        return values{y};
+    };
+}
+
+/// QLinearConv: ConvInteger's sums plus the bias, rescaled by x_scale * w_scale[m] / y_scale (in
+/// f32, ties to even) onto y's zero point, saturated to its type.
+inline typed_fn qlinear_conv(const ops::op_attrs& a0, const ops::node_source&) {
+    return [a = a0](const values& xs) {
+        if (xs.size() < 8) fail(a, "takes 8 or 9 inputs");
+        const value X = xs[0].dense_value(), W = xs[3].dense_value();
+        auto scales = [&](std::size_t i, const char* what) {
+            const value s = xs[i].dense_value();
+            if (s.type() != dtype::f32 || s.dims().size() > 1) fail(a, std::string(what) + " is not f32 of rank 0 or 1");
+            return std::vector<float>(s.as<float>(), s.as<float>() + s.size());
+        };
+        const std::vector<float> xsc = scales(1, "x_scale"), wsc = scales(4, "w_scale"), ysc = scales(6, "y_scale");
+        if (xsc.size() != 1 || ysc.size() != 1) fail(a, "x_scale and y_scale are one value each");
+        const std::int64_t M = W.dims().at(0);
+        if (wsc.size() != 1 && static_cast<std::int64_t>(wsc.size()) != M)
+            fail(a, "w_scale has " + std::to_string(wsc.size()) + " values (one, or one per output channel: " + std::to_string(M) + ")");
+        const std::int32_t zx = detail::one_point(a, xs[2], "x_zero_point", X);
+        if (xs[5].type() != W.type()) fail(a, "w_zero_point's type is not w's");
+        const std::vector<std::int32_t> zw = detail::as_int32(a, xs[5], "w_zero_point");
+        const value yz = xs[7].dense_value();
+        if (yz.size() != 1 || (yz.type() != dtype::u8 && yz.type() != dtype::i8)) fail(a, "y_zero_point is not one uint8 or int8 value");
+        std::vector<std::int32_t> bias(static_cast<std::size_t>(M), 0);
+        if (xs.size() > 8) {
+            const value b = xs[8].dense_value();
+            if (b.type() != dtype::i32) fail(a, "B is " + std::string(name_of(b.type())) + " (int32 taken)");
+            bias.assign(b.as<std::int32_t>(), b.as<std::int32_t>() + b.size());  // [M]: checked by the shape rule
+        }
+        const shape out_dims = rule(a, xs).at(0);
+        std::vector<std::int64_t> acc;
+        detail::integer_conv(a, X, W, zx, zw, out_dims, acc);
+        const std::int64_t plane = element_count(shape(out_dims.begin() + 2, out_dims.end()));
+        value y = value::zeros(yz.type(), out_dims);
+        visit_type(yz.type(), [&](auto t) {
+            using Q = typename decltype(t)::type;
+            if constexpr (std::is_same_v<Q, std::uint8_t> || std::is_same_v<Q, std::int8_t>) {
+                const float z = static_cast<float>(yz.as<Q>()[0]);
+                Q* o = y.as<Q>();
+                for (std::size_t i = 0; i < acc.size(); ++i) {
+                    const auto m = static_cast<std::size_t>((static_cast<std::int64_t>(i) / plane) % M);
+                    const float mult = xsc[0] * wsc[wsc.size() == 1 ? 0 : m] / ysc[0];
+                    o[i] = detail::quantized<Q>(static_cast<float>(acc[i] + bias[m]) * mult, z);
+                }
             }
         });
         return values{y};

@@ -7,13 +7,14 @@
 // exactly), and the ops that move data without arithmetic (Reshape, Unsqueeze, Squeeze,
 // Flatten, Transpose, Concat, Slice, Gather, Expand, Identity, Dropout) on any element type;
 // CastLike; Resize (kernels/resize.hpp) on f32; Tile, Trilu, Range, CumSum, ArgMax, ArgMin, TopK,
-// GatherElements, ScatterElements, DepthToSpace, SpaceToDepth and Pad (kernels/positions.hpp);
+// GatherElements, ScatterElements, GatherND, ScatterND, DepthToSpace, SpaceToDepth and Pad (kernels/positions.hpp);
 // NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss and InstanceNormalization on f32 and f64
 // (kernels/losses.hpp); RNN, GRU and LSTM on f32 and f64 (kernels/recurrent.hpp); MaxPool on
 // every numeric type, with its Indices (kernels/max_pool.hpp); the ten reductions on f64
 // (kernels/reduce_typed.hpp); Einsum, any equation, on the numeric types (kernels/einsum.hpp);
-// QuantizeLinear and DequantizeLinear, uint8 and int8 per tensor or per axis, MatMulInteger and
-// QLinearMatMul (kernels/quantize.hpp).
+// QuantizeLinear and DequantizeLinear, uint8 and int8 per tensor or per axis,
+// DynamicQuantizeLinear, MatMulInteger, QLinearMatMul, ConvInteger and QLinearConv
+// (kernels/quantize.hpp).
 //
 // The executor runs an op's typed kernel when the op has no fp32 kernel, when its data input is
 // not f32, when an input computed at run time is not f32 (an int64 shape, a bool mask), or when
@@ -592,6 +593,8 @@ inline const typed_binding typed_ops[] = {
     {&ops::schemas::is_inf, typed::classify<true>},
     {&ops::schemas::gather_elements, typed::gather_elements},
     {&ops::schemas::scatter_elements, typed::scatter_elements},
+    {&ops::schemas::gather_nd, typed::gather_nd},
+    {&ops::schemas::scatter_nd, typed::scatter_nd},
     {&ops::schemas::depth_to_space, typed::blocks<true>},
     {&ops::schemas::space_to_depth, typed::blocks<false>},
     {&ops::schemas::cast_like, typed::cast_like},
@@ -601,6 +604,9 @@ inline const typed_binding typed_ops[] = {
     {&ops::schemas::dequantize_linear, typed::dequantize_linear},
     {&ops::schemas::matmul_integer, typed::matmul_integer},
     {&ops::schemas::qlinear_matmul, typed::qlinear_matmul},
+    {&ops::schemas::dynamic_quantize_linear, typed::dynamic_quantize_linear},
+    {&ops::schemas::conv_integer, typed::conv_integer},
+    {&ops::schemas::qlinear_conv, typed::qlinear_conv},
     {&ops::schemas::clip, typed::clip},
     {&ops::schemas::max, typed::variadic_kernel<typed::binop::max>},
     {&ops::schemas::min, typed::variadic_kernel<typed::binop::min>},
