@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <limits>
+#include <algorithm>
 #include <map>
 #include <random>
 
@@ -38,6 +39,12 @@ std::vector<std::int64_t> unravel(std::int64_t i, const std::vector<std::int64_t
         i /= d[k];
     }
     return idx;
+}
+// A 1-D bool value of the flags given.
+value bools(const std::vector<std::uint8_t>& flags) {
+    value v = value::zeros(dtype::boolean, {static_cast<std::int64_t>(flags.size())});
+    for (std::size_t i = 0; i < flags.size(); ++i) v.as<bool>()[i] = flags[i] != 0;
+    return v;
 }
 std::int64_t ravel(const std::vector<std::int64_t>& idx, const std::vector<std::int64_t>& d) {
     std::int64_t i = 0;
@@ -441,6 +448,111 @@ TEST_CASE("GatherND and ScatterND: each index tuple names a slice within its bat
                                         {"i", value::of<std::int64_t>({1, 1}, {1})},
                                         {"u", value::of<float>({1, 3}, {1, 2, 3})}})
               .find("updates [1, 3] are not [1, 2]") != std::string::npos);
+}
+
+TEST_CASE("Unique: distinct values or slices, sorted or by first appearance, with first indices, inverse indices and counts, against maps") {
+    std::mt19937 rng(23);
+    for (int trial = 0; trial < 30; ++trial) {
+        const auto dims = random_dims(rng, 1 + static_cast<std::size_t>(trial % 3), 1, 5);
+        const value x = random_value<std::int64_t>(rng, dims, -3, 3);  // many repeats
+        const bool sorted = trial % 2 == 0, by_axis = trial % 4 >= 2;
+        const auto r = static_cast<std::int64_t>(dims.size());
+        const std::int64_t ax = by_axis ? static_cast<std::int64_t>(rng() % static_cast<unsigned>(2 * r)) - r : 0;
+        const auto a = static_cast<std::size_t>(ax < 0 ? ax + r : ax);
+        graph g;
+        const node_id n = by_axis ? g.add_op("Unique", "u", {g.add_input("x")}, {{"sorted", sorted ? 1 : 0}, {"axis", ax}}, 4)
+                                  : g.add_op("Unique", "u", {g.add_input("x")}, {{"sorted", sorted ? 1 : 0}}, 4);
+        for (std::uint32_t o = 0; o < 4; ++o) g.mark_output(input_ref(value_ref<node_id>{n, o}));
+        const auto out = exec::executor(g).run({{"x", x}});
+        // The slices (single elements without an axis), as vectors, in the order they appear.
+        const std::vector<std::int64_t> d = by_axis ? dims : std::vector<std::int64_t>{count(dims)};
+        std::vector<std::vector<std::int64_t>> slices(static_cast<std::size_t>(d[a]));
+        for (std::int64_t e = 0; e < count(d); ++e) slices[static_cast<std::size_t>(unravel(e, d)[a])].push_back(x.as<std::int64_t>()[e]);
+        std::map<std::vector<std::int64_t>, std::int64_t> seen_first, seen_count;
+        std::vector<std::vector<std::int64_t>> appearance;
+        for (std::size_t j = 0; j < slices.size(); ++j) {
+            if (!seen_first.count(slices[j])) seen_first[slices[j]] = static_cast<std::int64_t>(j), appearance.push_back(slices[j]);
+            ++seen_count[slices[j]];
+        }
+        std::vector<std::vector<std::int64_t>> want_order = appearance;
+        if (sorted) std::sort(want_order.begin(), want_order.end());
+        const auto first = elements<std::int64_t>(out[1]), inverse = elements<std::int64_t>(out[2]), counts = elements<std::int64_t>(out[3]);
+        REQUIRE(first.size() == want_order.size());
+        REQUIRE(inverse.size() == slices.size());
+        for (std::size_t i = 0; i < want_order.size(); ++i) {
+            CHECK(first[i] == seen_first[want_order[i]]);
+            CHECK(counts[i] == seen_count[want_order[i]]);
+        }
+        for (std::size_t j = 0; j < slices.size(); ++j) CHECK(want_order[static_cast<std::size_t>(inverse[j])] == slices[j]);
+        // Y: the distinct slices in that order, along the axis.
+        auto yd = d;
+        yd[a] = static_cast<std::int64_t>(want_order.size());
+        REQUIRE(out[0].dims() == yd);
+        std::vector<std::size_t> taken(want_order.size(), 0);
+        for (std::int64_t e = 0; e < count(yd); ++e) {
+            const auto i = static_cast<std::size_t>(unravel(e, yd)[a]);
+            CHECK(out[0].as<std::int64_t>()[e] == want_order[i][taken[i]++]);
+        }
+    }
+    graph g;
+    g.mark_output(g.add_op("Unique", "u", {g.add_input("x")}));
+    CHECK(run_error(exec::executor(g), {{"x", value::of<float>({2}, {1, std::nanf("")})}}).find("node 'u' (Unique): X holds a NaN") !=
+          std::string::npos);
+}
+
+TEST_CASE("NonZero, Compress and EyeLike against brute force: coordinates in row-major order, kept slices, a diagonal") {
+    std::mt19937 rng(29);
+    for (int trial = 0; trial < 20; ++trial) {
+        const auto dims = random_dims(rng, 1 + static_cast<std::size_t>(trial % 3), 1, 5);
+        const value x = random_value<std::int32_t>(rng, dims, -1, 1);
+        const auto r = static_cast<std::int64_t>(dims.size());
+        const std::int64_t ax = static_cast<std::int64_t>(rng() % static_cast<unsigned>(2 * r)) - r;
+        const auto a = static_cast<std::size_t>(ax < 0 ? ax + r : ax);
+        std::vector<std::uint8_t> keep(static_cast<std::size_t>(1 + rng() % static_cast<unsigned>(dims[a])));  // may be shorter than the axis
+        for (auto& k : keep) k = rng() % 2;
+        graph g;
+        auto in = g.add_input("x"), c = g.add_input("c");
+        g.mark_output(g.add_op("NonZero", "nz", {in}));
+        g.mark_output(g.add_op("Compress", "ca", {in, c}, {{"axis", ax}}));
+        g.mark_output(g.add_op("Compress", "cf", {in, c}));
+        const auto out = exec::executor(g).run({{"x", x}, {"c", bools(keep)}});
+        // NonZero.
+        std::vector<std::int64_t> hits;
+        for (std::int64_t e = 0; e < count(dims); ++e)
+            if (x.as<std::int32_t>()[e] != 0) hits.push_back(e);
+        const auto n = static_cast<std::int64_t>(hits.size());
+        REQUIRE(out[0].dims() == std::vector<std::int64_t>{r, n});
+        for (std::int64_t j = 0; j < n; ++j)
+            for (std::int64_t k = 0; k < r; ++k) CHECK(out[0].as<std::int64_t>()[k * n + j] == unravel(hits[static_cast<std::size_t>(j)], dims)[static_cast<std::size_t>(k)]);
+        // Compress along the axis, and of the flattened input.
+        std::vector<std::int32_t> along, flat;
+        for (std::int64_t e = 0; e < count(dims); ++e) {
+            const auto i = static_cast<std::size_t>(unravel(e, dims)[a]);
+            if (i < keep.size() && keep[i]) along.push_back(x.as<std::int32_t>()[e]);
+            if (static_cast<std::size_t>(e) < keep.size() && keep[static_cast<std::size_t>(e)]) flat.push_back(x.as<std::int32_t>()[e]);
+        }
+        CHECK(elements<std::int32_t>(out[1]) == along);
+        CHECK(out[1].dims()[a] == std::count(keep.begin(), keep.end(), 1));
+        CHECK(elements<std::int32_t>(out[2]) == flat);
+    }
+    graph g;
+    g.mark_output(g.add_op("Compress", "c", {g.add_input("x"), g.add_input("c")}, {{"axis", 0}}));
+    CHECK(run_error(exec::executor(g), {{"x", value::of<float>({2}, {1, 2})}, {"c", bools({1, 0, 1})}})
+              .find("node 'c' (Compress): the condition has 3 values for an axis of 2") != std::string::npos);
+    // EyeLike: ones where column - row == k, of the input's type or `dtype` (int64 here).
+    for (const std::int64_t k : {-2, 0, 1, 4}) {
+        graph h;
+        auto in = h.add_input("x");
+        h.mark_output(h.add_op("EyeLike", "e", {in}, {{"k", k}}));
+        h.mark_output(h.add_op("EyeLike", "e64", {in}, {{"k", k}, {"dtype", 7}}));
+        const auto out = exec::executor(h).run({{"x", value::zeros(dtype::f32, {3, 4})}});
+        REQUIRE(out[0].type() == dtype::f32);
+        REQUIRE(out[1].type() == dtype::i64);
+        for (std::int64_t e = 0; e < 12; ++e) {
+            CHECK(out[0].as<float>()[e] == (e % 4 - e / 4 == k ? 1.0f : 0.0f));
+            CHECK(out[1].as<std::int64_t>()[e] == (e % 4 - e / 4 == k ? 1 : 0));
+        }
+    }
 }
 
 TEST_CASE("DepthToSpace (DCR and CRD) and SpaceToDepth against the ONNX index formulas, and back") {

@@ -1,5 +1,6 @@
 // sgmatch/ops/nn.hpp - descriptions of the network layers: convolutions, pooling,
-// normalizations, Gemm / MatMul and Softmax.
+// normalizations, Gemm / MatMul, Det and Softmax, and the integer and quantized convolutions and
+// matmuls.
 #pragma once
 
 #include <cstddef>
@@ -159,6 +160,13 @@ inline std::vector<dims> qlinear_conv(const shape_inputs& in, const op_attrs& a)
     return conv(xw, a);
 }
 
+/// Det: the batch dims of square matrices.
+inline std::vector<dims> det(const shape_inputs& in, const op_attrs& a) {
+    const dims& x = in.shapes.at(0);
+    if (x.size() < 2 || x[x.size() - 1] != x[x.size() - 2]) fail(a, "the input " + to_string(x) + " is not a (batch of) square matrices");
+    return {dims(x.begin(), x.end() - 2)};
+}
+
 inline std::vector<dims> softmax(const shape_inputs& in, const op_attrs& a) {
     (void)axis(a, a.i("axis"), in.shapes.at(0).size());
     return {in.shapes[0]};
@@ -275,11 +283,19 @@ inline constexpr attr_spec instance_norm_attrs[] = {
 /// and shifted per channel.
 inline constexpr op_schema instance_norm = typed(describe<InstanceNormalization>(instance_norm_inputs, instance_norm_attrs),
                                                  types::f32 | types::bit(dtype::f64));
+/// MeanVarianceNormalization: (x - mean) / (sqrt(variance) + 1e-9) over `axes` (0, 2 and 3 when
+/// absent), the variance E[x^2] - E[x]^2, as ONNX's function body computes it.
+inline constexpr attr_spec mean_variance_norm_attrs[] = {{"axes", attr_type::integers, def::absent(), support::any()}};
+inline constexpr op_schema mean_variance_norm =
+    typed(describe<MeanVarianceNormalization>(pool_inputs, mean_variance_norm_attrs), types::f32 | types::bit(dtype::f64));
 /// LayerNorm: Y, and (outputs 1, 2, optional) the mean and the inverse standard deviation.
 inline constexpr op_schema layer_norm = describe<LayerNorm>(layer_norm_inputs, layer_norm_attrs, {}, 3);
 inline constexpr op_schema lrn = describe<LRN>(pool_inputs, lrn_attrs);
 inline constexpr op_schema gemm = describe<Gemm>(gemm_inputs, gemm_attrs);
 inline constexpr op_schema matmul = describe<MatMul>(a_b_inputs);
+/// Det: the determinant of each square matrix in the last two dims (LU with partial pivoting, in
+/// double).
+inline constexpr op_schema det = typed(describe<Det>(pool_inputs), types::f32 | types::bit(dtype::f64));
 /// MatMulInteger: (A - a_zero_point) x (B - b_zero_point) as int32; A and B uint8 or int8, each
 /// zero point a scalar (or per row of A, per column of B).
 inline constexpr input_spec matmul_integer_inputs[] = {{"A"},

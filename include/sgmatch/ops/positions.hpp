@@ -3,7 +3,9 @@
 // Hardmax (the first maximum along an axis as 1, the rest 0), TopK (the k largest or smallest
 // along an axis, with their indices), OneHot (indices as one-hot rows),
 // GatherElements and ScatterElements (indices per element), GatherND and ScatterND (index
-// tuples naming slices), DepthToSpace and SpaceToDepth (blocks between channels and space).
+// tuples naming slices), DepthToSpace and SpaceToDepth (blocks between channels and space),
+// EyeLike (a diagonal of ones), ReverseSequence; NonZero, Compress and Unique, whose output size depends on the
+// data (no shape rule: their shapes are known when they run).
 #pragma once
 
 #include <cmath>
@@ -208,6 +210,25 @@ inline std::vector<dims> scatter_nd(const shape_inputs& in, const op_attrs& a) {
     return {x};
 }
 
+/// EyeLike: the input's shape, a matrix.
+inline std::vector<dims> eye_like(const shape_inputs& in, const op_attrs& a) {
+    const dims& x = in.shapes.at(0);
+    if (x.size() != 2) fail(a, "the input has rank " + std::to_string(x.size()) + " (2 taken: a matrix)");
+    return {x};
+}
+
+/// ReverseSequence: the input's shape; batch_axis and time_axis are 0 and 1 (either way round),
+/// sequence_lens one per batch.
+inline std::vector<dims> reverse_sequence(const shape_inputs& in, const op_attrs& a) {
+    const dims &x = in.shapes.at(0), &l = in.shapes.at(1);
+    if (x.size() < 2) fail(a, "the input has rank " + std::to_string(x.size()) + " (2 at least)");
+    const std::int64_t b = a.i("batch_axis"), t = a.i("time_axis");
+    if (!((b == 0 && t == 1) || (b == 1 && t == 0)))
+        fail(a, "batch_axis " + std::to_string(b) + " and time_axis " + std::to_string(t) + " (0 and 1, either way round, taken)");
+    if (l != dims{x[static_cast<std::size_t>(b)]}) fail(a, "sequence_lens " + to_string(l) + " is not one per batch of " + to_string(x));
+    return {x};
+}
+
 /// DepthToSpace (Space = true) and SpaceToDepth on [N, C, H, W] by blocksize b.
 template <bool ToSpace>
 std::vector<dims> blocks(const shape_inputs& in, const op_attrs& a) {
@@ -287,6 +308,39 @@ inline constexpr input_spec scatter_nd_inputs[] = {{"data"}, {"indices"}, {"upda
 inline constexpr attr_spec scatter_nd_attrs[] = {
     {"reduction", attr_type::string, def::text("none"), support::one_of("none|add|mul|max|min")}};
 inline constexpr op_schema scatter_nd = typed(describe<ScatterND>(scatter_nd_inputs, scatter_nd_attrs), types::computing);
+/// EyeLike: ones on diagonal k of a matrix of the input's shape, of type `dtype` (the input's
+/// when absent).
+inline constexpr input_spec eye_like_inputs[] = {{"input"}};
+inline constexpr attr_spec eye_like_attrs[] = {{"dtype", attr_type::integer, def::absent(), support::any()},
+                                               {"k", attr_type::integer, def::value(0), support::any()}};
+inline constexpr op_schema eye_like = typed(
+    describe<EyeLike>(eye_like_inputs, eye_like_attrs, type_rule{type_rule::from::attribute, 0, dtype::unknown, "dtype"}), types::computing);
+/// NonZero: the int64 coordinates [rank, count] of the elements that are not zero, in row-major
+/// order.
+inline constexpr input_spec non_zero_inputs[] = {{"X"}};
+inline constexpr op_schema non_zero =
+    typed(describe<NonZero>(non_zero_inputs, type_rule{type_rule::from::fixed, 0, dtype::i64, {}}), types::computing);
+/// Compress: the slices along `axis` (of the flattened input without one) where the bool
+/// condition holds; a condition shorter than the axis drops the slices past its end.
+inline constexpr input_spec compress_inputs[] = {{"input"}, {"condition"}};
+inline constexpr attr_spec compress_attrs[] = {{"axis", attr_type::integer, def::absent(), support::any()}};
+inline constexpr op_schema compress = typed(describe<Compress>(compress_inputs, compress_attrs), types::all);
+/// Unique: the distinct elements (or slices along `axis`), sorted or in order of first
+/// appearance, with the int64 index of each one's first appearance, the index into them of every
+/// element (or slice) of X, and how often each appears.
+inline constexpr input_spec unique_inputs[] = {{"X"}};
+inline constexpr attr_spec unique_attrs[] = {{"axis", attr_type::integer, def::absent(), support::any()},
+                                             {"sorted", attr_type::integer, def::value(1), support::range(0, 1)}};
+inline constexpr op_schema unique =
+    typed(describe<Unique>(unique_inputs, unique_attrs, type_rule{type_rule::from::input, 0, dtype::unknown, {}, dtype::i64}, 4),
+          types::computing);
+/// ReverseSequence: each batch's first sequence_lens[b] steps along the time axis reversed, the
+/// rest kept.
+inline constexpr input_spec reverse_sequence_inputs[] = {{"input"}, {"sequence_lens"}};
+inline constexpr attr_spec reverse_sequence_attrs[] = {{"batch_axis", attr_type::integer, def::value(1), support::range(0, 1)},
+                                                       {"time_axis", attr_type::integer, def::value(0), support::range(0, 1)}};
+inline constexpr op_schema reverse_sequence =
+    typed(describe<ReverseSequence>(reverse_sequence_inputs, reverse_sequence_attrs), types::all);
 inline constexpr attr_spec depth_to_space_attrs[] = {{"blocksize", attr_type::integer, def::required(), support::any()},
                                                      {"mode", attr_type::string, def::text("DCR"), support::one_of("DCR|CRD")}};
 inline constexpr attr_spec space_to_depth_attrs[] = {{"blocksize", attr_type::integer, def::required(), support::any()}};

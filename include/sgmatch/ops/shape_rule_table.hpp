@@ -156,6 +156,13 @@ inline shape_rule shape_rule_of(const op_schema& s) {
         {&schemas::scatter_elements, rules::scatter_elements},
         {&schemas::gather_nd, rules::gather_nd},
         {&schemas::scatter_nd, rules::scatter_nd},
+        {&schemas::eye_like, rules::eye_like},
+        {&schemas::reverse_sequence, rules::reverse_sequence},
+        {&schemas::hann_window, rules::window_op},
+        {&schemas::hamming_window, rules::window_op},
+        {&schemas::blackman_window, rules::window_op},
+        {&schemas::det, rules::det},
+        {&schemas::mean_variance_norm, rules::same_as_input0},
         {&schemas::nll_loss, rules::loss},
     };
     const auto it = rules_by_schema.find(&s);

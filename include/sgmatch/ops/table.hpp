@@ -4,7 +4,7 @@
 //   if (const ops::op_schema* s = ops::find_schema(g.op_name(n))) ...
 //
 // Adding an op: its tag in pattern/vocabulary.hpp, its description and shape rule in the family's
-// header (einsum.hpp, elementwise.hpp, losses.hpp, nn.hpp, positions.hpp, recurrent.hpp, reduce.hpp, tensor.hpp), one line in
+// header (einsum.hpp, elementwise.hpp, losses.hpp, nn.hpp, positions.hpp, recurrent.hpp, reduce.hpp, signal.hpp, tensor.hpp), one line in
 // `all_schemas` below, one in ops/shape_rule_table.hpp, and its kernels (exec/kernels/, onednn/).
 #pragma once
 
@@ -24,6 +24,7 @@
 #include "sgmatch/ops/recurrent.hpp"
 #include "sgmatch/ops/reduce.hpp"
 #include "sgmatch/ops/schema.hpp"
+#include "sgmatch/ops/signal.hpp"
 #include "sgmatch/ops/tensor.hpp"
 
 SGMATCH_BEGIN_NAMESPACE
@@ -44,7 +45,7 @@ inline const std::vector<const op_schema*>& all_schemas() {
         &split, &shape, &size, &constant_of_shape, &where, &equal, &less, &greater, &less_or_equal, &greater_or_equal,
         &logical_and, &logical_or, &logical_xor, &logical_not, &mod, &tile, &trilu, &range, &cumsum, &arg_max, &arg_min, &hardmax, &one_hot,
         &ceil, &floor, &sign, &sin, &cos, &tan, &asin, &acos, &atan, &sinh, &cosh, &asinh, &acosh, &atanh, &is_nan, &is_inf,
-        &gather_elements, &scatter_elements, &gather_nd, &scatter_nd, &depth_to_space, &space_to_depth, &cast_like, &shrink,
+        &gather_elements, &scatter_elements, &gather_nd, &scatter_nd, &eye_like, &non_zero, &compress, &unique, &reverse_sequence, &hann_window, &hamming_window, &blackman_window, &det, &mean_variance_norm, &depth_to_space, &space_to_depth, &cast_like, &shrink,
         &top_k, &einsum, &quantize_linear, &dequantize_linear, &matmul_integer, &qlinear_matmul, &dynamic_quantize_linear, &conv_integer, &qlinear_conv, &nll_loss, &softmax_cross_entropy, &instance_norm, &rnn, &gru, &lstm};
     return all;
 }
@@ -96,7 +97,12 @@ inline dtype output_type(const op_attrs& a, const std::vector<dtype>& inputs, st
         case type_rule::from::input: return r.input < inputs.size() ? inputs[r.input] : dtype::unknown;
         case type_rule::from::attribute:
             if (r.attr.empty()) return dtype::unknown;
-            if (!a.has(r.attr) && a.schema().attr(r.attr) == nullptr) return dtype::unknown;
+            if (!a.has(r.attr)) {
+                const attr_spec* spec = a.schema().attr(r.attr);
+                if (spec == nullptr) return dtype::unknown;
+                // The input's type where the attribute may be absent (EyeLike's dtype).
+                if (spec->def.how == attr_default::from::absent) return r.input < inputs.size() ? inputs[r.input] : dtype::unknown;
+            }
             return dtype_of_onnx(a.i(r.attr));
     }
     return dtype::unknown;

@@ -167,6 +167,57 @@ inline typed_fn instance_norm(const ops::op_attrs& a0, const ops::node_source&) 
     };
 }
 
+/// MeanVarianceNormalization on f32 and f64: over `axes` (0, 2, 3 when absent), (x - mean) /
+/// (sqrt(E[x^2] - mean^2) + 1e-9), sums in double.
+inline typed_fn mean_variance_norm(const ops::op_attrs& a0, const ops::node_source&) {
+    return [a = a0](const values& xs) {
+        const value x = in(xs, 0, a).dense_value();
+        require_type(a, x);
+        const shape& d = x.dims();
+        std::vector<bool> reduced(d.size(), false);
+        for (const std::int64_t ax : a.has("axes") ? a.ints("axes") : std::vector<std::int64_t>{0, 2, 3})
+            reduced[ops::rules::axis(a, ax, d.size())] = true;
+        // Each element's group: its index with the reduced axes dropped.
+        std::vector<std::int64_t> group(static_cast<std::size_t>(x.size()));
+        std::int64_t groups = 1;
+        for (std::size_t k = 0; k < d.size(); ++k)
+            if (!reduced[k]) groups *= d[k];
+        {
+            shape pos(d.size(), 0);
+            for (std::int64_t e = 0; e < x.size(); ++e) {
+                std::int64_t g = 0;
+                for (std::size_t k = 0; k < d.size(); ++k)
+                    if (!reduced[k]) g = g * d[k] + pos[k];
+                group[static_cast<std::size_t>(e)] = g;
+                for (std::size_t k = d.size(); k-- > 0;) {
+                    if (++pos[k] < d[k]) break;
+                    pos[k] = 0;
+                }
+            }
+        }
+        value out = value::zeros(x.type(), d);
+        visit_type(x.type(), [&](auto t) {
+            using T = typename decltype(t)::type;
+            if constexpr (std::is_floating_point_v<T>) {
+                const T* p = x.as<T>();
+                std::vector<double> sum(static_cast<std::size_t>(groups), 0.0), sq(sum), n(sum);
+                for (std::int64_t e = 0; e < x.size(); ++e) {
+                    const auto g = static_cast<std::size_t>(group[static_cast<std::size_t>(e)]);
+                    sum[g] += static_cast<double>(p[e]);
+                    sq[g] += static_cast<double>(p[e]) * static_cast<double>(p[e]);
+                    n[g] += 1;
+                }
+                for (std::int64_t e = 0; e < x.size(); ++e) {
+                    const auto g = static_cast<std::size_t>(group[static_cast<std::size_t>(e)]);
+                    const double mean = sum[g] / n[g], var = sq[g] / n[g] - mean * mean;
+                    out.as<T>()[e] = static_cast<T>((static_cast<double>(p[e]) - mean) / (std::sqrt(var > 0 ? var : 0) + 1e-9));
+                }
+            }
+        });
+        return values{out};
+    };
+}
+
 /// BatchNormalization on f32 and f64. Inference: the input normalized by input_mean and
 /// input_var. Training mode: by the batch's own mean and (biased) variance per channel, and
 /// outputs 1 and 2 are input_mean * momentum + mean * (1 - momentum) and the same of the

@@ -497,6 +497,36 @@ inline typed_fn scatter_nd(const ops::op_attrs& a0, const ops::node_source&) {
     };
 }
 
+/// ReverseSequence: for each batch b, steps t < sequence_lens[b] along the time axis come from
+/// step sequence_lens[b] - 1 - t; the others are copied.
+inline typed_fn reverse_sequence(const ops::op_attrs& a0, const ops::node_source&) {
+    return [a = a0](const values& xs) {
+        const value x = in(xs, 0, a).dense_value();
+        const value& lens = in(xs, 1, a);
+        if (lens.type() != dtype::i64) fail(a, "sequence_lens is " + std::string(name_of(lens.type())) + " (int64 taken)");
+        rule(a, xs);
+        const std::vector<std::int64_t> len = lens.dense_value().to_ints();
+        const bool batch_first = a.i("batch_axis") == 0;
+        const shape& d = x.dims();
+        const std::int64_t steps = d[batch_first ? 1 : 0], batches = d[batch_first ? 0 : 1];
+        const std::int64_t inner = element_count(shape(d.begin() + 2, d.end()));
+        const auto es = static_cast<std::int64_t>(size_of(x.type()));
+        value out = value::zeros(x.type(), d);
+        const std::byte* s = bytes_of(x);
+        std::byte* o = bytes_of(out);
+        for (std::int64_t b = 0; b < batches; ++b) {
+            const std::int64_t l = len[static_cast<std::size_t>(b)];
+            if (l < 0 || l > steps) fail(a, "sequence_lens " + std::to_string(l) + " for " + std::to_string(steps) + " steps");
+            for (std::int64_t t = 0; t < steps; ++t) {
+                const std::int64_t from = t < l ? l - 1 - t : t;
+                auto at = [&](std::int64_t step) { return (batch_first ? b * steps + step : step * batches + b) * inner * es; };
+                std::memcpy(o + at(t), s + at(from), static_cast<std::size_t>(inner * es));
+            }
+        }
+        return values{out};
+    };
+}
+
 /// DepthToSpace (ToSpace = true; mode DCR or CRD) and SpaceToDepth: one permuted copy of the
 /// input read as 6 dims.
 template <bool ToSpace>

@@ -14,7 +14,10 @@
 // (kernels/reduce_typed.hpp); Einsum, any equation, on the numeric types (kernels/einsum.hpp);
 // QuantizeLinear and DequantizeLinear, uint8 and int8 per tensor or per axis,
 // DynamicQuantizeLinear, MatMulInteger, QLinearMatMul, ConvInteger and QLinearConv
-// (kernels/quantize.hpp).
+// (kernels/quantize.hpp); EyeLike, NonZero, Compress and Unique (kernels/selection.hpp);
+// ReverseSequence (kernels/positions.hpp); MeanVarianceNormalization on f32 and f64
+// (kernels/losses.hpp); the Hann, Hamming and Blackman windows (kernels/signal.hpp); Det on f32
+// and f64 (kernels/linalg.hpp).
 //
 // The executor runs an op's typed kernel when the op has no fp32 kernel, when its data input is
 // not f32, when an input computed at run time is not f32 (an int64 shape, a bool mask), or when
@@ -47,6 +50,9 @@
 #include "sgmatch/exec/kernels/max_pool.hpp"
 #include "sgmatch/exec/kernels/positions.hpp"
 #include "sgmatch/exec/kernels/quantize.hpp"
+#include "sgmatch/exec/kernels/selection.hpp"
+#include "sgmatch/exec/kernels/signal.hpp"
+#include "sgmatch/exec/kernels/linalg.hpp"
 #include "sgmatch/exec/kernels/recurrent.hpp"
 #include "sgmatch/exec/kernels/reduce_typed.hpp"
 #include "sgmatch/exec/kernels/resize.hpp"
@@ -595,6 +601,16 @@ inline const typed_binding typed_ops[] = {
     {&ops::schemas::scatter_elements, typed::scatter_elements},
     {&ops::schemas::gather_nd, typed::gather_nd},
     {&ops::schemas::scatter_nd, typed::scatter_nd},
+    {&ops::schemas::eye_like, typed::eye_like},
+    {&ops::schemas::non_zero, typed::non_zero},
+    {&ops::schemas::compress, typed::compress},
+    {&ops::schemas::unique, typed::unique},
+    {&ops::schemas::reverse_sequence, typed::reverse_sequence},
+    {&ops::schemas::hann_window, typed::hann_window},
+    {&ops::schemas::hamming_window, typed::hamming_window},
+    {&ops::schemas::blackman_window, typed::blackman_window},
+    {&ops::schemas::det, typed::det},
+    {&ops::schemas::mean_variance_norm, typed::mean_variance_norm},
     {&ops::schemas::depth_to_space, typed::blocks<true>},
     {&ops::schemas::space_to_depth, typed::blocks<false>},
     {&ops::schemas::cast_like, typed::cast_like},

@@ -1,0 +1,161 @@
+// Det, MeanVarianceNormalization, ReverseSequence and the Hann, Hamming and Blackman windows
+// (exec/kernels/linalg.hpp, losses.hpp, positions.hpp, signal.hpp): Det against the Leibniz
+// sum over permutations, MVN against a two-pass mean and variance, ReverseSequence against
+// brute force, the windows by the identities their definitions imply. The ONNX conformance
+// cases (test_det_*, test_mvn, test_reversesequence_*, test_*window*) check them too. Runs in
+// every preset.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "sgmatch/exec/executor.hpp"
+#include "support/values.hpp"
+
+using namespace sgmatch;
+using exec::value;
+
+// Named: the unity build compiles this file with other tests; its helpers stay apart from theirs.
+namespace numeric_tests {
+
+using test::elements;
+
+// One op over input "x" (and "y" when given), its output 0.
+value run_one(const std::string& op, const value& x, std::vector<std::pair<std::string, attribute>> attrs = {},
+              const value* y = nullptr) {
+    graph g;
+    std::vector<input_ref> ins{g.add_input("x")};
+    if (y != nullptr) ins.push_back(g.add_input("y"));
+    const node_id n = g.add_op(op, "n", ins);
+    for (const auto& [k, v] : attrs) g.set_attr(n, k, v);
+    g.mark_output(n);
+    std::map<std::string, value> in{{"x", x}};
+    if (y != nullptr) in.emplace("y", *y);
+    return exec::executor(g).run(in).at(0);
+}
+
+// The determinant as the sum over permutations of signed products (Leibniz).
+double leibniz(const std::vector<double>& m, int n) {
+    std::vector<int> p(static_cast<std::size_t>(n));
+    std::iota(p.begin(), p.end(), 0);
+    double total = 0;
+    do {
+        int inversions = 0;
+        for (int i = 0; i < n; ++i)
+            for (int j = i + 1; j < n; ++j) inversions += p[static_cast<std::size_t>(i)] > p[static_cast<std::size_t>(j)];
+        double prod = 1;
+        for (int i = 0; i < n; ++i) prod *= m[static_cast<std::size_t>(i * n + p[static_cast<std::size_t>(i)])];
+        total += inversions % 2 ? -prod : prod;
+    } while (std::next_permutation(p.begin(), p.end()));
+    return total;
+}
+
+}  // namespace numeric_tests
+
+using namespace numeric_tests;
+
+TEST_CASE("Det: each matrix of a batch against the Leibniz sum, singular ones 0, f64 exact on integers") {
+    std::mt19937 rng(41);
+    for (const int n : {1, 2, 3, 4, 5}) {
+        CAPTURE(n);
+        const value x = test::random_value<double>(rng, {2, 3, n, n}, -4, 4);
+        const value d = run_one("Det", x);
+        REQUIRE(d.dims() == exec::shape{2, 3});
+        for (std::int64_t b = 0; b < 6; ++b) {
+            const std::vector<double> m(x.as<double>() + b * n * n, x.as<double>() + (b + 1) * n * n);
+            CHECK(d.as<double>()[b] == doctest::Approx(leibniz(m, n)).epsilon(1e-12));
+        }
+    }
+    // Two equal rows: 0, whatever the pivots do.
+    const value s = value::of<float>({3, 3}, {1, 2, 3, 4, 5, 6, 1, 2, 3});
+    CHECK(elements<float>(run_one("Det", s))[0] == 0.0f);
+    graph g;
+    g.mark_output(g.add_op("Det", "det", {g.add_input("x")}));
+    CHECK(test::run_error(exec::executor(g), {{"x", value::zeros(dtype::f32, {2, 3})}})
+              .find("node 'det' (Det): the input [2, 3] is not a (batch of) square matrices") != std::string::npos);
+}
+
+TEST_CASE("MeanVarianceNormalization: each group over the axes has mean 0 and unit variance, as a two-pass computation gives") {
+    std::mt19937 rng(43);
+    const value x = test::random_value<float>(rng, {2, 3, 4, 5}, -20, 20);
+    for (const bool given : {false, true}) {
+        CAPTURE(given);
+        const std::vector<std::int64_t> axes = given ? std::vector<std::int64_t>{1, -1} : std::vector<std::int64_t>{0, 2, 3};
+        const value y = given ? run_one("MeanVarianceNormalization", x, {{"axes", attribute::ints{1, -1}}})
+                              : run_one("MeanVarianceNormalization", x);
+        std::vector<bool> reduced(4, false);
+        for (auto a : axes) reduced[static_cast<std::size_t>(a < 0 ? a + 4 : a)] = true;
+        // Groups by the kept coordinates; two passes in double.
+        std::map<std::vector<std::int64_t>, std::vector<std::int64_t>> groups;
+        const exec::shape d = x.dims();
+        for (std::int64_t e = 0; e < x.size(); ++e) {
+            std::vector<std::int64_t> key;
+            std::int64_t r = e;
+            std::vector<std::int64_t> pos(4);
+            for (std::size_t k = 4; k-- > 0;) pos[k] = r % d[k], r /= d[k];
+            for (std::size_t k = 0; k < 4; ++k)
+                if (!reduced[k]) key.push_back(pos[k]);
+            groups[key].push_back(e);
+        }
+        for (const auto& [key, members] : groups) {
+            double mean = 0, var = 0;
+            for (auto e : members) mean += x.as<float>()[e];
+            mean /= static_cast<double>(members.size());
+            for (auto e : members) var += (x.as<float>()[e] - mean) * (x.as<float>()[e] - mean);
+            var /= static_cast<double>(members.size());
+            for (auto e : members) CHECK(y.as<float>()[e] == doctest::Approx((x.as<float>()[e] - mean) / std::sqrt(var)).epsilon(1e-5));
+        }
+    }
+}
+
+TEST_CASE("ReverseSequence: each batch's first sequence_lens steps reversed, the rest kept, batch-major and time-major") {
+    std::mt19937 rng(47);
+    for (const bool batch_first : {false, true}) {
+        CAPTURE(batch_first);
+        const std::int64_t steps = 5, batches = 4, inner = 3;
+        const exec::shape d = batch_first ? exec::shape{batches, steps, inner} : exec::shape{steps, batches, inner};
+        const value x = test::random_value<std::int64_t>(rng, d, -100, 100);
+        const std::vector<std::int64_t> lens{0, 1, 3, 5};
+        const value l = value::of<std::int64_t>({batches}, lens);
+        const value y = run_one("ReverseSequence", x, {{"batch_axis", batch_first ? 0 : 1}, {"time_axis", batch_first ? 1 : 0}}, &l);
+        auto at = [&](std::int64_t b, std::int64_t t, std::int64_t i) { return ((batch_first ? b * steps + t : t * batches + b) * inner) + i; };
+        for (std::int64_t b = 0; b < batches; ++b)
+            for (std::int64_t t = 0; t < steps; ++t)
+                for (std::int64_t i = 0; i < inner; ++i) {
+                    const std::int64_t from = t < lens[static_cast<std::size_t>(b)] ? lens[static_cast<std::size_t>(b)] - 1 - t : t;
+                    CHECK(y.as<std::int64_t>()[at(b, t, i)] == x.as<std::int64_t>()[at(b, from, i)]);
+                }
+    }
+}
+
+TEST_CASE("Windows: symmetric ones are mirror images with the ends a0 - a1 + a2, periodic ones are symmetric ones of size + 1 cut short") {
+    struct kind {
+        const char* op;
+        double end;   // a0 - a1 + a2: the value at n = 0
+        double mean;  // a0: the mean of a periodic window (the cosines sum to 0)
+    };
+    for (const kind& k : {kind{"HannWindow", 0.0, 0.5}, kind{"HammingWindow", 4.0 / 46, 25.0 / 46}, kind{"BlackmanWindow", 0.0, 0.42}}) {
+        CAPTURE(k.op);
+        for (const std::int64_t n : {8, 9}) {
+            const value size = value::of<std::int64_t>({}, {n}), bigger = value::of<std::int64_t>({}, {n + 1});
+            const auto periodic = elements<float>(run_one(k.op, size));
+            const auto symmetric = elements<float>(run_one(k.op, size, {{"periodic", 0}}));
+            const auto symmetric_1 = elements<float>(run_one(k.op, bigger, {{"periodic", 0}}));
+            REQUIRE(periodic.size() == static_cast<std::size_t>(n));
+            CHECK(symmetric.front() == doctest::Approx(k.end));
+            for (std::size_t i = 0; i < symmetric.size(); ++i) CHECK(symmetric[i] == doctest::Approx(symmetric[symmetric.size() - 1 - i]));
+            for (std::size_t i = 0; i < periodic.size(); ++i) CHECK(periodic[i] == doctest::Approx(symmetric_1[i]));
+            CHECK(std::accumulate(periodic.begin(), periodic.end(), 0.0) / static_cast<double>(n) == doctest::Approx(k.mean));
+            // f64 on request: the same values, closer.
+            const value w64 = run_one(k.op, size, {{"output_datatype", 11}});
+            REQUIRE(w64.type() == dtype::f64);
+            for (std::size_t i = 0; i < periodic.size(); ++i) CHECK(w64.as<double>()[i] == doctest::Approx(periodic[i]));
+        }
+    }
+}
