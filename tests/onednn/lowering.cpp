@@ -891,6 +891,63 @@ TEST_CASE("conv 1x1 + depthwise 3x3 (MobileNet's expansion): one primitive with 
     }
 }
 
+TEST_CASE("the network's convolutions run blocked where it is made of 1x1 + depthwise blocks, in oneDNN's own choice elsewhere") {
+    onednn::register_backend<graph>();
+    std::mt19937 rng(85);
+    enum class variant { blocks, concat_reads_a_conv, no_depthwise };
+    // x -> 1x1 (16 -> 32) -> Relu -> 3x3 (depthwise, or ungrouped) -> Relu -> 1x1 (32 -> 16) + x,
+    // and for concat_reads_a_conv a Concat of the depthwise conv's output with itself as a
+    // second graph output.
+    auto build = [&](graph& g, std::map<std::string, array>& in, variant v) {
+        const std::int64_t n = 2, C = 16, E = 32, hw = 14;
+        auto x = g.add_input("x", tensor_type{dtype::f32, {n, C, hw, hw}});
+        in["x"] = test::random_array({n, C, hw, hw}, rng, 1.0f);
+        auto e = g.add_op("Relu", "r1", {g.add_op("Conv", "expand", {x, g.add_constant("we", {E, C, 1, 1}, test::random_values(E * C, rng, 0.3f))})});
+        const bool dw = v != variant::no_depthwise;
+        auto d = g.add_op("Conv", "dw",
+                          {e, g.add_constant("wd", {E, dw ? 1 : E, 3, 3}, test::random_values(static_cast<std::size_t>(E * (dw ? 1 : E) * 9), rng, 0.3f))},
+                          {{"group", dw ? E : 1}, {"pads", attribute::ints{1, 1, 1, 1}}});
+        auto r = g.add_op("Relu", "r2", {d});
+        auto p = g.add_op("Conv", "project", {r, g.add_constant("wp", {C, E, 1, 1}, test::random_values(C * E, rng, 0.3f))});
+        auto sum = g.add_op("Add", "residual", {p, x});
+        for (auto k : {e, d, r}) g.set_type({k, 0}, tensor_type{dtype::f32, {n, E, hw, hw}});
+        for (auto k : {p, sum}) g.set_type({k, 0}, tensor_type{dtype::f32, {n, C, hw, hw}});
+        g.mark_output(sum);
+        if (v == variant::concat_reads_a_conv) g.mark_output(g.add_op("Concat", "cat", {d, d}, {{"axis", 1}}));
+    };
+    for (const variant v : {variant::blocks, variant::concat_reads_a_conv, variant::no_depthwise}) {
+        CAPTURE(static_cast<int>(v));
+        graph g;
+        std::map<std::string, array> in;
+        build(g, in, v);
+        const auto want = v == variant::blocks ? onednn::conv_spec::layout_choice::blocked : onednn::conv_spec::layout_choice::any;
+        CHECK(onednn::conv_layout_of(g) == want);
+        const auto expect = exec::executor(g)(in);
+        graph fused = g;
+        (void)apply_backend(fused, "onednn");
+        CHECK(onednn::conv_layout_of(fused) == want);  // the same answer after the fusions
+        std::size_t convs = 0;
+        for (auto n : fused.nodes()) {
+            if (fused.kind(n) != node_kind::op) continue;
+            const auto* node = std::any_cast<std::shared_ptr<const onednn::fused_node>>(&fused.payload(n));
+            if (node == nullptr) continue;
+            const auto* conv = dynamic_cast<const onednn::fused_conv*>((*node)->kernel.get());
+            if (conv == nullptr) continue;
+            ++convs;
+            CHECK(conv->spec().layout == want);
+            if (v == variant::blocks) {  // the source, 16 or 32 channels, in channel blocks
+                const auto src = fused.value_type(fused.input(n, (*node)->src).node, fused.input(n, (*node)->src).port);
+                REQUIRE(src);
+                CHECK(conv->described(src->dims).src == dnnl::memory::desc(src->dims, dnnl::memory::data_type::f32, onednn::blocked_tag(4)));
+            }
+        }
+        CHECK(convs >= 2);  // the 1x1 + depthwise pair fused or not, and the projection
+        const auto got = exec::executor(fused, exec::mode::onednn)(in);
+        REQUIRE(got.size() == expect.size());
+        for (std::size_t i = 0; i < got.size(); ++i) CHECK(test::max_rel_error(got[i], expect[i]) <= 1e-4);
+    }
+}
+
 TEST_CASE("capability regions run as region nodes: a graph of their own with the fusions applied inside, one executor each") {
     CHECK(exec::register_region_backend());
     CHECK(exec::register_region_backend());  // idempotent

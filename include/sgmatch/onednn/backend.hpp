@@ -7,7 +7,8 @@
 // Its properties, in order (fp32 inference, after oneDNN's own graph component's fusions):
 //   onednn.conv1x1_depthwise  conv 1x1 + bias? + bn? + unary{0,2} + depthwise 3x3 + bn? + [unary |
 //                           binary]{0,2}, kept only where oneDNN runs it as one kernel in the
-//                           layout the convs around it use (see below);
+//                           layout the convs around it use (see below; the network's
+//                           convolutions run in one layout, layout_plan.hpp);
 //                           a binary op after the depthwise conv is declined (fused_conv.hpp)
 //   onednn.conv_post_ops    conv + bias add? + batchnorm? + act? + [unary | binary]{0,3}
 //   onednn.conv_transpose_post_ops  convtranspose + (the same)
@@ -40,6 +41,7 @@
 #include "sgmatch/onednn/concat_norm.hpp"
 #include "sgmatch/onednn/decomposed.hpp"
 #include "sgmatch/onednn/layer_norm.hpp"
+#include "sgmatch/onednn/layout_plan.hpp"
 #include "sgmatch/onednn/property.hpp"
 #include "sgmatch/onednn/register.hpp"
 #include "sgmatch/partition/partition.hpp"
@@ -124,10 +126,11 @@ inline std::string layout_name(const dnnl::memory::desc& d) {
 /// it as one jit_1x1 kernel for some shapes (faster than two primitives on sources already in
 /// its layout, benchmarks/RESULTS.md) and as two primitives in sequence (ref_fused_convolution,
 /// no gain) for others. The one kernel reads and writes a blocked layout; where the 1x1 conv on
-/// its own (as the convs around it run) takes another one (channels last with brgconv on
-/// AVX-512), each fused pair costs a reorder in and one out, more than the fusion saves
-/// (MobileNetV2 at batch 8: 3-5% slower fused): declined. The check makes the primitive
-/// descriptors for the input shape the adapter gives.
+/// its own (as the convs around it run: the network's layout, layout_plan.hpp) takes another
+/// one (channels last with brgconv on AVX-512), each fused pair costs a reorder in and one out,
+/// more than the fusion saves: declined. A network of such blocks whose convs feed only convs,
+/// post-ops and pooling (MobileNetV2) runs blocked throughout, and there the fusion is kept.
+/// The check makes the primitive descriptors for the input shape the adapter gives.
 template <class G>
 property<G> make_conv1x1_depthwise_property() {
     using N = typename graph_traits<G>::node_type;
@@ -140,7 +143,8 @@ property<G> make_conv1x1_depthwise_property() {
         if (!t || t->dims.empty())
             return "the input shape is unknown (whether a 1x1 + depthwise fusion pays depends on it)";
         try {
-            const conv_spec& spec = std::get<conv_spec>(l.spec);
+            conv_spec& spec = std::get<conv_spec>(l.spec);
+            spec.layout = conv_layout_of(g);  // as the factory will build it
             const fused_conv::choice fused = fused_conv(spec).described(t->dims);
             if (fused.implementation.rfind("ref_fused", 0) == 0)
                 return "oneDNN runs this 1x1 + depthwise fusion as two primitives (" + fused.implementation + "): no gain";

@@ -60,7 +60,10 @@ struct conv_spec {
     /// any: oneDNN picks source, weights and destination layouts (NHWC / blocked: the fast
     /// path). plain: NCHW activations and OIHW weights, what a naive integration gets; kept
     /// for comparisons (post-ops on a plain conv are slower than none, ../docs/design.md).
-    enum class layout_choice { any, plain } layout = layout_choice::any;
+    /// blocked: activations of 8 channels or more in channel blocks (nChw16c with AVX-512,
+    /// nChw8c below), weights as oneDNN picks; what a network of 1x1 + depthwise blocks runs
+    /// in (layout_plan.hpp). Winograd runs with `any` only.
+    enum class layout_choice { any, plain, blocked } layout = layout_choice::any;
     /// A 3x3, stride-1, undilated, ungrouped 2-D conv with at least 14x14 outputs runs on
     /// oneDNN's Winograd kernel where oneDNN has a jit one for it and its post-ops (1.6-2.4x
     /// faster than the direct kernel at ResNet's shapes; relative difference about 1e-6;
@@ -363,10 +366,15 @@ private:
             if (!spec_.output_padding.empty()) pr[i] -= spec_.output_padding[i];  // extra rows at the end
         }
         const md bias_md = spec_.bias.empty() ? md() : md({spec_.out_channels()}, dt::f32, tag::a);
-        const bool any = spec_.layout == conv_spec::layout_choice::any;
-        const md s(src, dt::f32, any ? tag::any : plain_tag(src.size()));
-        const md wd(w, dt::f32, any ? tag::any : plain_tag(w.size()));
-        const md d(conv_dst, dt::f32, any ? tag::any : plain_tag(dst.size()));  // a depthwise post-op shrinks it
+        const bool plain = spec_.layout == conv_spec::layout_choice::plain;
+        auto activations = [&](const dims& d) {  // blocked: channels in blocks, where there are enough of them
+            if (spec_.layout == conv_spec::layout_choice::blocked && d.size() >= 3 && d.size() <= 5 && d[1] >= 8)
+                return blocked_tag(d.size());
+            return plain ? plain_tag(d.size()) : tag::any;
+        };
+        const md s(src, dt::f32, activations(src));
+        const md wd(w, dt::f32, plain ? plain_tag(w.size()) : tag::any);
+        const md d(conv_dst, dt::f32, activations(conv_dst));  // a depthwise post-op shrinks it
         detail::post_op_plan plan(spec_.post_ops, dst, 1, fuse);
         dnnl::primitive_attr attr;
         attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);

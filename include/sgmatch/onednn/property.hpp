@@ -25,6 +25,7 @@
 #include "sgmatch/graph/adapter.hpp"
 #include "sgmatch/onednn/fused_conv.hpp"
 #include "sgmatch/onednn/fused_matmul.hpp"
+#include "sgmatch/onednn/layout_plan.hpp"
 #include "sgmatch/onednn/lowering.hpp"
 #include "sgmatch/partition/copy.hpp"
 #include "sgmatch/partition/property.hpp"
@@ -118,6 +119,8 @@ std::shared_ptr<const fused_node> make_fused_node(const subgraph<G>& s, const st
     auto node = std::make_shared<fused_node>();
     node->src = slot_of(s.inputs, l.src, "convolution's input");
     for (const auto& v : l.extra) node->extra.push_back(slot_of(s.inputs, v, "post-op operand"));
+    if (auto* conv = std::get_if<conv_spec>(&l.spec); conv != nullptr && conv->layout == conv_spec::layout_choice::any)
+        conv->layout = conv_layout_of(*s.graph);  // the network's (layout_plan.hpp)
     node->kernel = std::visit(kernel_of_spec{}, std::move(l.spec));
     keep_matched_ops(*node, s, pattern);
     return node;

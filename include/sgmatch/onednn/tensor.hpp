@@ -70,6 +70,23 @@ inline dnnl::memory::format_tag plain_tag(std::size_t rank) {
     }
 }
 
+/// The channel-blocked layout tag for a rank of 3 to 5 (nCw16c, nChw16c, nCdhw16c on AVX-512;
+/// blocks of 8 below it): what oneDNN's jit convolutions read and write fastest.
+inline dnnl::memory::format_tag blocked_tag(std::size_t rank) {
+    using t = dnnl::memory::format_tag;
+    static const bool sixteen = [] {
+        const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+        const auto avx512 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
+        return (isa & avx512) == avx512;
+    }();
+    switch (rank) {
+        case 3: return sixteen ? t::aBc16b : t::aBc8b;
+        case 4: return sixteen ? t::aBcd16b : t::aBcd8b;
+        case 5: return sixteen ? t::aBcde16b : t::aBcde8b;
+        default: throw kernel_error("sgmatch::onednn: no channel-blocked layout for rank " + std::to_string(rank));
+    }
+}
+
 namespace detail {
 
 /// Buffers recycled by size: a kernel run allocates its destination and scratchpad, and fresh
