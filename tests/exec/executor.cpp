@@ -209,3 +209,24 @@ TEST_CASE("scalars stay scalars in mode onednn: binary ops of rank-0 values and 
     CHECK(out[1].dims().empty());
     CHECK(out[1].as<float>()[0] == 21.f);
 }
+
+TEST_CASE("a graph output is the caller's own: later runs, which reuse recycled buffers, leave an output held from an earlier run as it was") {
+    graph g;
+    auto x = g.add_input("x", tensor_type{dtype::f32, {4, 64}});
+    g.mark_output(g.add_op("Relu", "r", {g.add_op("Add", "a", {x, g.add_scalar("one", 1.0f)})}));
+    for (const auto m : {exec::mode::reference, exec::mode::onednn}) {
+        CAPTURE(static_cast<int>(m));
+        const exec::executor run(g, m);
+        std::vector<float> a(256), b(256);
+        for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(i), b[i] = -static_cast<float>(i);
+        const exec::value first = run.run({{"x", exec::value::view(a.data(), dtype::f32, {4, 64})}}).at(0);
+        REQUIRE(first.owned());
+        for (int k = 0; k < 3; ++k) {
+            const exec::value later = run.run({{"x", exec::value::view(b.data(), dtype::f32, {4, 64})}}).at(0);
+            CHECK(later.data() != first.data());
+            CHECK(test::elements<float>(later)[2] == 0.0f);  // max(1 - 2, 0)
+        }
+        const auto f = test::elements<float>(first);
+        for (std::size_t i = 0; i < f.size(); ++i) CHECK(f[i] == a[i] + 1.0f);
+    }
+}

@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstring>
 #include <cstdint>
 #include <map>
 #include <random>
@@ -137,6 +138,45 @@ TEST_CASE("written-out attention is one fused node of two oneDNN matmuls, equal 
         CHECK(test::report(apply_backend(g, "onednn"), "onednn.attention").accepted == 1);
         CHECK(op_count(g, "MatMul") == 0);
         CHECK(op_count(g, "Softmax") == 0);
+        CHECK(op_count(g, "Transpose") == 0);
+        exec::run_stats st;
+        const array got = exec::executor(g, exec::mode::onednn)(in, &st).at(0);
+        CHECK(st.fused_nodes == 1);
+        CHECK(st.fallbacks == 0);
+        REQUIRE(got.shape() == want.shape());
+        CHECK(test::max_rel_error(got, want) <= 1e-4);
+    }
+}
+
+TEST_CASE("attention split into heads by Reshape, as PyTorch exports nn.MultiheadAttention, reads its sources in place") {
+    onednn::register_backend<graph>();
+    std::mt19937 rng(37);
+    const std::int64_t L = 6, B = 2, H = 4, D = 8, E = H * D;
+    // q, k, v: [L, B, E] -> Reshape [L, B*H, D] (given as [0, B*H, -1], or [L, B*H, D]) ->
+    // Transpose; Q scaled; the output transposed back.
+    for (const bool onnx_wildcards : {false, true}) {
+        CAPTURE(onnx_wildcards);
+        graph g;
+        const std::vector<std::int64_t> target = onnx_wildcards ? std::vector<std::int64_t>{0, B * H, -1} : std::vector<std::int64_t>{L, B * H, D};
+        auto heads = [&](const char* name, const std::vector<std::int64_t>& perm) {
+            auto x = g.add_input(name, tensor_type{dtype::f32, {L, B, E}});
+            auto shifted = g.add_op("Add", std::string(name) + ".shift", {x, g.add_scalar(std::string(name) + ".c", 0.25f)});
+            std::vector<unsigned char> bytes(target.size() * sizeof(std::int64_t));
+            std::memcpy(bytes.data(), target.data(), bytes.size());
+            auto shape = g.add_constant(std::string(name) + ".shape", {3}, dtype::i64, std::move(bytes));
+            auto r = g.add_op("Reshape", std::string(name) + ".split", {shifted, shape});
+            return g.add_op("Transpose", std::string(name) + ".heads", {r}, {{"perm", attribute::ints(perm)}});
+        };
+        auto q = g.add_op("Div", "q.scale", {heads("q", {1, 0, 2}), g.add_scalar("sd", std::sqrt(static_cast<float>(D)))});
+        auto s = g.add_op("MatMul", "qk", {q, heads("k", {1, 2, 0})});
+        auto p = g.add_op("Softmax", "probs", {s}, {{"axis", -1}});
+        auto o = g.add_op("Transpose", "out.heads", {g.add_op("MatMul", "pv", {p, heads("v", {1, 0, 2})})}, {{"perm", attribute::ints{1, 0, 2}}});
+        g.mark_output(g.add_op("Relu", "relu", {o}));
+        std::map<std::string, array> in;
+        for (const char* n : {"q", "k", "v"}) in.emplace(n, test::random_array({L, B, E}, rng, 1.0f));
+        const array want = exec::executor(g)(in).at(0);
+        CHECK(test::report(apply_backend(g, "onednn"), "onednn.attention").accepted == 1);
+        CHECK(op_count(g, "Reshape") == 0);  // inside the fused node: no copy into heads
         CHECK(op_count(g, "Transpose") == 0);
         exec::run_stats st;
         const array got = exec::executor(g, exec::mode::onednn)(in, &st).at(0);

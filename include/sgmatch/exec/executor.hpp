@@ -145,10 +145,7 @@ public:
         bind_inputs(values, inputs, [](slot& s, const value& v) { s.typed = v; });
         run_steps(values, st);
         std::vector<value> out;
-        for (std::size_t i = 0; i < g_.graph_output_count(); ++i) {
-            value v = values.value_of(g_.graph_output(i), st);
-            out.push_back(v.owned() ? v : v.clone());  // never a view of the graph's constants or of an input
-        }
+        for (std::size_t i = 0; i < g_.graph_output_count(); ++i) out.push_back(values.output_of(g_.graph_output(i), st));
         return out;
     }
 

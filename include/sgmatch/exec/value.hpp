@@ -137,6 +137,19 @@ public:
         return v;
     }
 
+    /// An owned dense value over `data`, a buffer of dims' size that `owner` keeps alive (and
+    /// recycles when the last copy of the value goes away: sgmatch's buffer pool).
+    static value adopt(std::shared_ptr<void> owner, void* data, dtype t, shape dims) {
+        if (owner == nullptr || data == nullptr) throw value_error("sgmatch::exec::value::adopt: no buffer");
+        value v;
+        v.type_ = t;
+        v.dims_ = std::move(dims);
+        (void)element_count(v.dims_);
+        v.data_ = data;
+        v.owner_ = std::move(owner);
+        return v;
+    }
+
     /// A dense view of the caller's buffer that sgmatch may write (where a framework wants an
     /// output: exec::node_call::run_into). The caller keeps it alive and does not read it meanwhile.
     static value output_view(void* data, dtype t, shape dims) {

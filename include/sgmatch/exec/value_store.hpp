@@ -122,6 +122,25 @@ public:
         return value::view(a.data(), dtype::f32, shape(a.shape().begin(), a.shape().end()));
     }
 
+    // A graph output as the caller gets it: an owned value, never a view of the graph's constants,
+    // of an input or of a buffer the next run reuses. An f32 tensor is reordered once into a
+    // plain buffer of its own from the recycling pool (which it returns to when the caller drops
+    // it, so that repeated runs fault no fresh pages in).
+    value output_of(value_ref<node_id> v, run_stats& st) {
+        slot& s = slots_[v.node.value].at(v.port);
+        if (!s.typed && !s.plain && !s.t.empty()) {
+            const onednn::dims d = s.t.shape();
+            const onednn::tensor out = onednn::tensor::allocate(onednn::plain_desc(d));
+            dnnl::stream strm(onednn::cpu_engine());
+            s.t.reorder_into(out, strm);
+            strm.wait();
+            ++st.reorders_to_plain;
+            return value::adopt(out.owner(), out.memory().get_data_handle(), dtype::f32, shape(d.begin(), d.end()));
+        }
+        value x = value_of(v, st);
+        return x.owned() ? x : x.clone();
+    }
+
 private:
     const graph& g_;
     std::vector<std::vector<slot>> slots_;

@@ -7,7 +7,9 @@
 //   MatMul(Q', K') -> [Div | Mul](., scale)? -> Add(., mask)? -> Softmax(last axis) -> MatMul(., V')
 //   -> Transpose?
 // where Q' is Q, Transpose(Q), or either scaled by a constant (Div or Mul), K' is K^T or
-// Transpose(K), V' is V or Transpose(V). PyTorch's nn.MultiheadAttention ([L, B*H, D] sources,
+// Transpose(K), V' is V or Transpose(V), and each transposed operand may be the Transpose of a
+// Reshape to a constant shape (PyTorch's split into heads), read in place: the reshape of a
+// plain source is the same buffer read with other dims. PyTorch's nn.MultiheadAttention ([L, B*H, D] sources,
 // Q scaled before the product, K transposed by perm [1, 2, 0]) and the BERT form ([B, L, H, D]
 // sources, perm [0, 2, 1, 3] / [0, 2, 3, 1], the scale and an additive mask on the scores) both
 // have it.
@@ -25,6 +27,7 @@
 // matched ops unfused.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -41,6 +44,7 @@
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/graph/adapter.hpp"
 #include "sgmatch/onednn/compat.hpp"
+#include "sgmatch/onednn/op_kernels/tensor.hpp"
 #include "sgmatch/onednn/post_ops.hpp"
 #include "sgmatch/onednn/property.hpp"
 #include "sgmatch/onednn/tensor.hpp"
@@ -52,10 +56,10 @@ SGMATCH_BEGIN_NAMESPACE
 namespace onednn {
 
 namespace detail {
-inline constexpr auto attention_scale = op<ops::Div>(op<ops::Transpose>(any()), constant()) |
-                                        op<ops::Mul>(op<ops::Transpose>(any()), constant()) |
+inline constexpr auto attention_split = op<ops::Transpose>(op<ops::Reshape>(any(), constant())) | op<ops::Transpose>(any());
+inline constexpr auto attention_scale = op<ops::Div>(attention_split, constant()) | op<ops::Mul>(attention_split, constant()) |
                                         op<ops::Div>(any(), constant()) | op<ops::Mul>(any(), constant());
-inline constexpr auto attention_heads = op<ops::Transpose>(any()) | any();
+inline constexpr auto attention_heads = attention_split | any();
 }  // namespace detail
 
 /// MatMul(Q', K') -> scale? -> Add(mask)? -> Softmax -> MatMul(., V') -> Transpose?
@@ -69,6 +73,9 @@ inline constexpr auto attention_written_out =
 struct attention_spec {
     std::string name = "attention";
     std::vector<std::int64_t> q_perm, k_perm, v_perm, out_perm;  // k_perm gives K^T ([.., D, Lk])
+    /// A Reshape before an operand's transpose: ONNX's target shape (0 copies the source's dim,
+    /// one -1 is inferred); empty: none.
+    std::vector<std::int64_t> q_shape, k_shape, v_shape;
     float scale = 1.0f;
     bool mask = false;          // an additive mask: extra input 2
     std::int64_t softmax_axis = -1;
@@ -90,21 +97,24 @@ public:
     dnnl::memory::desc dst_desc(const dims& src) const override { return plain_desc(output_dims(src)); }
     /// The result's shape: Q' (V's last dim is Q's) through the output transpose.
     dims output_dims(const dims& src) const {
-        check_perm(spec_.q_perm, src.size(), "Q");
-        return permuted(spec_.out_perm, permuted(spec_.q_perm, src));
+        const dims q = reshaped(src, spec_.q_shape, "Q");
+        check_perm(spec_.q_perm, q.size(), "Q");
+        return permuted(spec_.out_perm, permuted(spec_.q_perm, q));
     }
 
     void run_into(const tensor& src, const std::vector<tensor>& extra, const tensor& y) const override {
         if (extra.size() < (spec_.mask ? 3u : 2u))
             throw kernel_error(who() + ": " + std::to_string(extra.size()) + " extra inputs given, " +
                                (spec_.mask ? "3" : "2") + " needed");
-        std::vector<dims> key{src.shape(), extra[0].shape(), extra[1].shape()};
-        if (spec_.mask) key.push_back(extra[2].shape());
+        std::vector<dims> sources{src.shape(), extra[0].shape(), extra[1].shape()};
+        if (spec_.mask) sources.push_back(extra[2].shape());
+        const std::vector<dims> key = operand_dims(sources);
         const auto e = cache_.get(key, [&] { return build(key); });
         if (y.empty() || y.desc() != plain_desc(e->out)) throw kernel_error(who() + ": the destination is not plain " + to_string(e->out));
         dnnl::stream s(cpu_engine());
         auto plain = [&](const tensor& t) { return t.in_layout(plain_desc(t.shape()), s); };
-        const tensor q = plain(src), k = plain(extra[0]), v = plain(extra[1]);
+        // A Reshape before a transpose reads the plain source with the operand's dims: no copy.
+        const tensor q = plain(src).reshaped(key[0]), k = plain(extra[0]).reshaped(key[1]), v = plain(extra[1]).reshaped(key[2]);
         // An operand read through its view: itself when the view is the matmul's layout, else a
         // reorder into a buffer of this call.
         auto operand = [&](const tensor& from, const dnnl::memory::desc& view, const dnnl::memory::desc& want,
@@ -150,11 +160,12 @@ public:
 
     /// Whether the kernel takes inputs of these shapes (Q's, K's and V's sources, the mask's):
     /// kernel_error naming what does not line up. Builds nothing.
-    void check(const std::vector<dims>& shapes) const { (void)shapes_of(shapes); }
+    void check(const std::vector<dims>& shapes) const { (void)shapes_of(operand_dims(shapes)); }
 
     /// The implementations oneDNN picked for the two matmuls at these input shapes.
     std::string implementation(const std::vector<dims>& shapes) const {
-        const auto e = cache_.get(shapes, [&] { return build(shapes); });
+        const std::vector<dims> key = operand_dims(shapes);
+        const auto e = cache_.get(key, [&] { return build(key); });
         return std::string(compat::impl_name(e->mm1_pd)) + " + " + compat::impl_name(e->mm2_pd);
     }
 
@@ -181,6 +192,24 @@ private:
         dnnl::primitive_attr a;
         a.set_scratchpad_mode(dnnl::scratchpad_mode::user);
         return a;
+    }
+
+    /// A source's dims after the Reshape before its transpose (`target` empty: none).
+    dims reshaped(const dims& d, const std::vector<std::int64_t>& target, const char* what) const {
+        if (target.empty()) return d;
+        try {
+            return reshape_kernel::output_dims(d, target);
+        } catch (const kernel_error&) {
+            throw kernel_error(who() + ": " + what + "'s source " + to_string(d) + " does not reshape to " + to_string(target));
+        }
+    }
+    /// The sources' dims (Q, K, V, the mask) as the operands' (each reshaped where the spec says).
+    std::vector<dims> operand_dims(std::vector<dims> sources) const {
+        if (sources.size() < 3) throw kernel_error(who() + ": " + std::to_string(sources.size()) + " input shapes, 3 or 4 needed");
+        sources[0] = reshaped(sources[0], spec_.q_shape, "Q");
+        sources[1] = reshaped(sources[1], spec_.k_shape, "K");
+        sources[2] = reshaped(sources[2], spec_.v_shape, "V");
+        return sources;
     }
 
     void check_perm(const std::vector<std::int64_t>& p, std::size_t rank, const char* what) const {
@@ -370,15 +399,28 @@ attention_reading<typename graph_traits<G>::node_type> read_attention(const G& g
         std::iota(p.rbegin(), p.rend(), std::int64_t{0});
         return p;
     };
-    // Where v is a member Transpose's output: its perm into `perm`, and v becomes its input
-    // (false: the perm is the default one and the rank unknown).
-    auto through_transpose = [&](value_ref<N>& v, std::vector<std::int64_t>& perm) {
-        if (!is(v.node, "Transpose")) return true;
+    // Where v is a member Transpose's output: its perm into `perm`, and v becomes its input;
+    // then, where that is a member Reshape's output, its constant target shape into `shape`,
+    // and v becomes the Reshape's input (an empty string: fine; else why not).
+    auto through_transpose = [&](value_ref<N>& v, std::vector<std::int64_t>& perm, std::vector<std::int64_t>& shape,
+                                 const char* what) -> std::string {
+        if (!is(v.node, "Transpose")) return {};
         const auto p = perm_of(v.node);
-        if (!p) return false;
+        if (!p) return std::string("the rank of ") + what + " is unknown";
         perm = *p;
         v = traits::input(g, v.node, 0);
-        return true;
+        if (!is(v.node, "Reshape")) return {};
+        ++seen;
+        const auto t = adapter<G>::constant(g, traits::input(g, v.node, 1).node);
+        if (!t || t->rank != 1 || t->type != dtype::i64) return std::string("the Reshape of ") + what + " has no constant int64 shape";
+        shape.assign(static_cast<std::size_t>(t->element_count()), 0);
+        for (std::size_t i = 0; i < shape.size(); ++i) shape[i] = static_cast<std::int64_t>(t->at(i));
+        if (shape.empty()) return std::string("the Reshape of ") + what + " makes a scalar";
+        const auto az = traits::attr(g, v.node, "allowzero");
+        if (az && az->as_int() && *az->as_int() != 0 && std::find(shape.begin(), shape.end(), 0) != shape.end())
+            return std::string("the Reshape of ") + what + " asks for a dim of 0 (allowzero)";
+        v = traits::input(g, v.node, 0);
+        return {};
     };
     // A scale: Div(x, c) or Mul(x, c) / Mul(c, x), c one constant value; returns x.
     auto scale_of = [&](N n) -> std::optional<value_ref<N>> {
@@ -427,9 +469,9 @@ attention_reading<typename graph_traits<G>::node_type> read_attention(const G& g
         if (!x) return no("the scale of Q is not one nonzero constant value");
         r.q = *x;
     }
-    if (!through_transpose(r.q, r.spec.q_perm)) return no("the rank of Q is unknown");
+    if (auto why = through_transpose(r.q, r.spec.q_perm, r.spec.q_shape, "Q"); !why.empty()) return no(std::move(why));
     r.k = traits::input(g, mm1, 1);
-    if (!through_transpose(r.k, r.spec.k_perm)) return no("the rank of K is unknown");
+    if (auto why = through_transpose(r.k, r.spec.k_perm, r.spec.k_shape, "K"); !why.empty()) return no(std::move(why));
     // Forward from the softmax: the second matmul, the output transpose.
     N mm2{};
     bool found = false;
@@ -440,7 +482,7 @@ attention_reading<typename graph_traits<G>::node_type> read_attention(const G& g
     if (!found) return no("the match is not the written-out form");
     ++seen;
     r.v = traits::input(g, mm2, 1);
-    if (!through_transpose(r.v, r.spec.v_perm)) return no("the rank of V is unknown");
+    if (auto why = through_transpose(r.v, r.spec.v_perm, r.spec.v_shape, "V"); !why.empty()) return no(std::move(why));
     r.dst = value_ref<N>{mm2, 0};
     for (std::size_t i = 0; i < traits::user_count(g, mm2); ++i) {
         const auto u = traits::user(g, mm2, i);

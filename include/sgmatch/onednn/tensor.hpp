@@ -187,6 +187,8 @@ public:
     }
 
     bool empty() const { return !mem_; }
+    /// What keeps the buffer alive, when the tensor allocated it (null for a view).
+    const std::shared_ptr<void>& owner() const { return owner_; }
     const dnnl::memory& memory() const { return mem_; }
     dnnl::memory::desc desc() const { return mem_.get_desc(); }
     dims shape() const { return compat::dims_of(desc()); }
