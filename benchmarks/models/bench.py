@@ -22,6 +22,7 @@ import argparse
 import array
 import ast
 import json
+import multiprocessing
 import os
 import statistics
 import struct
@@ -62,6 +63,23 @@ def proc_jiffies(pid):
         s = f.read()
     v = s[s.rindex(")") + 2:].split()
     return int(v[11]) + int(v[12])  # utime + stime, every thread
+
+
+def _spin(seconds):
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+def wake(threads, seconds=0.3):
+    """Keeps `threads` CPUs busy for a moment before a worker starts: on a virtual machine an idle
+    vCPU's first burst runs slow (a first run timed at once took 7.7 ms, after 5 s idle 21-27 ms),
+    and load and first run are timed. Every engine gets the same."""
+    ps = [multiprocessing.Process(target=_spin, args=(seconds,)) for _ in range(threads)]
+    for p in ps:
+        p.start()
+    for p in ps:
+        p.join()
 
 
 class Worker:
@@ -126,6 +144,7 @@ def bench(a, name, batch):
     workers = []
     try:
         for e in a.engines:
+            wake(a.threads)
             workers.append(Worker(e, command(a, e, name, batch), env))
         for w in workers:
             w.run(1)  # warm-up, untimed
