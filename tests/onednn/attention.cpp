@@ -106,6 +106,16 @@ std::size_t op_count(const graph& g, const std::string& op) {
     return n;
 }
 
+// g, partitioned, runs its attention as the one fused node, with no fallback, and computes `want`.
+void runs_as_one_fused_node(const graph& g, const std::map<std::string, array>& in, const array& want) {
+    exec::run_stats st;
+    const array got = exec::executor(g, exec::mode::onednn)(in, &st).at(0);
+    CHECK(st.fused_nodes == 1);
+    CHECK(st.fallbacks == 0);
+    REQUIRE(got.shape() == want.shape());
+    CHECK(test::max_rel_error(got, want) <= 1e-4);
+}
+
 }  // namespace
 
 TEST_CASE("written-out attention is one fused node of two oneDNN matmuls, equal to the ops it replaces") {
@@ -139,12 +149,7 @@ TEST_CASE("written-out attention is one fused node of two oneDNN matmuls, equal 
         CHECK(op_count(g, "MatMul") == 0);
         CHECK(op_count(g, "Softmax") == 0);
         CHECK(op_count(g, "Transpose") == 0);
-        exec::run_stats st;
-        const array got = exec::executor(g, exec::mode::onednn)(in, &st).at(0);
-        CHECK(st.fused_nodes == 1);
-        CHECK(st.fallbacks == 0);
-        REQUIRE(got.shape() == want.shape());
-        CHECK(test::max_rel_error(got, want) <= 1e-4);
+        runs_as_one_fused_node(g, in, want);
     }
 }
 
@@ -178,12 +183,7 @@ TEST_CASE("attention split into heads by Reshape, as PyTorch exports nn.Multihea
         CHECK(test::report(apply_backend(g, "onednn"), "onednn.attention").accepted == 1);
         CHECK(op_count(g, "Reshape") == 0);  // inside the fused node: no copy into heads
         CHECK(op_count(g, "Transpose") == 0);
-        exec::run_stats st;
-        const array got = exec::executor(g, exec::mode::onednn)(in, &st).at(0);
-        CHECK(st.fused_nodes == 1);
-        CHECK(st.fallbacks == 0);
-        REQUIRE(got.shape() == want.shape());
-        CHECK(test::max_rel_error(got, want) <= 1e-4);
+        runs_as_one_fused_node(g, in, want);
     }
 }
 

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "sgmatch/detail/config.hpp"
+#include "sgmatch/exec/kernels/reduce_typed.hpp"
 #include "sgmatch/exec/kernels/typed_support.hpp"
 #include "sgmatch/exec/value.hpp"
 #include "sgmatch/ops/losses.hpp"
@@ -177,24 +178,11 @@ inline typed_fn mean_variance_norm(const ops::op_attrs& a0, const ops::node_sour
         std::vector<bool> reduced(d.size(), false);
         for (const std::int64_t ax : a.has("axes") ? a.ints("axes") : std::vector<std::int64_t>{0, 2, 3})
             reduced[ops::rules::axis(a, ax, d.size())] = true;
-        // Each element's group: its index with the reduced axes dropped.
-        std::vector<std::int64_t> group(static_cast<std::size_t>(x.size()));
+        // Each element's group: its index with the reduced axes dropped (as the reductions place it).
+        const std::vector<std::int64_t> group = detail::reduced_positions(d, reduced);
         std::int64_t groups = 1;
         for (std::size_t k = 0; k < d.size(); ++k)
             if (!reduced[k]) groups *= d[k];
-        {
-            shape pos(d.size(), 0);
-            for (std::int64_t e = 0; e < x.size(); ++e) {
-                std::int64_t g = 0;
-                for (std::size_t k = 0; k < d.size(); ++k)
-                    if (!reduced[k]) g = g * d[k] + pos[k];
-                group[static_cast<std::size_t>(e)] = g;
-                for (std::size_t k = d.size(); k-- > 0;) {
-                    if (++pos[k] < d[k]) break;
-                    pos[k] = 0;
-                }
-            }
-        }
         value out = value::zeros(x.type(), d);
         visit_type(x.type(), [&](auto t) {
             using T = typename decltype(t)::type;

@@ -405,6 +405,14 @@ void reduce_into(T& d, T u, int how) {
     }
 }
 
+/// ScatterElements' and ScatterND's updates (input 2), of the data's type, one the kernels compute on.
+inline value updates_of(const ops::op_attrs& a, const values& xs, const value& x) {
+    const value up = in(xs, 2, a).dense_value();
+    if (up.type() != x.type()) fail(a, "updates are " + std::string(name_of(up.type())) + ", data " + std::string(name_of(x.type())));
+    require_type(a, x);
+    return up;
+}
+
 /// The offsets in data (dims `x`, from dim `first` on, within one batch) of the slices that
 /// GatherND's and ScatterND's index tuples name: one per tuple, each index checked against its
 /// dim (negative counts from the end).
@@ -432,9 +440,7 @@ inline std::vector<std::int64_t> tuple_offsets(const ops::op_attrs& a, const val
 
 inline typed_fn scatter_elements(const ops::op_attrs& a0, const ops::node_source&) {
     return [a = a0, how = detail::reduction_of(a0)](const values& xs) {
-        const value x = in(xs, 0, a).dense_value(), up = in(xs, 2, a).dense_value();
-        if (up.type() != x.type()) fail(a, "updates are " + std::string(name_of(up.type())) + ", data " + std::string(name_of(x.type())));
-        require_type(a, x);
+        const value x = in(xs, 0, a).dense_value(), up = detail::updates_of(a, xs, x);
         rule(a, xs);
         const std::size_t ax = ops::rules::axis(a, a.i("axis"), x.rank());
         const std::vector<std::int64_t> idx = element_indices(a, in(xs, 1, a), x.dims()[ax]);
@@ -478,9 +484,7 @@ inline typed_fn gather_nd(const ops::op_attrs& a0, const ops::node_source&) {
 /// index tuple names, in the tuples' order.
 inline typed_fn scatter_nd(const ops::op_attrs& a0, const ops::node_source&) {
     return [a = a0, how = detail::reduction_of(a0)](const values& xs) {
-        const value x = in(xs, 0, a).dense_value(), up = in(xs, 2, a).dense_value();
-        if (up.type() != x.type()) fail(a, "updates are " + std::string(name_of(up.type())) + ", data " + std::string(name_of(x.type())));
-        require_type(a, x);
+        const value x = in(xs, 0, a).dense_value(), up = detail::updates_of(a, xs, x);
         rule(a, xs);
         const value& ind = in(xs, 1, a);
         const std::vector<std::int64_t> at = detail::tuple_offsets(a, ind, x.dims(), 0);

@@ -184,12 +184,43 @@ inline std::vector<std::int32_t> as_int32(const ops::op_attrs& a, const value& v
     return out;
 }
 
-/// One scalar of type uint8 / int8 (a zero point), as int32, matching `of`'s type.
-inline std::int32_t one_point(const ops::op_attrs& a, const value& v, const char* what, const value& of) {
+/// Zero points (uint8 / int8, of `of`'s type) as int32.
+inline std::vector<std::int32_t> zero_points(const ops::op_attrs& a, const value& v, const char* what, const value& of) {
     if (v.type() != of.type()) fail(a, std::string(what) + "'s type is not its tensor's");
-    const std::vector<std::int32_t> z = as_int32(a, v, what);
+    return as_int32(a, v, what);
+}
+
+/// One zero point (uint8 / int8, of `of`'s type) as int32.
+inline std::int32_t one_point(const ops::op_attrs& a, const value& v, const char* what, const value& of) {
+    const std::vector<std::int32_t> z = zero_points(a, v, what, of);
     if (z.size() != 1) fail(a, std::string(what) + " is not one value");
     return z[0];
+}
+
+/// Integer sums as an int32 value of dims `d` (MatMulInteger's and ConvInteger's result).
+inline value int32_value(const std::vector<std::int64_t>& acc, const shape& d) {
+    value y = value::zeros(dtype::i32, d);
+    std::int32_t* o = y.as<std::int32_t>();
+    for (std::size_t i = 0; i < acc.size(); ++i) o[i] = static_cast<std::int32_t>(acc[i]);
+    return y;
+}
+
+/// QLinearMatMul's and QLinearConv's result: element i is round_half_even(scaled(i)) plus y's
+/// zero point (one uint8 or int8 value, the result's type), saturated; `count` elements of dims d.
+template <class Scaled>
+value requantized(const ops::op_attrs& a, const value& y_zero_point, const shape& d, std::size_t count, Scaled scaled) {
+    const value yz = y_zero_point.dense_value();
+    if (yz.size() != 1 || (yz.type() != dtype::u8 && yz.type() != dtype::i8)) fail(a, "y_zero_point is not one uint8 or int8 value");
+    value y = value::zeros(yz.type(), d);
+    visit_type(yz.type(), [&](auto t) {
+        using Q = typename decltype(t)::type;
+        if constexpr (std::is_same_v<Q, std::uint8_t> || std::is_same_v<Q, std::int8_t>) {
+            const float z = static_cast<float>(yz.as<Q>()[0]);
+            Q* o = y.as<Q>();
+            for (std::size_t i = 0; i < count; ++i) o[i] = quantized<Q>(scaled(i), z);
+        }
+    });
+    return y;
 }
 
 /// sum_k (A[.., m, k] - za[m]) * (B[.., k, n] - zb[n]) under MatMul's broadcasting (1-D A or B
@@ -241,17 +272,12 @@ inline void integer_matmul(const ops::op_attrs& a, const value& A, const value& 
 inline typed_fn matmul_integer(const ops::op_attrs& a0, const ops::node_source&) {
     return [a = a0](const values& xs) {
         const value A = in(xs, 0, a).dense_value(), B = in(xs, 1, a).dense_value();
-        const std::vector<std::int32_t> za = xs.size() > 2 ? detail::as_int32(a, xs[2], "a_zero_point") : std::vector<std::int32_t>{0};
-        const std::vector<std::int32_t> zb = xs.size() > 3 ? detail::as_int32(a, xs[3], "b_zero_point") : std::vector<std::int32_t>{0};
-        if (xs.size() > 2 && xs[2].type() != A.type()) fail(a, "a_zero_point's type is not A's");
-        if (xs.size() > 3 && xs[3].type() != B.type()) fail(a, "b_zero_point's type is not B's");
+        const std::vector<std::int32_t> za = xs.size() > 2 ? detail::zero_points(a, xs[2], "a_zero_point", A) : std::vector<std::int32_t>{0};
+        const std::vector<std::int32_t> zb = xs.size() > 3 ? detail::zero_points(a, xs[3], "b_zero_point", B) : std::vector<std::int32_t>{0};
         const shape out_dims = rule(a, xs).at(0);
         std::vector<std::int64_t> acc;
         detail::integer_matmul(a, A, B, za, zb, out_dims, acc);
-        value y = value::zeros(dtype::i32, out_dims);
-        std::int32_t* o = y.as<std::int32_t>();
-        for (std::size_t i = 0; i < acc.size(); ++i) o[i] = static_cast<std::int32_t>(acc[i]);
-        return values{y};
+        return values{detail::int32_value(acc, out_dims)};
     };
 }
 
@@ -269,25 +295,13 @@ inline typed_fn qlinear_matmul(const ops::op_attrs& a0, const ops::node_source&)
         };
         const float as = one_scale(1, "a_scale"), bs = one_scale(4, "b_scale"), ys = one_scale(6, "y_scale");
         const std::vector<std::int32_t> za{detail::one_point(a, xs[2], "a_zero_point", A)}, zb{detail::one_point(a, xs[5], "b_zero_point", B)};
-        const value yz = xs[7].dense_value();
-        if (yz.size() != 1 || (yz.type() != dtype::u8 && yz.type() != dtype::i8)) fail(a, "y_zero_point is not one uint8 or int8 value");
         const shape out_dims = rule(a, xs).at(0);
         std::vector<std::int64_t> acc;
         detail::integer_matmul(a, A, B, za, zb, out_dims, acc);
         const float m = as * bs / ys;
-        value y = value::zeros(yz.type(), out_dims);
-        visit_type(yz.type(), [&](auto t) {
-            using Q = typename decltype(t)::type;
-            if constexpr (std::is_same_v<Q, std::uint8_t> || std::is_same_v<Q, std::int8_t>) {
-                const float z = static_cast<float>(yz.as<Q>()[0]);
-                Q* o = y.as<Q>();
-                for (std::size_t i = 0; i < acc.size(); ++i) o[i] = detail::quantized<Q>(static_cast<float>(acc[i]) * m, z);
-            }
-        });
-        return values{y};
+        return values{detail::requantized(a, xs[7], out_dims, acc.size(), [&](std::size_t i) { return static_cast<float>(acc[i]) * m; })};
     };
 }
-
 
 namespace detail {
 
@@ -354,15 +368,11 @@ inline typed_fn conv_integer(const ops::op_attrs& a0, const ops::node_source&) {
     return [a = a0](const values& xs) {
         const value X = in(xs, 0, a).dense_value(), W = in(xs, 1, a).dense_value();
         const std::int32_t zx = xs.size() > 2 ? detail::one_point(a, xs[2], "x_zero_point", X) : 0;
-        if (xs.size() > 3 && xs[3].type() != W.type()) fail(a, "w_zero_point's type is not w's");
-        const std::vector<std::int32_t> zw = xs.size() > 3 ? detail::as_int32(a, xs[3], "w_zero_point") : std::vector<std::int32_t>{0};
+        const std::vector<std::int32_t> zw = xs.size() > 3 ? detail::zero_points(a, xs[3], "w_zero_point", W) : std::vector<std::int32_t>{0};
         const shape out_dims = rule(a, xs).at(0);
         std::vector<std::int64_t> acc;
         detail::integer_conv(a, X, W, zx, zw, out_dims, acc);
-        value y = value::zeros(dtype::i32, out_dims);
-        std::int32_t* o = y.as<std::int32_t>();
-        for (std::size_t i = 0; i < acc.size(); ++i) o[i] = static_cast<std::int32_t>(acc[i]);
-        return values{y};
+        return values{detail::int32_value(acc, out_dims)};
     };
 }
 
@@ -383,10 +393,7 @@ inline typed_fn qlinear_conv(const ops::op_attrs& a0, const ops::node_source&) {
         if (wsc.size() != 1 && static_cast<std::int64_t>(wsc.size()) != M)
             fail(a, "w_scale has " + std::to_string(wsc.size()) + " values (one, or one per output channel: " + std::to_string(M) + ")");
         const std::int32_t zx = detail::one_point(a, xs[2], "x_zero_point", X);
-        if (xs[5].type() != W.type()) fail(a, "w_zero_point's type is not w's");
-        const std::vector<std::int32_t> zw = detail::as_int32(a, xs[5], "w_zero_point");
-        const value yz = xs[7].dense_value();
-        if (yz.size() != 1 || (yz.type() != dtype::u8 && yz.type() != dtype::i8)) fail(a, "y_zero_point is not one uint8 or int8 value");
+        const std::vector<std::int32_t> zw = detail::zero_points(a, xs[5], "w_zero_point", W);
         std::vector<std::int32_t> bias(static_cast<std::size_t>(M), 0);
         if (xs.size() > 8) {
             const value b = xs[8].dense_value();
@@ -397,20 +404,10 @@ inline typed_fn qlinear_conv(const ops::op_attrs& a0, const ops::node_source&) {
         std::vector<std::int64_t> acc;
         detail::integer_conv(a, X, W, zx, zw, out_dims, acc);
         const std::int64_t plane = element_count(shape(out_dims.begin() + 2, out_dims.end()));
-        value y = value::zeros(yz.type(), out_dims);
-        visit_type(yz.type(), [&](auto t) {
-            using Q = typename decltype(t)::type;
-            if constexpr (std::is_same_v<Q, std::uint8_t> || std::is_same_v<Q, std::int8_t>) {
-                const float z = static_cast<float>(yz.as<Q>()[0]);
-                Q* o = y.as<Q>();
-                for (std::size_t i = 0; i < acc.size(); ++i) {
-                    const auto m = static_cast<std::size_t>((static_cast<std::int64_t>(i) / plane) % M);
-                    const float mult = xsc[0] * wsc[wsc.size() == 1 ? 0 : m] / ysc[0];
-                    o[i] = detail::quantized<Q>(static_cast<float>(acc[i] + bias[m]) * mult, z);
-                }
-            }
-        });
-        return values{y};
+        return values{detail::requantized(a, xs[7], out_dims, acc.size(), [&](std::size_t i) {
+            const auto m = static_cast<std::size_t>((static_cast<std::int64_t>(i) / plane) % M);
+            return static_cast<float>(acc[i] + bias[m]) * (xsc[0] * wsc[wsc.size() == 1 ? 0 : m] / ysc[0]);
+        })};
     };
 }
 
