@@ -24,6 +24,8 @@
 #include <string>
 #include <vector>
 
+#include <onnx/onnx-data_pb.h>
+
 #include "sgmatch/exec/executor.hpp"
 #include "sgmatch/onednn/backend.hpp"
 #include "sgmatch/onnx/load.hpp"
@@ -54,6 +56,16 @@ std::string reason(std::string m) {
 // no relative tolerance helps. Integers and bools compare exactly; the element types must be
 // the same. Empty when equal, else what differs.
 std::string compare(const exec::value& got, const exec::value& want, double atol) {
+    if (got.is_sequence() != want.is_sequence()) return got.is_sequence() ? "a sequence, expected a tensor" : "a tensor, expected a sequence";
+    if (want.is_sequence()) {
+        if (got.items().size() != want.items().size())
+            return "a sequence of " + std::to_string(got.items().size()) + " tensors, expected " + std::to_string(want.items().size());
+        for (std::size_t i = 0; i < want.items().size(); ++i)
+            if (auto d = compare(got.items()[i], want.items()[i], atol); !d.empty()) return "tensor " + std::to_string(i) + " of the sequence: " + d;
+        if (got.type() != want.type())
+            return "a sequence of " + std::string(name_of(got.type())) + ", expected " + std::string(name_of(want.type()));
+        return {};
+    }
     if (got.type() != want.type())
         return "element type " + std::string(name_of(got.type())) + ", expected " + std::string(name_of(want.type()));
     if (got.dims() != want.dims()) return "shape " + exec::to_string(got.dims()) + " expected " + exec::to_string(want.dims());
@@ -88,6 +100,19 @@ sgmatch::onnx::tensor read_test_tensor(const fs::path& path, std::optional<tenso
     if (t.data_type() == ::onnx::TensorProto::UINT16 && declared && declared->type == dtype::bf16)
         t.set_data_type(::onnx::TensorProto::BFLOAT16);
     return sgmatch::onnx::decode(t, path.parent_path().string());
+}
+// A test-data file for a value of type `declared`: a TensorProto, or a SequenceProto of tensors
+// where the model declares a sequence.
+exec::value read_test_value(const fs::path& path, std::optional<tensor_type> declared) {
+    if (!declared || !declared->sequence) return read_test_tensor(path, declared).to_value();
+    std::ifstream in(path, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    ::onnx::SequenceProto sp;
+    if (!sp.ParseFromString(bytes) || sp.elem_type() != ::onnx::SequenceProto::TENSOR)
+        throw sgmatch::onnx::load_error("test data " + path.string() + " is not a sequence of tensors");
+    std::vector<exec::value> items;
+    for (const auto& t : sp.tensor_values()) items.push_back(sgmatch::onnx::decode(t, path.parent_path().string()).to_value());
+    return exec::value::sequence(declared->type, std::move(items));
 }
 std::optional<tensor_type> input_type(const graph& g, const std::string& name) {
     for (node_id n : g.nodes())
@@ -162,9 +187,9 @@ outcome run_case_checked(const fs::path& dir) {
         for (std::size_t i = 0;; ++i) {
             const fs::path p = set / ("input_" + std::to_string(i) + ".pb");
             if (!fs::exists(p)) break;
-            sgmatch::onnx::tensor t;
+            exec::value t;
             try {
-                t = read_test_tensor(p, i < m.inputs.size() ? input_type(m.graph, m.inputs[i]) : std::nullopt);
+                t = read_test_value(p, i < m.inputs.size() ? input_type(m.graph, m.inputs[i]) : std::nullopt);
             } catch (const sgmatch::onnx::load_error& e) {  // an element type sgmatch has not: a skip
                 if (std::string(e.what()).find("is not supported") == std::string::npos) throw;
                 r.why = "test data: " + reason(e.what());
@@ -175,14 +200,14 @@ outcome run_case_checked(const fs::path& dir) {
                 r.why = "more input files than graph inputs";
                 return r;
             }
-            in.emplace(m.inputs[i], t.to_value());
+            in.emplace(m.inputs[i], t);
         }
         for (std::size_t i = 0;; ++i) {
             const fs::path p = set / ("output_" + std::to_string(i) + ".pb");
             if (!fs::exists(p)) break;
             const auto declared = i < m.graph.graph_output_count() ? m.graph.value_type(m.graph.graph_output(i).node, m.graph.graph_output(i).port)
                                                                     : std::nullopt;
-            want.push_back(read_test_tensor(p, declared).to_value());
+            want.push_back(read_test_value(p, declared));
         }
         for (std::size_t k = 0; k < runs.size(); ++k) {
             try {

@@ -12,8 +12,11 @@
 #include <optional>
 #include <random>
 
+#include <onnx/checker.h>
+
 #include "sgmatch/exec/executor.hpp"
 #include "sgmatch/onnx/load.hpp"
+#include "sgmatch/onnx/save.hpp"
 #include "support/numeric.hpp"
 
 using sgmatch::dtype;
@@ -583,4 +586,56 @@ TEST_CASE("a model file is mapped while it is parsed: the same model as its byte
     { std::ofstream empty(dir / "empty.onnx"); }
     CHECK_THROWS_WITH_AS(sx::load((dir / "empty.onnx").string()), doctest::Contains("no graph"), sx::load_error);
     fs::remove_all(dir);
+}
+
+TEST_CASE("A sequence of tensors as graph input and output: loaded as one, run, saved as one, refused where declared otherwise") {
+    // With the length as an output declared `length_output_kind` ("" : not an output).
+    auto sequence_io = [](const std::string& length_output_kind) {
+        builder b;
+        auto* s = b.g->add_input();
+        s->set_name("s");
+        s->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::FLOAT);
+        b.input("x", {2});
+        b.node("SequenceInsert", {"s", "x"}, {"s2"}, "insert");
+        b.node("SequenceLength", {"s2"}, {"n"}, "length");
+        auto* o = b.g->add_output();
+        o->set_name("s2");
+        o->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::FLOAT);
+        if (length_output_kind.empty()) return b;
+        auto* n = b.g->add_output();
+        n->set_name("n");
+        if (length_output_kind == "sequence")
+            n->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::INT64);
+        else
+            n->mutable_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::INT64);
+        return b;
+    };
+    using sgmatch::exec::value;
+    const sx::model m = sequence_io("tensor").load();
+    const auto s_type = m.graph.value_type(m.graph.graph_output(0).node, 0);
+    REQUIRE(s_type);
+    CHECK(s_type->sequence);
+    CHECK(s_type->type == dtype::f32);
+    const value in = value::sequence(dtype::f32, {value::of<float>({3}, {1, 2, 3}), value::of<float>({1}, {4})});
+    const auto y = sgmatch::exec::executor(m.graph).run({{"s", in}, {"x", value::of<float>({2}, {5, 6})}});
+    REQUIRE(y[0].is_sequence());
+    REQUIRE(y[0].items().size() == 3);
+    CHECK(std::vector<float>(y[0].items()[2].as<float>(), y[0].items()[2].as<float>() + 2) == std::vector<float>{5, 6});
+    CHECK(y[1].as<std::int64_t>()[0] == 3);
+    // Written back with sequence types, which libonnx's checker and the loader read as such.
+    const sx::model just_the_sequence = sequence_io("").load();
+    const ::onnx::ModelProto p = sx::to_proto(just_the_sequence.graph, {});
+    CHECK_NOTHROW(::onnx::checker::check_model(p));
+    CHECK(p.graph().input(0).type().has_sequence_type());
+    CHECK(p.graph().input(1).type().has_tensor_type());
+    CHECK(p.graph().output(0).type().has_sequence_type());
+    CHECK(sx::to_proto(m.graph, {}).graph().output(1).type().has_tensor_type());
+    const std::string bytes = sx::save_bytes(m.graph, {});
+    const sx::model again = sx::load_bytes(bytes.data(), bytes.size());
+    const auto t = again.graph.value_type(again.graph.graph_output(0).node, 0);
+    REQUIRE(t);
+    CHECK(t->sequence);
+    // A length declared a sequence: refused by name.
+    CHECK(sequence_io("sequence").error().find("node 'length' (SequenceLength): output 0 'n' is declared a sequence; the op computes a tensor") !=
+          std::string::npos);
 }

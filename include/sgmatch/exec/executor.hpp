@@ -407,6 +407,11 @@ private:
         const auto t = g_.value_type(n, port);
         if (!t) return;
         const dtype type = s.typed ? s.typed->type() : dtype::f32;
+        const bool sequence = s.typed && s.typed->is_sequence();
+        if (t->sequence != sequence && (t->sequence || s.typed || s.plain || !s.t.empty()))
+            throw exec_error("sgmatch::exec::executor: node '" + std::string(g_.name(n)) + "' (" + std::string(g_.op_name(n)) +
+                             ") computed a " + (sequence ? "sequence" : "tensor") + " on output " + std::to_string(port) +
+                             "; the graph declares a " + (t->sequence ? "sequence" : "tensor"));
         if (t->type != dtype::unknown && (s.typed || s.plain || !s.t.empty()) && t->type != type)
             throw exec_error("sgmatch::exec::executor: node '" + std::string(g_.name(n)) + "' (" + std::string(g_.op_name(n)) +
                              ") computed " + std::string(name_of(type)) + " values on output " + std::to_string(port) +
@@ -573,6 +578,7 @@ private:
         const node_id n = s.n;
         values in;
         for (std::size_t i = 0; i < g_.input_count(n); ++i) in.push_back(vs.value_of(g_.input(n, i), st));
+        if (s.attrs) check_sequences(n, s.attrs->schema(), in);
         values out;
         try {
             // The outputs' size by the op's shape rule before the kernel allocates them: values
@@ -599,6 +605,20 @@ private:
         ++st.typed_nodes;
     }
 
+    // A sequence where the op reads a tensor, or the reverse: an error naming the node (a model
+    // whose types ONNX's checker would refuse).
+    void check_sequences(node_id n, const ops::op_schema& schema, const values& in) const {
+        for (std::size_t i = 0; i < in.size(); ++i) {
+            const ops::input_spec* spec = schema.input(i);
+            if (spec != nullptr && spec->kind == ops::value_kind::either) continue;
+            const bool wanted = spec != nullptr && spec->kind == ops::value_kind::sequence;
+            if (in[i].is_sequence() != wanted)
+                throw exec_error("sgmatch::exec::executor: node '" + std::string(g_.name(n)) + "' (" + std::string(g_.op_name(n)) +
+                                 ") input " + std::to_string(i) + " is a " + (wanted ? "tensor" : "sequence") + "; the op reads a " +
+                                 (wanted ? "sequence" : "tensor") + " there");
+        }
+    }
+
     array run_reference(const step& s, store& vs, run_stats& st) const {
         std::vector<const array*> in;
         std::vector<array> params;  // integer parameters computed at run time (Pad's pads), as numbers
@@ -606,7 +626,7 @@ private:
         for (std::size_t i = 0; i < g_.input_count(s.n); ++i) {
             const auto v = g_.input(s.n, i);
             const slot& x = vs[v.node.value].at(v.port);
-            if (i != s.data_input && x.foreign() && (x.typed->type() == dtype::i64 || x.typed->type() == dtype::i32)) {
+            if (i != s.data_input && x.foreign() && !x.typed->is_sequence() && (x.typed->type() == dtype::i64 || x.typed->type() == dtype::i32)) {
                 const std::vector<std::int64_t> ints = x.typed->to_ints();
                 array a = xt::zeros<float>(std::vector<std::size_t>(x.typed->dims().begin(), x.typed->dims().end()));
                 for (std::size_t k = 0; k < ints.size(); ++k) {

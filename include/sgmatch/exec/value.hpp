@@ -12,6 +12,8 @@
 //   (in elements) describe a non-dense view; kernels read dense values, so a strided one is
 //   copied once when read (dense()).
 // - Copies are shallow: a value shares its data (a reshape is a new value over the same bytes).
+// - A value may instead be a sequence of tensors (ONNX's sequence type: value::sequence), whose
+//   type() is its tensors' type. It has no data of its own: read as a tensor, it is an error.
 //
 // Nothing here includes oneDNN or xtensor.
 #pragma once
@@ -150,6 +152,24 @@ public:
         return v;
     }
 
+    /// A sequence of tensors of type `t`, each kept as an owned dense copy unless it already is
+    /// one (a view of a buffer that a later step reuses would change under the sequence).
+    static value sequence(dtype t, std::vector<value> items) {
+        for (value& x : items) {
+            if (x.is_sequence()) throw value_error("sgmatch::exec::value::sequence: a sequence holds tensors, not sequences");
+            if (x.type() != t)
+                throw value_error("sgmatch::exec::value::sequence: a tensor of " + std::string(name_of(x.type())) + " in a sequence of " +
+                                  std::string(name_of(t)));
+            if (!x.owned() || !x.dense() || x.read_only_) x = x.clone();
+        }
+        value v;
+        v.type_ = t;
+        auto held = std::make_shared<std::vector<value>>(std::move(items));
+        v.items_ = held.get();
+        v.owner_ = std::move(held);
+        return v;
+    }
+
     /// A dense view of the caller's buffer that sgmatch may write (where a framework wants an
     /// output: exec::node_call::run_into). The caller keeps it alive and does not read it meanwhile.
     static value output_view(void* data, dtype t, shape dims) {
@@ -165,14 +185,22 @@ public:
     const shape& strides() const { return strides_; }
     bool dense() const { return strides_.empty(); }
     bool has_data() const { return data_ != nullptr; }
+    /// Whether this is a sequence of tensors (value::sequence) rather than a tensor.
+    bool is_sequence() const { return items_ != nullptr; }
+    /// A sequence's tensors (a value_error for a tensor).
+    const std::vector<value>& items() const {
+        if (items_ == nullptr) throw value_error("sgmatch::exec::value: a tensor read as a sequence");
+        return *items_;
+    }
     /// Whether sgmatch owns the data (else it is a view of a buffer someone else keeps alive).
     bool owned() const { return owner_ != nullptr; }
-    std::int64_t size() const { return element_count(dims_); }
+    std::int64_t size() const { return items_ ? 0 : element_count(dims_); }
     std::size_t bytes() const { return static_cast<std::size_t>(size()) * size_of(type_); }
 
     const void* data() const { return data_; }
     /// Writable data: only a value sgmatch owns (a view of the caller's buffer is read-only).
     void* mutable_data() {
+        if (items_) throw value_error("sgmatch::exec::value: a sequence read as a tensor");
         if (read_only_) throw value_error("sgmatch::exec::value: a view of the caller's buffer is read-only");
         return data_;
     }
@@ -189,6 +217,7 @@ public:
 
     /// The same data under other dims (same element count; a dense value).
     value reshaped(shape to) const {
+        if (items_) throw value_error("sgmatch::exec::value: a sequence read as a tensor");
         const value d = dense_value();
         if (element_count(to) != d.size())
             throw value_error("sgmatch::exec::value: cannot reshape " + to_string(dims_) + " to " + to_string(to));
@@ -218,6 +247,7 @@ public:
     }
     /// A deep, owned, dense copy.
     value clone() const {
+        if (items_) return sequence(type_, *items_);  // its tensors are owned and never written: shared
         const value d = dense_value();
         value out = zeros(type_, dims_);
         if (d.bytes()) std::memcpy(out.data_, d.data_, d.bytes());
@@ -250,8 +280,10 @@ private:
             throw value_error("sgmatch::exec::value: read as " + std::string(name_of(dtype_of_v<T>)) + ", holds " +
                               std::string(name_of(type_)));
         if (!dense()) throw value_error("sgmatch::exec::value: a strided view read as dense (call dense_value())");
+        if (items_) throw value_error("sgmatch::exec::value: a sequence read as a tensor");
     }
     const value& dense_or_throw() const {
+        if (items_) throw value_error("sgmatch::exec::value: a sequence read as a tensor");
         if (!dense()) throw value_error("sgmatch::exec::value: a strided view read as dense (call dense_value())");
         return *this;
     }
@@ -261,6 +293,7 @@ private:
     shape strides_;
     void* data_ = nullptr;
     std::shared_ptr<void> owner_;
+    const std::vector<value>* items_ = nullptr;  // a sequence's tensors (owner_ keeps them)
     bool read_only_ = false;
 };
 

@@ -175,7 +175,8 @@ private:
 struct tensor_type {
     dtype type = dtype::unknown;
     std::vector<std::int64_t> dims;
-    bool known() const { return type != dtype::unknown || !dims.empty(); }
+    bool sequence = false;  // a sequence of tensors of `type` (ONNX's sequence type; no dims)
+    bool known() const { return type != dtype::unknown || !dims.empty() || sequence; }
 };
 
 /// Read-only view of a constant tensor. `data` may be null when the adapter knows only the

@@ -218,7 +218,16 @@ private:
     // Shapes and types by value name: graph inputs, value_info (shape inference), outputs.
     void collect_types(const ::onnx::GraphProto& gp) {
         auto take = [&](const ::onnx::ValueInfoProto& v, bool input) {
-            if (!v.has_type() || !v.type().has_tensor_type()) return;
+            if (!v.has_type()) return;
+            if (const auto* seq = sequence_of_tensors(v.type())) {  // its tensors' type; no dims
+                tensor_type t;
+                t.type = dtype_of(seq->elem_type());
+                t.sequence = true;
+                elem_[v.name()] = seq->elem_type();
+                types_[v.name()] = t;
+                return;
+            }
+            if (!v.type().has_tensor_type()) return;
             const auto& tt = v.type().tensor_type();
             tensor_type t;
             t.type = dtype_of(tt.elem_type());
@@ -248,17 +257,26 @@ private:
         for (const auto& v : gp.output()) take(v, false);
         for (const auto& v : gp.input()) take(v, true);
     }
-    // A graph input or output must be a tensor of an element type sgmatch has.
+    // The tensor type of a sequence of tensors; null for any other type.
+    static const ::onnx::TypeProto::Tensor* sequence_of_tensors(const ::onnx::TypeProto& t) {
+        if (!t.has_sequence_type() || !t.sequence_type().has_elem_type() || !t.sequence_type().elem_type().has_tensor_type()) return nullptr;
+        return &t.sequence_type().elem_type().tensor_type();
+    }
+    // A graph input or output must be a tensor, or a sequence of tensors, of an element type
+    // sgmatch has.
     void check_value_type(const ::onnx::ValueInfoProto& v, const char* what) {
         if (!v.has_type() || v.type().value_case() == ::onnx::TypeProto::VALUE_NOT_SET) return;  // unknown
         const auto& t = v.type();
-        if (!t.has_tensor_type()) {
-            const char* kind = t.has_sequence_type() ? "a sequence" : t.has_optional_type() ? "an optional" : t.has_map_type() ? "a map" : "not a tensor";
-            report_->unsupported.push_back(std::string(what) + " '" + v.name() + "' is " + kind + " (tensors only)");
-        } else if (dtype_of(t.tensor_type().elem_type()) == dtype::unknown) {
-            report_->unsupported.push_back(std::string(what) + " '" + v.name() + "' has element type " +
-                                           onnx_type_name(t.tensor_type().elem_type()) + ", which sgmatch has not");
+        const auto* seq = sequence_of_tensors(t);
+        if (!t.has_tensor_type() && seq == nullptr) {
+            const char* kind = t.has_sequence_type() ? "a sequence of non-tensors" : t.has_optional_type() ? "an optional" : t.has_map_type() ? "a map" : "not a tensor";
+            report_->unsupported.push_back(std::string(what) + " '" + v.name() + "' is " + kind + " (tensors and sequences of tensors only)");
+            return;
         }
+        const std::int32_t elem = seq ? seq->elem_type() : t.tensor_type().elem_type();
+        if (dtype_of(elem) == dtype::unknown)
+            report_->unsupported.push_back(std::string(what) + " '" + v.name() + "' has element type " + onnx_type_name(elem) +
+                                           ", which sgmatch has not");
     }
     tensor_type type_of(const std::string& name) const {
         const auto it = types_.find(name);
@@ -531,11 +549,13 @@ private:
     // type the op's type rule gives, and a declared one must agree.
     void check_types(graph& g, const ::onnx::NodeProto& n, node_id id, const ops::op_attrs& a) {
         std::vector<dtype> in;
+        bool input0_sequence = false;
         for (std::size_t i = 0; i < g.input_count(id); ++i) {
             const auto v = g.input(id, i);
             const auto c = g.constant(v.node);
             const auto t = g.value_type(v.node, v.port);
             in.push_back(c ? c->type : t ? t->type : dtype::unknown);
+            if (i == 0) input0_sequence = !c && t && t->sequence;
         }
         const ops::op_schema& s = a.schema();
         const std::size_t data = s.types.input;
@@ -551,6 +571,10 @@ private:
             if (o.empty()) continue;
             const auto e = elem_.find(o);
             const dtype port_type = ops::output_type(a, in, static_cast<std::size_t>(p));
+            const bool sequence = p == 0 && s.sequence_output(input0_sequence);
+            if (const auto ty = types_.find(o); ty != types_.end() && ty->second.known() && ty->second.sequence != sequence)
+                unsupported(n, "output " + std::to_string(p) + " '" + o + "' is declared a " + (ty->second.sequence ? "sequence" : "tensor") +
+                                   "; the op computes a " + (sequence ? "sequence" : "tensor"));
             if (e != elem_.end()) {
                 const dtype declared = dtype_of(e->second);
                 if (declared == dtype::unknown)
@@ -559,10 +583,11 @@ private:
                     unsupported(n, "output " + std::to_string(p) + " '" + o + "' is declared " + onnx_type_name(e->second) + "; the op computes " +
                                        std::string(sgmatch::name_of(port_type)));
             }
-            if (port_type != dtype::unknown) {
+            if (port_type != dtype::unknown || sequence) {
                 auto t = g.value_type(id, static_cast<std::uint32_t>(p)).value_or(tensor_type{});
-                if (t.type == dtype::unknown) {
-                    t.type = port_type;
+                if (t.type == dtype::unknown || t.sequence != sequence) {
+                    if (t.type == dtype::unknown) t.type = port_type;
+                    t.sequence = sequence;
                     g.set_type({id, static_cast<std::uint32_t>(p)}, t);
                 }
             }

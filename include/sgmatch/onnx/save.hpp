@@ -119,7 +119,8 @@ private:
     void value_info(::onnx::ValueInfoProto* vi, graph::value v) {
         vi->set_name(name(v));
         const auto t = g_.value_type(v.node, v.port);
-        auto* tt = vi->mutable_type()->mutable_tensor_type();
+        auto* tt = t && t->sequence ? vi->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()
+                                    : vi->mutable_type()->mutable_tensor_type();
         const dtype type = t && t->type != dtype::unknown ? t->type : dtype::f32;
         tt->set_elem_type(onnx_type_of(type));
         if (t && (!t->dims.empty() || g_.kind(v.node) == node_kind::constant)) {

@@ -76,7 +76,9 @@ inline constexpr op_schema square = describe<Square>(x_only);
 inline constexpr op_schema abs = typed(describe<Abs>(x_only, consumed), types::numeric);
 inline constexpr op_schema round = describe<Round>(x_only);
 inline constexpr op_schema erf = describe<Erf>(x_only);
-inline constexpr op_schema identity = typed(describe<Identity>(x_only), types::all);
+/// Identity: its input, a tensor or a sequence.
+inline constexpr input_spec identity_inputs[] = {{"input", input_spec::presence::required, false, value_kind::either}};
+inline constexpr op_schema identity = output_kind(typed(describe<Identity>(identity_inputs), types::all), value_kind::either);
 inline constexpr op_schema leaky_relu = describe<LeakyRelu>(x_only, alpha_001);
 inline constexpr op_schema elu = describe<Elu>(x_only, alpha_1);
 inline constexpr op_schema swish = describe<Swish>(x_only, alpha_1);

@@ -110,6 +110,10 @@ struct attr_spec {
     attr_support sup;
 };
 
+/// What a value is: a tensor, a sequence of tensors (ONNX's sequence type), or either (an op that
+/// passes its input through, Identity: its output is what its input is).
+enum class value_kind : std::uint8_t { tensor, sequence, either };
+
 struct input_spec {
     enum class presence : std::uint8_t { required, optional, variadic };
     std::string_view name;
@@ -118,6 +122,7 @@ struct input_spec {
     /// the output's shape is then unknown until the op runs. Without it, a computed parameter
     /// is refused.
     bool run_time = false;
+    value_kind kind = value_kind::tensor;
 };
 
 /// What a shape rule sees: every input's shape, and the values of the inputs that are small
@@ -185,6 +190,7 @@ struct op_schema {
     type_rule types;
     bool open = false;  // attributes not described: none refused for being unknown (ops::undescribed)
     std::uint16_t dtypes = types::f32;  // the element types the kernels take on the data input (types.input)
+    value_kind output_kind = value_kind::tensor;  // output 0: a sequence holds tensors of the type `types` gives
 
     std::string_view name() const { return names[0]; }
     const attr_spec* attr(std::string_view key) const {
@@ -199,6 +205,16 @@ struct op_schema {
         return n;
     }
     /// The most inputs the op takes (SIZE_MAX when the last is variadic).
+    /// Whether output 0 is a sequence, when input 0 is one or not.
+    bool sequence_output(bool input0_sequence) const {
+        return output_kind == value_kind::sequence || (output_kind == value_kind::either && input0_sequence);
+    }
+    /// The description of input `slot` (the last one for the inputs of a variadic one); null past
+    /// the last.
+    const input_spec* input(std::size_t slot) const {
+        if (slot < input_spec_count) return &inputs[slot];
+        return max_inputs() == static_cast<std::size_t>(-1) ? &inputs[input_spec_count - 1] : nullptr;
+    }
     std::size_t max_inputs() const {
         if (input_spec_count > 0 && inputs[input_spec_count - 1].p == input_spec::presence::variadic)
             return static_cast<std::size_t>(-1);
@@ -220,6 +236,12 @@ constexpr op_schema describe(const input_spec (&in)[I], type_rule types = {}, st
 /// The same description, with kernels for the element types in `set` (ops::types).
 constexpr op_schema typed(op_schema s, std::uint16_t set) {
     s.dtypes = set;
+    return s;
+}
+
+/// The same description, its output of kind `k`.
+constexpr op_schema output_kind(op_schema s, value_kind k) {
+    s.output_kind = k;
     return s;
 }
 

@@ -4,7 +4,7 @@
 //   if (const ops::op_schema* s = ops::find_schema(g.op_name(n))) ...
 //
 // Adding an op: its tag in pattern/vocabulary.hpp, its description and shape rule in the family's
-// header (einsum.hpp, elementwise.hpp, losses.hpp, nn.hpp, positions.hpp, recurrent.hpp, reduce.hpp, signal.hpp, tensor.hpp), one line in
+// header (einsum.hpp, elementwise.hpp, losses.hpp, nn.hpp, positions.hpp, recurrent.hpp, reduce.hpp, sequence.hpp, signal.hpp, tensor.hpp), one line in
 // `all_schemas` below, one in ops/shape_rule_table.hpp, and its kernels (exec/kernels/, onednn/).
 #pragma once
 
@@ -24,6 +24,7 @@
 #include "sgmatch/ops/recurrent.hpp"
 #include "sgmatch/ops/reduce.hpp"
 #include "sgmatch/ops/schema.hpp"
+#include "sgmatch/ops/sequence.hpp"
 #include "sgmatch/ops/signal.hpp"
 #include "sgmatch/ops/tensor.hpp"
 
@@ -46,7 +47,8 @@ inline const std::vector<const op_schema*>& all_schemas() {
         &logical_and, &logical_or, &logical_xor, &logical_not, &mod, &tile, &trilu, &range, &cumsum, &arg_max, &arg_min, &hardmax, &one_hot,
         &ceil, &floor, &sign, &sin, &cos, &tan, &asin, &acos, &atan, &sinh, &cosh, &asinh, &acosh, &atanh, &is_nan, &is_inf,
         &gather_elements, &scatter_elements, &gather_nd, &scatter_nd, &eye_like, &non_zero, &compress, &unique, &reverse_sequence, &hann_window, &hamming_window, &blackman_window, &det, &mean_variance_norm, &depth_to_space, &space_to_depth, &cast_like, &shrink,
-        &top_k, &einsum, &quantize_linear, &dequantize_linear, &matmul_integer, &qlinear_matmul, &dynamic_quantize_linear, &conv_integer, &qlinear_conv, &nll_loss, &softmax_cross_entropy, &instance_norm, &rnn, &gru, &lstm};
+        &top_k, &einsum, &quantize_linear, &dequantize_linear, &matmul_integer, &qlinear_matmul, &dynamic_quantize_linear, &conv_integer, &qlinear_conv, &nll_loss, &softmax_cross_entropy, &instance_norm, &rnn, &gru, &lstm,
+        &sequence_empty, &sequence_construct, &sequence_insert, &sequence_at, &sequence_erase, &sequence_length, &split_to_sequence, &concat_from_sequence};
     return all;
 }
 

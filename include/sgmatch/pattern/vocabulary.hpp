@@ -156,6 +156,16 @@ SGMATCH_DETAIL_OP(Compress, "Compress")
 SGMATCH_DETAIL_OP(Unique, "Unique")
 SGMATCH_DETAIL_OP(ReverseSequence, "ReverseSequence")
 
+// Sequences of tensors.
+SGMATCH_DETAIL_OP(SequenceEmpty, "SequenceEmpty")
+SGMATCH_DETAIL_OP(SequenceConstruct, "SequenceConstruct")
+SGMATCH_DETAIL_OP(SequenceInsert, "SequenceInsert")
+SGMATCH_DETAIL_OP(SequenceAt, "SequenceAt")
+SGMATCH_DETAIL_OP(SequenceErase, "SequenceErase")
+SGMATCH_DETAIL_OP(SequenceLength, "SequenceLength")
+SGMATCH_DETAIL_OP(SplitToSequence, "SplitToSequence")
+SGMATCH_DETAIL_OP(ConcatFromSequence, "ConcatFromSequence")
+
 // Signal processing, and the determinant.
 SGMATCH_DETAIL_OP(HannWindow, "HannWindow")
 SGMATCH_DETAIL_OP(HammingWindow, "HammingWindow")

@@ -17,7 +17,7 @@
 // (kernels/quantize.hpp); EyeLike, NonZero, Compress and Unique (kernels/selection.hpp);
 // ReverseSequence (kernels/positions.hpp); MeanVarianceNormalization on f32 and f64
 // (kernels/losses.hpp); the Hann, Hamming and Blackman windows (kernels/signal.hpp); Det on f32
-// and f64 (kernels/linalg.hpp).
+// and f64 (kernels/linalg.hpp); the ops on sequences of tensors (kernels/sequence.hpp).
 //
 // The executor runs an op's typed kernel when the op has no fp32 kernel, when its data input is
 // not f32, when an input computed at run time is not f32 (an int64 shape, a bool mask), or when
@@ -51,6 +51,7 @@
 #include "sgmatch/exec/kernels/positions.hpp"
 #include "sgmatch/exec/kernels/quantize.hpp"
 #include "sgmatch/exec/kernels/selection.hpp"
+#include "sgmatch/exec/kernels/sequence.hpp"
 #include "sgmatch/exec/kernels/signal.hpp"
 #include "sgmatch/exec/kernels/linalg.hpp"
 #include "sgmatch/exec/kernels/recurrent.hpp"
@@ -354,21 +355,7 @@ inline typed_fn concat(const ops::op_attrs& a0, const ops::node_source&) {
         const dtype t = in(xs, 0, a).type();
         for (const value& v : xs)
             if (v.type() != t) fail(a, "inputs of types " + std::string(name_of(t)) + " and " + std::string(name_of(v.type())));
-        value out = value::zeros(t, out_dims);
-        std::int64_t outer = 1;
-        for (std::size_t k = 0; k < ax; ++k) outer *= out_dims[k];
-        const auto es = static_cast<std::int64_t>(size_of(t));
-        const std::int64_t row = element_count(out_dims) / std::max<std::int64_t>(outer, 1) * es;
-        std::byte* o = bytes_of(out);
-        std::int64_t at = 0;
-        for (const value& v0 : xs) {
-            const value v = v0.dense_value();
-            const std::int64_t piece = outer == 0 ? 0 : v.size() / outer * es;
-            const std::byte* s = bytes_of(v);
-            for (std::int64_t r = 0; r < outer && piece > 0; ++r) std::memcpy(o + r * row + at, s + r * piece, static_cast<std::size_t>(piece));
-            at += piece;
-        }
-        return values{out};
+        return values{join(xs, ax, out_dims)};
     };
 }
 
@@ -435,25 +422,8 @@ inline typed_fn expand(const ops::op_attrs& a0, const ops::node_source&) {
 
 inline typed_fn split(const ops::op_attrs& a0, const ops::node_source&) {
     return [a = a0](const values& xs) {
-        const value x = in(xs, 0, a).dense_value();
-        const std::vector<ops::dims> outs = rule(a, xs);
-        const std::size_t ax = ops::rules::axis(a, a.i("axis"), x.rank());
-        std::int64_t outer = 1;
-        for (std::size_t k = 0; k < ax; ++k) outer *= x.dims()[k];
-        const auto es = static_cast<std::int64_t>(size_of(x.type()));
-        const std::int64_t row = outer == 0 ? 0 : x.size() / outer * es;
-        const std::byte* s = bytes_of(x);
-        values r;
-        std::int64_t at = 0;
-        for (const auto& d : outs) {
-            value v = value::zeros(x.type(), d);
-            const std::int64_t piece = outer == 0 ? 0 : v.size() / outer * es;
-            std::byte* o = bytes_of(v);
-            for (std::int64_t k = 0; k < outer && piece > 0; ++k) std::memcpy(o + k * piece, s + k * row + at, static_cast<std::size_t>(piece));
-            at += piece;
-            r.push_back(std::move(v));
-        }
-        return r;
+        const value& x = in(xs, 0, a);
+        return cut(x, ops::rules::axis(a, a.i("axis"), x.rank()), rule(a, xs));
     };
 }
 
@@ -606,6 +576,14 @@ inline const typed_binding typed_ops[] = {
     {&ops::schemas::compress, typed::compress},
     {&ops::schemas::unique, typed::unique},
     {&ops::schemas::reverse_sequence, typed::reverse_sequence},
+    {&ops::schemas::sequence_empty, typed::sequence_empty},
+    {&ops::schemas::sequence_construct, typed::sequence_construct},
+    {&ops::schemas::sequence_insert, typed::sequence_insert},
+    {&ops::schemas::sequence_at, typed::sequence_at},
+    {&ops::schemas::sequence_erase, typed::sequence_erase},
+    {&ops::schemas::sequence_length, typed::sequence_length},
+    {&ops::schemas::split_to_sequence, typed::split_to_sequence},
+    {&ops::schemas::concat_from_sequence, typed::concat_from_sequence},
     {&ops::schemas::hann_window, typed::hann_window},
     {&ops::schemas::hamming_window, typed::hamming_window},
     {&ops::schemas::blackman_window, typed::blackman_window},

@@ -3,6 +3,7 @@
 // broadcast strides, an n-dimensional loop, a strided byte copy and element conversion.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstddef>
@@ -58,6 +59,11 @@ inline ops::shape_inputs shapes_of(const values& x) {
     ops::shape_inputs s;
     for (const value& v : x) {
         s.shapes.push_back(v.dims());
+        if (v.is_sequence()) {  // no shape, no values
+            s.values.push_back(std::nullopt);
+            s.reals.push_back(std::nullopt);
+            continue;
+        }
         const bool small = (v.has_data() || v.size() == 0) && v.size() <= 4096;
         const bool integer = v.type() == dtype::i64 || v.type() == dtype::i32;
         const bool real = v.type() == dtype::f32 || v.type() == dtype::f64;
@@ -166,6 +172,48 @@ inline value strided_copy(const value& x, const shape& walk, const shape& stride
         std::memcpy(o + i * es, s + (offset + off[0]) * es, static_cast<std::size_t>(es));
     });
     return y;
+}
+
+/// The values `xs` (one type, dims equal but along `axis`) joined along `axis` into a new value
+/// of dims `out` (Concat, ConcatFromSequence).
+inline value join(const values& xs, std::size_t axis, const shape& out) {
+    value y = value::zeros(xs.at(0).type(), out);
+    std::int64_t outer = 1;
+    for (std::size_t k = 0; k < axis; ++k) outer *= out[k];
+    const auto es = static_cast<std::int64_t>(size_of(y.type()));
+    const std::int64_t row = element_count(out) / std::max<std::int64_t>(outer, 1) * es;
+    std::byte* o = bytes_of(y);
+    std::int64_t at = 0;
+    for (const value& v0 : xs) {
+        const value v = v0.dense_value();
+        const std::int64_t piece = outer == 0 ? 0 : v.size() / outer * es;
+        const std::byte* s = bytes_of(v);
+        for (std::int64_t r = 0; r < outer && piece > 0; ++r) std::memcpy(o + r * row + at, s + r * piece, static_cast<std::size_t>(piece));
+        at += piece;
+    }
+    return y;
+}
+
+/// `x` cut along `axis` into new values of dims `pieces` (dims equal to x's but along `axis`,
+/// whose lengths add up to x's: Split, SplitToSequence).
+inline values cut(const value& x0, std::size_t axis, const std::vector<ops::dims>& pieces) {
+    const value x = x0.dense_value();
+    std::int64_t outer = 1;
+    for (std::size_t k = 0; k < axis; ++k) outer *= x.dims()[k];
+    const auto es = static_cast<std::int64_t>(size_of(x.type()));
+    const std::int64_t row = outer == 0 ? 0 : x.size() / outer * es;
+    const std::byte* s = bytes_of(x);
+    values r;
+    std::int64_t at = 0;
+    for (const auto& d : pieces) {
+        value v = value::zeros(x.type(), d);
+        const std::int64_t piece = outer == 0 ? 0 : v.size() / outer * es;
+        std::byte* o = bytes_of(v);
+        for (std::int64_t k = 0; k < outer && piece > 0; ++k) std::memcpy(o + k * piece, s + k * row + at, static_cast<std::size_t>(piece));
+        at += piece;
+        r.push_back(std::move(v));
+    }
+    return r;
 }
 
 // ---- conversions --------------------------------------------------------------------------
