@@ -168,3 +168,44 @@ TEST_CASE("one built executor run from 8 threads at once computes what one threa
         CHECK(same == std::vector<int>(8, 1));
     }
 }
+
+TEST_CASE("fused convs share their weights with the model's constants, and a BatchNorm folded into them copies first") {
+    onednn::register_backend<graph>();
+    for (const std::string form : {".onnx", ".preserve.onnx"}) {
+        CAPTURE(form);
+        sgmatch::onnx::model m = sgmatch::onnx::load(path("resnet_tiny" + form));
+        // The weights' bytes as loaded, by constant name.
+        // The loader keeps weights of 4 KiB and more in the strings protobuf decoded (an owner).
+        std::map<std::string, std::vector<float>> before;
+        std::size_t held = 0;
+        for (node_id n : m.graph.nodes())
+            if (const auto c = m.graph.constant(n); c && c->type == dtype::f32 && c->rank == 4) {
+                before[std::string(m.graph.name(n))].assign(static_cast<const float*>(c->data),
+                                                             static_cast<const float*>(c->data) + c->element_count());
+                held += m.graph.constant_owner(n) != nullptr;
+            }
+        REQUIRE(!before.empty());
+        CHECK(held >= 2);
+        (void)apply_backend(m.graph, "onednn");
+        std::size_t convs = 0, shared = 0;
+        for (node_id n : m.graph.nodes()) {
+            const auto* f = std::any_cast<std::shared_ptr<const onednn::fused_node>>(&m.graph.payload(n));
+            if (f == nullptr) continue;
+            const auto* conv = dynamic_cast<const onednn::fused_conv*>((*f)->kernel.get());
+            if (conv == nullptr) continue;
+            ++convs;
+            shared += conv->spec().weights.is_shared();
+        }
+        CHECK(convs == 6);
+        // Exported with BatchNorm folded, each conv shares its weight as loaded (where the
+        // loader kept an owner); kept, each BatchNorm is folded into a copy of its own.
+        CHECK(shared == (form == ".onnx" ? held : 0));
+        for (node_id n : m.graph.nodes())
+            if (const auto c = m.graph.constant(n); c && before.count(std::string(m.graph.name(n))))
+                CHECK(std::equal(before[std::string(m.graph.name(n))].begin(), before[std::string(m.graph.name(n))].end(),
+                                 static_cast<const float*>(c->data)));
+        const auto x = reference::read_npy(path("resnet_tiny.input.npy"));
+        const auto want = reference::read_npy(path("resnet_tiny.output.npy"));
+        CHECK(error(exec::executor(m.graph, exec::mode::onednn)({{m.inputs.at(0), x}}).at(0), want) < 1e-4);
+    }
+}

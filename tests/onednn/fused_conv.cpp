@@ -100,7 +100,7 @@ onednn::conv_spec spec_for(const conv_case& c, std::mt19937& rng, bool bias) {
 }
 
 array ref_conv(const array& x, const onednn::conv_spec& s) {
-    array w = test::make_array(s.weights, s.weights_dims);
+    array w = test::make_array(s.weights.to_vector(), s.weights_dims);
     array b = s.bias.empty() ? array() : test::make_array(s.bias, {s.out_channels()});
     if (s.bias.empty()) b = xt::zeros<float>({std::size_t(0)});
     return reference::conv(x, w, b, {s.strides, s.pads_begin, s.pads_end, s.dilations, s.groups});
@@ -231,7 +231,7 @@ TEST_CASE("round: exact on integer data") {
     const array x = test::make_array({-3, -2, -1, 0, 1, 2, 3, 4}, {1, 1, 2, 4});
     const array got = reference::to_array(onednn::fused_conv(s).run(reference::to_tensor(x)));
     const array expect = reference::unary(reference::unary(
-        reference::conv(x, test::make_array(s.weights, s.weights_dims), xt::zeros<float>({std::size_t(0)}),
+        reference::conv(x, test::make_array(s.weights.to_vector(), s.weights_dims), xt::zeros<float>({std::size_t(0)}),
                         {{1, 1}, {0, 0}, {0, 0}, {1, 1}, 1}),
         unary_kind::linear, 0.5f, 0.25f), unary_kind::round);
     CHECK(got == expect);
@@ -257,7 +257,7 @@ TEST_CASE("1-D and 3-D convolutions") {
         s.post_ops = {post_op::eltwise(alg::eltwise_tanh)};
         const array x = test::random_array(xd, rng, 1.0f);
         const array expect = reference::unary(
-            reference::conv(x, test::make_array(s.weights, wd), xt::zeros<float>({std::size_t(0)}),
+            reference::conv(x, test::make_array(s.weights.to_vector(), wd), xt::zeros<float>({std::size_t(0)}),
                             {s.strides, s.pads_begin, s.pads_end, s.dilations, 1}),
             unary_kind::tanh);
         onednn::fused_conv k(s);
@@ -451,7 +451,7 @@ TEST_CASE("transposed convolutions (ConvTranspose): 1-D to 3-D, groups, strides,
         array expect;
         try {
             const array b = spec.bias.empty() ? array(xt::zeros<float>({std::size_t(0)})) : test::make_array(spec.bias, {O});
-            expect = reference::conv_transpose(x, test::make_array(spec.weights, spec.weights_dims), b, a,
+            expect = reference::conv_transpose(x, test::make_array(spec.weights.to_vector(), spec.weights_dims), b, a,
                                                spec.output_padding);
         } catch (const reference::kernel_error&) {
             continue;  // pads larger than the output
@@ -662,4 +662,26 @@ TEST_CASE("a 3x3 stride-1 conv with at least 14x14 outputs runs on oneDNN's Wino
         CHECK(direct.implementation({c.n, c.c, c.h, c.w}).find("wino") == std::string::npos);
         CHECK(test::max_rel_error(reference::to_array(direct.run(reference::to_tensor(x), {reference::to_tensor(residual)})), got) <= 1e-4);
     }
+}
+
+TEST_CASE("float_values: shared with an owner without a copy, copied before any write, copies share until one writes") {
+    auto owner = std::make_shared<std::vector<float>>(std::vector<float>{1, 2, 3});
+    const onednn::float_values shared = onednn::float_values::shared(owner, owner->data(), owner->size());
+    CHECK(shared.is_shared());
+    CHECK(shared.data() == owner->data());
+    onednn::float_values w = shared;
+    w.mutable_data()[0] = 10;  // a copy of its own first
+    CHECK(!w.is_shared());
+    CHECK((*owner)[0] == 1);
+    CHECK(shared[0] == 1);
+    CHECK(w.to_vector() == std::vector<float>{10, 2, 3});
+    onednn::float_values a = std::vector<float>{4, 5};
+    onednn::float_values b = a;
+    CHECK(b.data() == a.data());  // shared between copies
+    b.mutable_data()[1] = 7;
+    CHECK(a.to_vector() == std::vector<float>{4, 5});
+    CHECK(b.to_vector() == std::vector<float>{4, 7});
+    const float* before = b.data();
+    b.mutable_data()[0] = 1;  // the only holder of its own values: written in place
+    CHECK(b.data() == before);
 }

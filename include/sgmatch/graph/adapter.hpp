@@ -32,6 +32,9 @@
 //   has_graph_output(g, n)  -> bool           // any port of n; else: is_graph_output per port
 //   value_type(g, n, port)  -> std::optional<sgmatch::tensor_type>   // shape predicates, lowering
 //   constant(g, n)          -> std::optional<sgmatch::const_tensor_view>
+//   constant_owner(g, n)    -> std::shared_ptr<const void>   // keeps constant n's data alive and
+//                                             // unchanged while held (null: no such promise): the
+//                                             // oneDNN lowering then shares a weight, not copies it
 //   replace(G&, const sgmatch::replacement<node_type>&) -> node_type  // the write side
 //   prepare_replace(G&, const node_type* nodes, std::size_t count,
 //                   std::vector<sgmatch::value_ref<node_type>>& inputs,
@@ -76,6 +79,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string_view>
 #include <type_traits>
@@ -142,6 +146,7 @@ SGMATCH_DETAIL_DETECT(is_graph_output, std::declval<gref<G>>(), SGMATCH_DETAIL_N
 SGMATCH_DETAIL_DETECT(has_graph_output, std::declval<gref<G>>(), SGMATCH_DETAIL_N)
 SGMATCH_DETAIL_DETECT(value_type, std::declval<gref<G>>(), SGMATCH_DETAIL_N, std::uint32_t())
 SGMATCH_DETAIL_DETECT(constant, std::declval<gref<G>>(), SGMATCH_DETAIL_N)
+SGMATCH_DETAIL_DETECT(constant_owner, std::declval<gref<G>>(), SGMATCH_DETAIL_N)
 SGMATCH_DETAIL_DETECT(for_each_attr, std::declval<gref<G>>(), SGMATCH_DETAIL_N,
                       std::declval<void (*)(std::string_view, const attribute&)>())
 SGMATCH_DETAIL_DETECT(replace, std::declval<G&>(),
@@ -306,6 +311,13 @@ struct adapter {
             return traits::constant(g, n);
         else
             return std::nullopt;
+    }
+    /// What keeps constant n's data alive and unchanged, where the adapter promises so; else null.
+    static std::shared_ptr<const void> constant_owner(const G& g, node_type n) {
+        if constexpr (detail::has_constant_owner<traits, G>::value)
+            return traits::constant_owner(g, n);
+        else
+            return nullptr;
     }
     /// f(key, value) for every attribute of n when the adapter can list them; else for each of
     /// `keys` that n has (what a caller that copies a node needs to know it reads).

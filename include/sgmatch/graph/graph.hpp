@@ -101,8 +101,9 @@ public:
     }
     /// A constant whose bytes another object holds, read in place and never copied (a model's
     /// weights as the file's parser decoded them): `owner` keeps the `bytes` bytes at `data`
-    /// alive and unchanged for as long as this graph or a copy of it holds the constant. `data`
-    /// is aligned for `type`.
+    /// alive and unchanged for as long as this graph, a copy of it or what sgmatch made from it
+    /// (a fused node sharing the constant as its weights: constant_owner) holds it. `data` is
+    /// aligned for `type`.
     node_id add_constant(std::string_view name, std::vector<std::int64_t> dims, dtype type,
                          std::shared_ptr<const void> owner, const void* data, std::size_t bytes) {
         check_constant(name, dims, type, bytes);
@@ -272,6 +273,14 @@ public:
         static const std::int64_t nothing = 0;
         if (v.data == nullptr && v.element_count() == 0) v.data = &nothing;
         return v;
+    }
+    /// What keeps constant n's data alive and unchanged: the owner of data the graph adopted
+    /// (add_constant with an owner: weights as a file's parser decoded them); null for the
+    /// graph's own copies and for other nodes.
+    std::shared_ptr<const void> constant_owner(node_id n) const {
+        if (recs_[n.value].kind != node_kind::constant) return nullptr;
+        const auto& c = consts_[cold_[n.value].extra];
+        return c.data.empty() ? c.held : nullptr;
     }
     /// The payload a replace() stored on a fused node (empty for other nodes).
     const std::any& payload(node_id n) const {
@@ -656,6 +665,7 @@ struct graph_traits<graph> {
     static std::optional<const_tensor_view> constant(const graph& g, node_id n) {
         return g.constant(n);
     }
+    static std::shared_ptr<const void> constant_owner(const graph& g, node_id n) { return g.constant_owner(n); }
     template <class F>
     static void for_each_attr(const graph& g, node_id n, F f) {
         g.for_each_attr(n, f);

@@ -36,6 +36,7 @@
 
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/onednn/compat.hpp"
+#include "sgmatch/onednn/float_values.hpp"
 #include "sgmatch/onednn/post_ops.hpp"
 #include "sgmatch/onednn/tensor.hpp"
 
@@ -46,7 +47,8 @@ namespace onednn {
 struct conv_spec {
     std::string name = "conv";      // for messages
     dims weights_dims;              // [O, C/groups, k...] (1 to 3 spatial dims)
-    std::vector<float> weights;     // plain row-major, prod(weights_dims) values; none in a spec
+    float_values weights;           // plain row-major, prod(weights_dims) values (shared with
+                                    // the graph's constant where it allows); none in a spec
                                     // lowered without data (it describes a kernel, runs none)
     std::vector<float> bias;        // empty or O values
     std::int64_t groups = 1;
@@ -90,7 +92,7 @@ struct conv_spec {
         return w;
     }
     std::vector<float> onednn_weights() const {
-        if (!transposed) return weights;
+        if (!transposed) return weights.to_vector();
         const std::int64_t C = weights_dims[0], Og = weights_dims[1], Cg = C / groups;
         std::size_t k = 1;
         for (std::size_t i = 2; i < weights_dims.size(); ++i) k *= static_cast<std::size_t>(weights_dims[i]);
@@ -140,10 +142,11 @@ struct conv_spec {
             k[o] = scale[o] / std::sqrt(static_cast<double>(var[o]) + eps);
             bias[o] = static_cast<float>((bias[o] - mean[o]) * k[o] + shift[o]);
         }
+        float* const wv = weights.mutable_data();
         if (!transposed) {
             for (std::size_t o = 0; o < O; ++o)
                 for (std::size_t i = 0; i < per_out; ++i)
-                    weights[o * per_out + i] = static_cast<float>(weights[o * per_out + i] * k[o]);
+                    wv[o * per_out + i] = static_cast<float>(wv[o * per_out + i] * k[o]);
             return;
         }
         // [C, O/G, k...]: input channel c is in group c / (C/G), and its j-th output is g (O/G) + j.
@@ -152,7 +155,7 @@ struct conv_spec {
         for (std::size_t c = 0; c < C; ++c)
             for (std::size_t j = 0; j < Og; ++j)
                 for (std::size_t t = 0; t < taps; ++t) {
-                    float& w = weights[(c * Og + j) * taps + t];
+                    float& w = wv[(c * Og + j) * taps + t];
                     w = static_cast<float>(w * k[(c / Cg) * Og + j]);
                 }
     }

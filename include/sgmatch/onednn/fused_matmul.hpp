@@ -24,6 +24,7 @@
 
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/onednn/compat.hpp"
+#include "sgmatch/onednn/float_values.hpp"
 #include "sgmatch/onednn/post_ops.hpp"
 #include "sgmatch/onednn/tensor.hpp"
 
@@ -33,7 +34,7 @@ namespace onednn {
 struct matmul_spec {
     std::string name = "matmul";
     std::int64_t K = 0, N = 0;
-    std::vector<float> weights;  // [K, N] row-major
+    float_values weights;        // [K, N] row-major (shared with the graph's constant where it allows)
     std::vector<float> bias;     // empty or N values
     std::vector<post_op> post_ops;
 
@@ -58,10 +59,11 @@ struct matmul_spec {
             throw kernel_error("sgmatch::onednn::matmul_spec::fold_batch_norm('" + name +
                                "'): a BatchNorm after a post-op cannot be folded into the weights");
         if (bias.empty()) bias.assign(n_out, 0.0f);
+        float* const w = weights.mutable_data();
         for (std::size_t n = 0; n < n_out; ++n) {
             const double c = scale[n] / std::sqrt(static_cast<double>(var[n]) + eps);
             for (std::size_t k = 0; k < static_cast<std::size_t>(K); ++k)
-                weights[k * n_out + n] = static_cast<float>(weights[k * n_out + n] * c);
+                w[k * n_out + n] = static_cast<float>(w[k * n_out + n] * c);
             bias[n] = static_cast<float>((bias[n] - mean[n]) * c + shift[n]);
         }
     }

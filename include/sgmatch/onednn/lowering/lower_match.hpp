@@ -70,6 +70,17 @@ std::vector<float> constant_values(const const_tensor_view& c) {
     return c.to_floats().value_or(std::vector<float>{});  // callers took only f32 / f64 with data
 }
 
+/// A weight's values: shared with the constant where the adapter promises its data stays
+/// unchanged (constant_owner; the built-in graph, for weights a model file's parser decoded),
+/// else copied.
+template <class G>
+float_values weight_values(const G& g, typename graph_traits<G>::node_type n, const const_tensor_view& c) {
+    if (c.type == dtype::f32)
+        if (auto owner = adapter<G>::constant_owner(g, n))
+            return float_values::shared(std::move(owner), static_cast<const float*>(c.data), static_cast<std::size_t>(c.element_count()));
+    return constant_values<G>(c);
+}
+
 }  // namespace detail
 
 namespace detail {
@@ -195,14 +206,14 @@ match_lowering<typename graph_traits<G>::node_type> lower_match_with(const G& g,
         if (!with_data) {
             m.weights.assign(static_cast<std::size_t>(m.K * m.N), 0.0f);
         } else if (!tb && alpha == 1.0f) {
-            m.weights = detail::constant_values<G>(*w);  // [K, N] as stored
+            m.weights = detail::weight_values(g, traits::input(g, conv, 1).node, *w);  // [K, N] as stored
         } else {
             const auto v = detail::constant_values<G>(*w);
-            m.weights.resize(static_cast<std::size_t>(m.K * m.N));
+            std::vector<float> kn(static_cast<std::size_t>(m.K * m.N));
             for (std::int64_t k = 0; k < m.K; ++k)
                 for (std::int64_t n = 0; n < m.N; ++n)
-                    m.weights[static_cast<std::size_t>(k * m.N + n)] =
-                        alpha * v[static_cast<std::size_t>(tb ? n * m.K + k : k * m.N + n)];
+                    kn[static_cast<std::size_t>(k * m.N + n)] = alpha * v[static_cast<std::size_t>(tb ? n * m.K + k : k * m.N + n)];
+            m.weights = std::move(kn);
         }
         if (ins >= 3) {
             const auto c = const_data(traits::input(g, conv, 2));
@@ -233,7 +244,7 @@ match_lowering<typename graph_traits<G>::node_type> lower_match_with(const G& g,
             s.pads_begin.assign(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(sp));
             s.pads_end.assign(pads.begin() + static_cast<std::ptrdiff_t>(sp), pads.end());
         }
-        if (with_data) s.weights = detail::constant_values<G>(*w);  // else none: the spec is for checks
+        if (with_data) s.weights = detail::weight_values(g, traits::input(g, conv, 1).node, *w);  // else none: the spec is for checks
         if (ins >= 3) {
             const auto b = const_data(traits::input(g, conv, 2));
             if (!b) return decline(Conv + " " + name(conv) + ": bias is not a constant with data");
