@@ -639,3 +639,25 @@ TEST_CASE("A sequence of tensors as graph input and output: loaded as one, run, 
     CHECK(sequence_io("sequence").error().find("node 'length' (SequenceLength): output 0 'n' is declared a sequence; the op computes a tensor") !=
           std::string::npos);
 }
+
+TEST_CASE("RoiAlign before opset 16 had no half-pixel shift: written out as output_half_pixel") {
+    for (const std::int64_t opset : {10, 16}) {
+        builder b(opset);
+        b.input("x", {1, 1, 4, 4});
+        b.input("rois", {1, 4});
+        b.input("batch", {1}, ::onnx::TensorProto::INT64);
+        b.node("RoiAlign", {"x", "rois", "batch"}, {"y"}, "roi");
+        b.output("y");
+        const sx::model m = b.load();
+        std::optional<std::string> mode;
+        for (sgmatch::node_id n : m.graph.nodes())
+            if (m.graph.kind(n) == sgmatch::node_kind::op)
+                if (const auto a = m.graph.attr(n, "coordinate_transformation_mode")) mode = std::string(*a->as_string());
+        if (opset < 16) {
+            REQUIRE(mode);
+            CHECK(*mode == "output_half_pixel");
+        } else {
+            CHECK(!mode);  // the description's default, half_pixel
+        }
+    }
+}

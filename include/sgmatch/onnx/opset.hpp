@@ -73,6 +73,8 @@ inline void write_opset_meaning(const ::onnx::NodeProto& n, std::int64_t opset, 
         report.notes.push_back(node_label(n) + ": opset " + std::to_string(opset) + " " + n.op_type() + " written as axis " +
                                  std::to_string(ax));
     }
+    if (n.op_type() == "RoiAlign" && opset < 16 && !has("coordinate_transformation_mode"))  // before: no half pixel
+        attrs.emplace_back("coordinate_transformation_mode", attribute(std::string("output_half_pixel")));
     if (n.op_type() == "Concat" && opset < 4 && !has("axis")) attrs.emplace_back("axis", attribute(std::int64_t{1}));
     if (n.op_type() == "Pad" && opset < 2)  // opset 1 spelled pads "paddings"
         for (auto& a : attrs)

@@ -159,6 +159,7 @@ inline shape_rule shape_rule_of(const op_schema& s) {
         {&schemas::eye_like, rules::eye_like},
         {&schemas::reverse_sequence, rules::reverse_sequence},
         {&schemas::sequence_length, rules::sequence_length},
+        {&schemas::roi_align, rules::roi_align},
         {&schemas::hann_window, rules::window_op},
         {&schemas::hamming_window, rules::window_op},
         {&schemas::blackman_window, rules::window_op},

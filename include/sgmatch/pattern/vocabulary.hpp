@@ -156,6 +156,10 @@ SGMATCH_DETAIL_OP(Compress, "Compress")
 SGMATCH_DETAIL_OP(Unique, "Unique")
 SGMATCH_DETAIL_OP(ReverseSequence, "ReverseSequence")
 
+// Detection.
+SGMATCH_DETAIL_OP(NonMaxSuppression, "NonMaxSuppression")
+SGMATCH_DETAIL_OP(RoiAlign, "RoiAlign")
+
 // Sequences of tensors.
 SGMATCH_DETAIL_OP(SequenceEmpty, "SequenceEmpty")
 SGMATCH_DETAIL_OP(SequenceConstruct, "SequenceConstruct")

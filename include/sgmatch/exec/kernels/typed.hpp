@@ -17,7 +17,8 @@
 // (kernels/quantize.hpp); EyeLike, NonZero, Compress and Unique (kernels/selection.hpp);
 // ReverseSequence (kernels/positions.hpp); MeanVarianceNormalization on f32 and f64
 // (kernels/losses.hpp); the Hann, Hamming and Blackman windows (kernels/signal.hpp); Det on f32
-// and f64 (kernels/linalg.hpp); the ops on sequences of tensors (kernels/sequence.hpp).
+// and f64 (kernels/linalg.hpp); the ops on sequences of tensors (kernels/sequence.hpp);
+// NonMaxSuppression and RoiAlign (kernels/vision.hpp).
 //
 // The executor runs an op's typed kernel when the op has no fp32 kernel, when its data input is
 // not f32, when an input computed at run time is not f32 (an int64 shape, a bool mask), or when
@@ -58,6 +59,7 @@
 #include "sgmatch/exec/kernels/reduce_typed.hpp"
 #include "sgmatch/exec/kernels/resize.hpp"
 #include "sgmatch/exec/kernels/typed_support.hpp"
+#include "sgmatch/exec/kernels/vision.hpp"
 #include "sgmatch/exec/value.hpp"
 #include "sgmatch/ops/attrs.hpp"
 #include "sgmatch/ops/elementwise.hpp"
@@ -584,6 +586,8 @@ inline const typed_binding typed_ops[] = {
     {&ops::schemas::sequence_length, typed::sequence_length},
     {&ops::schemas::split_to_sequence, typed::split_to_sequence},
     {&ops::schemas::concat_from_sequence, typed::concat_from_sequence},
+    {&ops::schemas::non_max_suppression, typed::non_max_suppression},
+    {&ops::schemas::roi_align, typed::roi_align},
     {&ops::schemas::hann_window, typed::hann_window},
     {&ops::schemas::hamming_window, typed::hamming_window},
     {&ops::schemas::blackman_window, typed::blackman_window},

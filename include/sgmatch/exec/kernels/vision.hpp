@@ -1,0 +1,174 @@
+// sgmatch/exec/kernels/vision.hpp - the detection ops (ops/vision.hpp): NonMaxSuppression on
+// f32 boxes and scores, RoiAlign on f32 and f64 (computed in double).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "sgmatch/detail/config.hpp"
+#include "sgmatch/exec/kernels/typed_support.hpp"
+#include "sgmatch/exec/value.hpp"
+#include "sgmatch/ops/vision.hpp"
+
+SGMATCH_BEGIN_NAMESPACE
+namespace exec {
+namespace typed {
+
+namespace vision_detail {
+
+/// An optional scalar parameter (a one-value tensor), or `absent` when the input is not given.
+inline double scalar_param(const ops::op_attrs& a, const values& xs, std::size_t i, const char* what, double absent) {
+    if (xs.size() <= i) return absent;
+    const value v = xs[i].dense_value();
+    if (v.size() == 0) return absent;  // an empty tensor for an input left out
+    if (v.size() != 1) fail(a, std::string(what) + " holds " + std::to_string(v.size()) + " values, not one");
+    const auto s = v.as_constant().scalar();
+    if (!s) fail(a, std::string(what) + " is not a number");
+    return *s;
+}
+
+// A box as its two extremes on each axis.
+struct box {
+    double y0, x0, y1, x1;
+};
+inline box box_at(const float* b, bool center) {
+    if (center) {
+        const double xc = b[0], yc = b[1], w = b[2], h = b[3];
+        return {yc - h / 2, xc - w / 2, yc + h / 2, xc + w / 2};
+    }
+    return {std::min<double>(b[0], b[2]), std::min<double>(b[1], b[3]), std::max<double>(b[0], b[2]), std::max<double>(b[1], b[3])};
+}
+// Whether two boxes overlap by an IoU above `threshold` (boxes without area never do).
+inline bool overlaps(const box& p, const box& q, double threshold) {
+    const double ix = std::min(p.x1, q.x1) - std::max(p.x0, q.x0), iy = std::min(p.y1, q.y1) - std::max(p.y0, q.y0);
+    if (ix <= 0 || iy <= 0) return false;
+    const double ap = (p.x1 - p.x0) * (p.y1 - p.y0), aq = (q.x1 - q.x0) * (q.y1 - q.y0);
+    if (ap <= 0 || aq <= 0) return false;
+    const double inter = ix * iy;
+    return inter / (ap + aq - inter) > threshold;
+}
+
+}  // namespace vision_detail
+
+inline typed_fn non_max_suppression(const ops::op_attrs& a0, const ops::node_source&) {
+    return [a = a0](const values& xs) {
+        const value boxes = in(xs, 0, a).dense_value(), scores = in(xs, 1, a).dense_value();
+        if (boxes.type() != dtype::f32 || scores.type() != dtype::f32) fail(a, "boxes and scores must be float");
+        const shape& bd = boxes.dims();
+        const shape& sd = scores.dims();
+        if (bd.size() != 3 || bd[2] != 4) fail(a, "boxes is " + to_string(bd) + ", not [batches, boxes, 4]");
+        if (sd.size() != 3 || sd[0] != bd[0] || sd[2] != bd[1])
+            fail(a, "scores is " + to_string(sd) + " for boxes " + to_string(bd) + " (not [batches, classes, boxes])");
+        const double max_out = vision_detail::scalar_param(a, xs, 2, "max_output_boxes_per_class", 0);
+        const double iou = vision_detail::scalar_param(a, xs, 3, "iou_threshold", 0);
+        const bool by_score = xs.size() > 4 && xs[4].size() > 0;
+        const double min_score = vision_detail::scalar_param(a, xs, 4, "score_threshold", 0);
+        if (iou < 0 || iou > 1) fail(a, "iou_threshold " + std::to_string(iou) + " is outside [0, 1]");
+        const auto keep = static_cast<std::size_t>(std::clamp<double>(max_out, 0, static_cast<double>(bd[1])));
+        const bool center = a.i("center_point_box") != 0;
+        const float* b = boxes.as<float>();
+        const float* s = scores.as<float>();
+        std::vector<std::int64_t> rows;
+        std::vector<std::int64_t> order;
+        std::vector<vision_detail::box> taken;
+        for (std::int64_t batch = 0; batch < bd[0]; ++batch)
+            for (std::int64_t cls = 0; cls < sd[1] && keep > 0; ++cls) {
+                const float* cs = s + (batch * sd[1] + cls) * sd[2];
+                order.clear();
+                for (std::int64_t i = 0; i < sd[2]; ++i)
+                    if (!by_score || cs[i] > min_score) order.push_back(i);
+                std::stable_sort(order.begin(), order.end(), [&](std::int64_t p, std::int64_t q) { return cs[p] > cs[q]; });
+                taken.clear();
+                for (const std::int64_t i : order) {
+                    const vision_detail::box c = vision_detail::box_at(b + (batch * bd[1] + i) * 4, center);
+                    if (std::any_of(taken.begin(), taken.end(), [&](const vision_detail::box& t) { return vision_detail::overlaps(t, c, iou); }))
+                        continue;
+                    taken.push_back(c);
+                    rows.insert(rows.end(), {batch, cls, i});
+                    if (taken.size() == keep) break;
+                }
+            }
+        return values{value::of<std::int64_t>({static_cast<std::int64_t>(rows.size() / 3), 3}, rows)};
+    };
+}
+
+inline typed_fn roi_align(const ops::op_attrs& a0, const ops::node_source&) {
+    return [a = a0](const values& xs) {
+        const value& x0 = in(xs, 0, a);
+        require_type(a, x0);
+        const shape out_dims = rule(a, xs).at(0);
+        const value x = cast_to(x0, dtype::f64), rois = cast_to(in(xs, 1, a), dtype::f64);
+        const value idx = in(xs, 2, a).dense_value();
+        if (idx.type() != dtype::i64 && idx.type() != dtype::i32) fail(a, "batch_indices must be int64 or int32");
+        const std::vector<std::int64_t> batch = idx.to_ints();
+        const std::int64_t N = x.dims()[0], C = x.dims()[1], H = x.dims()[2], W = x.dims()[3];
+        if (H == 0 || W == 0) fail(a, "X " + to_string(x.dims()) + " has no pixels");
+        const std::int64_t oh = out_dims[2], ow = out_dims[3], ratio = a.i("sampling_ratio");
+        const double scale = a.f("spatial_scale");
+        const bool half_pixel = a.s("coordinate_transformation_mode") == "half_pixel";
+        const double shift = half_pixel ? 0.5 : 0.0;
+        const double* px = x.as<double>();
+        const double* pr = rois.as<double>();
+        std::vector<double> out(static_cast<std::size_t>(element_count(out_dims)));
+        for (std::int64_t r = 0; r < out_dims[0]; ++r) {
+            const std::int64_t n = batch[static_cast<std::size_t>(r)];
+            if (n < 0 || n >= N) fail(a, "batch index " + std::to_string(n) + " is out of range for " + std::to_string(N) + " images");
+            const double* roi = pr + r * 4;
+            const double x0r = roi[0] * scale - shift, y0r = roi[1] * scale - shift;
+            double rw = roi[2] * scale - shift - x0r, rh = roi[3] * scale - shift - y0r;
+            if (!half_pixel) rw = std::max(rw, 1.0), rh = std::max(rh, 1.0);
+            const double bh = rh / static_cast<double>(oh), bw = rw / static_cast<double>(ow);
+            // Samples per bin and axis: ceil(bin size) unless given (none for an empty region).
+            auto grid = [&](double size, std::int64_t bins) -> std::int64_t {
+                if (ratio > 0) return ratio;
+                const double g = std::ceil(size / static_cast<double>(bins));
+                if (!(g <= 4096)) fail(a, "a region of " + std::to_string(size) + " pixels: over 4096 samples per bin and axis");
+                return g > 0 ? static_cast<std::int64_t>(g) : 0;
+            };
+            const std::int64_t gh = grid(rh, oh), gw = grid(rw, ow);
+            const double count = static_cast<double>(std::max<std::int64_t>(gh * gw, 1));
+            for (std::int64_t c = 0; c < C; ++c) {
+                const double* img = px + (n * C + c) * H * W;
+                for (std::int64_t i = 0; i < oh; ++i)
+                    for (std::int64_t j = 0; j < ow; ++j) {
+                        double sum = 0;
+                        for (std::int64_t u = 0; u < gh; ++u) {
+                            double y = y0r + static_cast<double>(i) * bh + (static_cast<double>(u) + 0.5) * bh / static_cast<double>(gh);
+                            for (std::int64_t v = 0; v < gw; ++v) {
+                                double xx = x0r + static_cast<double>(j) * bw + (static_cast<double>(v) + 0.5) * bw / static_cast<double>(gw);
+                                // Bilinear, outside [-1, H] x [-1, W] nothing, the edge clamped.
+                                if (y < -1.0 || y > static_cast<double>(H) || xx < -1.0 || xx > static_cast<double>(W)) continue;
+                                double yy = std::max(y, 0.0), xc = std::max(xx, 0.0);
+                                auto lo_hi = [](double& p, std::int64_t size, std::int64_t& lo, std::int64_t& hi) {
+                                    lo = static_cast<std::int64_t>(p);
+                                    if (lo >= size - 1) {
+                                        lo = hi = size - 1;
+                                        p = static_cast<double>(lo);
+                                    } else {
+                                        hi = lo + 1;
+                                    }
+                                };
+                                std::int64_t yl, yh, xl, xh;
+                                lo_hi(yy, H, yl, yh);
+                                lo_hi(xc, W, xl, xh);
+                                const double ly = yy - static_cast<double>(yl), lx = xc - static_cast<double>(xl);
+                                sum += (1 - ly) * (1 - lx) * img[yl * W + xl] + (1 - ly) * lx * img[yl * W + xh] +
+                                       ly * (1 - lx) * img[yh * W + xl] + ly * lx * img[yh * W + xh];
+                            }
+                        }
+                        out[static_cast<std::size_t>(((r * C + c) * oh + i) * ow + j)] = sum / count;
+                    }
+            }
+        }
+        return values{cast_to(value::of<double>(out_dims, out), x0.type())};
+    };
+}
+
+}  // namespace typed
+}  // namespace exec
+SGMATCH_END_NAMESPACE
