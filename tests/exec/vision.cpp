@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <numeric>
 #include <random>
 #include <set>
 #include <string>
@@ -181,5 +182,109 @@ TEST_CASE("NonMaxSuppression and RoiAlign refuse what they cannot run, naming th
         }
         CHECK(f.find("'nms'") != std::string::npos);
         CHECK(f.find("iou_threshold 1.5") != std::string::npos);
+    }
+}
+
+namespace vision_tests {
+
+// GridSample of x [1, 1, H, W] at the points (gx, gy) of a [1, 1, P, 2] grid.
+std::vector<float> sample(const std::vector<float>& img, std::int64_t H, std::int64_t W, const std::vector<float>& pts, const char* mode,
+                          const char* padding, bool align) {
+    graph g;
+    const node_id n = g.add_op("GridSample", "sample", {g.add_input("x"), g.add_input("grid")});
+    g.set_attr(n, "mode", attribute(mode));
+    g.set_attr(n, "padding_mode", attribute(padding));
+    g.set_attr(n, "align_corners", attribute(std::int64_t{align ? 1 : 0}));
+    g.mark_output(n);
+    const auto P = static_cast<std::int64_t>(pts.size() / 2);
+    return elements<float>(
+        exec::executor(g).run({{"x", value::of<float>({1, 1, H, W}, img)}, {"grid", value::of<float>({1, 1, P, 2}, pts)}}).at(0));
+}
+
+}  // namespace vision_tests
+
+TEST_CASE("GridSample: at the pixels themselves every mode gives the image, on a linear image bilinear is exact, outside each padding") {
+    const std::int64_t H = 5, W = 7;
+    std::vector<float> img;
+    for (std::int64_t y = 0; y < H; ++y)
+        for (std::int64_t x = 0; x < W; ++x) img.push_back(static_cast<float>(2 * y - 0.5 * x + 1));
+    for (const bool align : {false, true}) {
+        CAPTURE(align);
+        // Each pixel's own grid point: its center.
+        auto norm = [&](double p, std::int64_t size) { return align ? 2 * p / static_cast<double>(size - 1) - 1 : (2 * p + 1) / static_cast<double>(size) - 1; };
+        std::vector<float> pts;
+        for (std::int64_t y = 0; y < H; ++y)
+            for (std::int64_t x = 0; x < W; ++x) {
+                pts.push_back(static_cast<float>(norm(static_cast<double>(x), W)));
+                pts.push_back(static_cast<float>(norm(static_cast<double>(y), H)));
+            }
+        for (const char* mode : {"bilinear", "nearest", "bicubic"})
+            for (const char* padding : {"zeros", "border", "reflection"}) {
+                CAPTURE(mode);
+                CAPTURE(padding);
+                const std::vector<float> got = sample(img, H, W, pts, mode, padding, align);
+                for (std::size_t i = 0; i < img.size(); ++i) CHECK(got[i] == doctest::Approx(img[i]).epsilon(1e-5));
+            }
+        // Bilinear inside the pixel centers' hull: the linear function itself.
+        std::mt19937 rng(3);
+        std::uniform_real_distribution<double> py(0, static_cast<double>(H - 1)), px(0, static_cast<double>(W - 1));
+        std::vector<float> inner;
+        std::vector<double> want;
+        for (int k = 0; k < 30; ++k) {
+            const double y = py(rng), x = px(rng);
+            inner.push_back(static_cast<float>(norm(x, W)));
+            inner.push_back(static_cast<float>(norm(y, H)));
+            want.push_back(2 * y - 0.5 * x + 1);
+        }
+        for (const char* padding : {"zeros", "border", "reflection"}) {
+            const std::vector<float> got = sample(img, H, W, inner, "bilinear", padding, align);
+            for (std::size_t i = 0; i < want.size(); ++i) CHECK(got[i] == doctest::Approx(want[i]).epsilon(1e-4));
+        }
+        // Far outside (x beyond the right edge by several pixels, y at row 2): zeros, the edge
+        // pixel, or the image reflected back (with align_corners, x = W - 1 + 2 is pixel W - 3).
+        const std::vector<float> out{static_cast<float>(norm(static_cast<double>(W - 1 + 2), W)), static_cast<float>(norm(2, H))};
+        CHECK(sample(img, H, W, out, "nearest", "zeros", align)[0] == 0.0f);
+        CHECK(sample(img, H, W, out, "nearest", "border", align)[0] == img[static_cast<std::size_t>(2 * W + W - 1)]);
+        if (align) CHECK(sample(img, H, W, out, "nearest", "reflection", align)[0] == img[static_cast<std::size_t>(2 * W + W - 3)]);
+    }
+}
+
+TEST_CASE("MaxUnpool after MaxPool puts each window's maximum back where it was, zeros elsewhere, padded to output_shape") {
+    std::mt19937 rng(9);
+    const std::int64_t N = 2, C = 3, H = 6, W = 8;
+    std::vector<float> x(static_cast<std::size_t>(N * C * H * W));
+    std::iota(x.begin(), x.end(), 0.0f);
+    std::shuffle(x.begin(), x.end(), rng);  // distinct: no ties
+    for (const bool padded : {false, true}) {
+        CAPTURE(padded);
+        graph g;
+        const node_id pool = g.add_op("MaxPool", "pool", {g.add_input("x")}, {}, 2);
+        g.set_attr(pool, "kernel_shape", attribute(attribute::ints{2, 2}));
+        g.set_attr(pool, "strides", attribute(attribute::ints{2, 2}));
+        std::vector<input_ref> ins{input_ref(pool, 0), input_ref(pool, 1)};
+        if (padded) ins.push_back(g.add_input("shape"));
+        const node_id unpool = g.add_op("MaxUnpool", "unpool", ins);
+        g.set_attr(unpool, "kernel_shape", attribute(attribute::ints{2, 2}));
+        g.set_attr(unpool, "strides", attribute(attribute::ints{2, 2}));
+        g.mark_output(unpool);
+        std::map<std::string, value> in{{"x", value::of<float>({N, C, H, W}, x)}};
+        const std::int64_t Ho = padded ? H + 1 : H, Wo = padded ? W + 2 : W;
+        if (padded) in.emplace("shape", value::of<std::int64_t>({4}, {N, C, Ho, Wo}));
+        const value y = exec::executor(g).run(in).at(0);
+        REQUIRE(y.dims() == exec::shape{N, C, Ho, Wo});
+        const std::vector<float> got = elements<float>(y);
+        for (std::int64_t p = 0; p < N * C; ++p)
+            for (std::int64_t i = 0; i < Ho; ++i)
+                for (std::int64_t j = 0; j < Wo; ++j) {
+                    float want = 0;
+                    if (i < H && j < W) {
+                        const float v = x[static_cast<std::size_t>((p * H + i) * W + j)];
+                        float m = v;
+                        for (std::int64_t a = i / 2 * 2; a < i / 2 * 2 + 2; ++a)
+                            for (std::int64_t b = j / 2 * 2; b < j / 2 * 2 + 2; ++b) m = std::max(m, x[static_cast<std::size_t>((p * H + a) * W + b)]);
+                        want = m == v ? v : 0.0f;
+                    }
+                    CHECK(got[static_cast<std::size_t>((p * Ho + i) * Wo + j)] == want);
+                }
     }
 }

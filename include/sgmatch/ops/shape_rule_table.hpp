@@ -160,6 +160,8 @@ inline shape_rule shape_rule_of(const op_schema& s) {
         {&schemas::reverse_sequence, rules::reverse_sequence},
         {&schemas::sequence_length, rules::sequence_length},
         {&schemas::roi_align, rules::roi_align},
+        {&schemas::grid_sample, rules::grid_sample},
+        {&schemas::max_unpool, rules::max_unpool},
         {&schemas::hann_window, rules::window_op},
         {&schemas::hamming_window, rules::window_op},
         {&schemas::blackman_window, rules::window_op},

@@ -159,6 +159,8 @@ SGMATCH_DETAIL_OP(ReverseSequence, "ReverseSequence")
 // Detection.
 SGMATCH_DETAIL_OP(NonMaxSuppression, "NonMaxSuppression")
 SGMATCH_DETAIL_OP(RoiAlign, "RoiAlign")
+SGMATCH_DETAIL_OP(GridSample, "GridSample")
+SGMATCH_DETAIL_OP(MaxUnpool, "MaxUnpool")
 
 // Sequences of tensors.
 SGMATCH_DETAIL_OP(SequenceEmpty, "SequenceEmpty")

@@ -18,7 +18,7 @@
 // ReverseSequence (kernels/positions.hpp); MeanVarianceNormalization on f32 and f64
 // (kernels/losses.hpp); the Hann, Hamming and Blackman windows (kernels/signal.hpp); Det on f32
 // and f64 (kernels/linalg.hpp); the ops on sequences of tensors (kernels/sequence.hpp);
-// NonMaxSuppression and RoiAlign (kernels/vision.hpp).
+// NonMaxSuppression, RoiAlign, GridSample and MaxUnpool (kernels/vision.hpp).
 //
 // The executor runs an op's typed kernel when the op has no fp32 kernel, when its data input is
 // not f32, when an input computed at run time is not f32 (an int64 shape, a bool mask), or when
@@ -588,6 +588,8 @@ inline const typed_binding typed_ops[] = {
     {&ops::schemas::concat_from_sequence, typed::concat_from_sequence},
     {&ops::schemas::non_max_suppression, typed::non_max_suppression},
     {&ops::schemas::roi_align, typed::roi_align},
+    {&ops::schemas::grid_sample, typed::grid_sample},
+    {&ops::schemas::max_unpool, typed::max_unpool},
     {&ops::schemas::hann_window, typed::hann_window},
     {&ops::schemas::hamming_window, typed::hamming_window},
     {&ops::schemas::blackman_window, typed::blackman_window},

@@ -1,12 +1,15 @@
-// sgmatch/exec/kernels/vision.hpp - the detection ops (ops/vision.hpp): NonMaxSuppression on
-// f32 boxes and scores, RoiAlign on f32 and f64 (computed in double).
+// sgmatch/exec/kernels/vision.hpp - the detection and sampling ops (ops/vision.hpp):
+// NonMaxSuppression on f32 boxes and scores; RoiAlign and GridSample on f32 and f64 (computed in
+// double); MaxUnpool on every element type.
 #pragma once
 
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -166,6 +169,133 @@ inline typed_fn roi_align(const ops::op_attrs& a0, const ops::node_source&) {
             }
         }
         return values{cast_to(value::of<double>(out_dims, out), x0.type())};
+    };
+}
+
+namespace vision_detail {
+
+// GridSample's coordinates, as PyTorch's grid_sampler_2d computes them.
+struct sampler {
+    std::int64_t size;  // pixels along the axis
+    bool align;         // align_corners
+    int padding;        // 0 zeros, 1 border, 2 reflection
+
+    // A grid coordinate in [-1, 1] as a pixel coordinate.
+    double unnormalize(double c) const {
+        return align ? (c + 1) / 2 * static_cast<double>(size - 1) : ((c + 1) * static_cast<double>(size) - 1) / 2;
+    }
+    // x reflected into [lo2 / 2, hi2 / 2] (bounds given doubled).
+    static double reflect(double x, double lo2, double hi2) {
+        if (lo2 == hi2) return 0;
+        const double lo = lo2 / 2, span = (hi2 - lo2) / 2;
+        x = std::fabs(x - lo);
+        const double extra = std::fmod(x, span);
+        const auto flips = static_cast<std::int64_t>(std::floor(x / span));
+        return flips % 2 == 0 ? extra + lo : span - extra + lo;
+    }
+    // A pixel coordinate after padding: clamped to the border, or reflected and clamped.
+    double padded(double x) const {
+        const double last = static_cast<double>(size - 1);
+        if (padding == 1) return std::clamp(x, 0.0, last);
+        if (padding == 2) {
+            x = align ? reflect(x, 0, 2 * last) : reflect(x, -1, 2 * static_cast<double>(size) - 1);
+            return std::clamp(x, 0.0, last);
+        }
+        return x;
+    }
+};
+
+inline double cubic1(double x, double A) { return ((A + 2) * x - (A + 3)) * x * x + 1; }              // |x| <= 1
+inline double cubic2(double x, double A) { return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A; }         // 1 < |x| < 2
+
+}  // namespace vision_detail
+
+inline typed_fn grid_sample(const ops::op_attrs& a0, const ops::node_source&) {
+    return [a = a0](const values& xs) {
+        const value& x0 = in(xs, 0, a);
+        require_type(a, x0);
+        const shape out_dims = rule(a, xs).at(0);
+        const value x = cast_to(x0, dtype::f64), grid = cast_to(in(xs, 1, a), dtype::f64);
+        const std::int64_t N = x.dims()[0], C = x.dims()[1], H = x.dims()[2], W = x.dims()[3], Ho = out_dims[2], Wo = out_dims[3];
+        if (H == 0 || W == 0) fail(a, "X " + to_string(x.dims()) + " has no pixels");
+        const std::string_view mode = a.s("mode"), pm = a.s("padding_mode");
+        const int padding = pm == "border" ? 1 : pm == "reflection" ? 2 : 0;
+        const bool align = a.i("align_corners") != 0;
+        const vision_detail::sampler sx{W, align, padding}, sy{H, align, padding};
+        const double* px = x.as<double>();
+        const double* pg = grid.as<double>();
+        std::vector<double> out(static_cast<std::size_t>(element_count(out_dims)));
+        for (std::int64_t n = 0; n < N; ++n)
+            for (std::int64_t c = 0; c < C; ++c) {
+                const double* img = px + (n * C + c) * H * W;
+                // A pixel, zero outside the image.
+                auto at = [&](std::int64_t yy, std::int64_t xx) { return yy >= 0 && yy < H && xx >= 0 && xx < W ? img[yy * W + xx] : 0.0; };
+                for (std::int64_t i = 0; i < Ho; ++i)
+                    for (std::int64_t j = 0; j < Wo; ++j) {
+                        const double* g = pg + ((n * Ho + i) * Wo + j) * 2;
+                        const double ux = sx.unnormalize(g[0]), uy = sy.unnormalize(g[1]);
+                        double v = 0;
+                        if (!std::isfinite(ux) || !std::isfinite(uy)) {
+                            v = 0;  // nowhere in the image
+                        } else if (mode == "bicubic") {
+                            // The 4x4 pixels around the point, each tap padded on its own.
+                            const double fx = std::floor(ux), fy = std::floor(uy), tx = ux - fx, ty = uy - fy;
+                            constexpr double A = -0.75;
+                            const double wx[4] = {vision_detail::cubic2(tx + 1, A), vision_detail::cubic1(tx, A), vision_detail::cubic1(1 - tx, A),
+                                                  vision_detail::cubic2(2 - tx, A)};
+                            const double wy[4] = {vision_detail::cubic2(ty + 1, A), vision_detail::cubic1(ty, A), vision_detail::cubic1(1 - ty, A),
+                                                  vision_detail::cubic2(2 - ty, A)};
+                            for (int r = 0; r < 4; ++r) {
+                                double row = 0;
+                                for (int k = 0; k < 4; ++k) {
+                                    const double tapx = sx.padded(fx - 1 + k), tapy = sy.padded(fy - 1 + r);
+                                    row += wx[k] * at(static_cast<std::int64_t>(tapy), static_cast<std::int64_t>(tapx));
+                                }
+                                v += wy[r] * row;
+                            }
+                        } else {
+                            const double cx = sx.padded(ux), cy = sy.padded(uy);
+                            if (mode == "nearest") {
+                                v = at(static_cast<std::int64_t>(std::nearbyint(cy)), static_cast<std::int64_t>(std::nearbyint(cx)));
+                            } else {
+                                const double fx = std::floor(cx), fy = std::floor(cy), lx = cx - fx, ly = cy - fy;
+                                const auto x0i = static_cast<std::int64_t>(fx), y0i = static_cast<std::int64_t>(fy);
+                                v = (1 - ly) * (1 - lx) * at(y0i, x0i) + (1 - ly) * lx * at(y0i, x0i + 1) + ly * (1 - lx) * at(y0i + 1, x0i) +
+                                    ly * lx * at(y0i + 1, x0i + 1);
+                            }
+                        }
+                        out[static_cast<std::size_t>(((n * C + c) * Ho + i) * Wo + j)] = v;
+                    }
+            }
+        return values{cast_to(value::of<double>(out_dims, out), x0.type())};
+    };
+}
+
+inline typed_fn max_unpool(const ops::op_attrs& a0, const ops::node_source&) {
+    return [a = a0](const values& xs) {
+        const value x = in(xs, 0, a).dense_value(), ind = in(xs, 1, a).dense_value();
+        if (ind.type() != dtype::i64) fail(a, "I is " + std::string(name_of(ind.type())) + " (int64 taken)");
+        const shape out_dims = rule(a, xs).at(0);
+        const shape unpooled = as_executor_error([&] { return ops::rules::max_unpooled(x.dims(), a); });
+        value out = value::zeros(x.type(), out_dims);
+        const std::vector<std::int64_t> idx = ind.to_ints();
+        const std::int64_t total = element_count(unpooled);
+        const auto es = size_of(x.type());
+        const std::byte* s = bytes_of(x);
+        std::byte* o = bytes_of(out);
+        for (std::size_t i = 0; i < idx.size(); ++i) {
+            if (idx[i] < 0 || idx[i] >= total)
+                fail(a, "index " + std::to_string(idx[i]) + " is out of range for the unpooled " + to_string(unpooled));
+            // The index's coordinates in the unpooled shape, at the same place in the output.
+            std::int64_t rest = idx[i], at = 0, stride = 1;
+            for (std::size_t k = unpooled.size(); k-- > 0;) {
+                at += rest % unpooled[k] * stride;
+                rest /= unpooled[k];
+                stride *= out_dims[k];
+            }
+            std::memcpy(o + static_cast<std::size_t>(at) * es, s + i * es, es);
+        }
+        return values{out};
     };
 }
 
