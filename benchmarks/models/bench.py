@@ -149,9 +149,10 @@ def bench(a, name, batch):
     env = dict(os.environ, OMP_NUM_THREADS=str(a.threads))
     if a.node_modules:
         env["NODE_PATH"] = os.path.abspath(a.node_modules)
-    _, want = read_npy(files(a.models, name, batch)[2])
+    paths = files(a.models, name, batch)
+    _, want = read_npy(paths[2])
     scale = max(abs(v) for v in want)
-    warm(files(a.models, name, batch))
+    warm(paths)
     workers = []
     starts = {e: [] for e in a.engines}
     try:

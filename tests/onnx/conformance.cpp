@@ -14,6 +14,7 @@
 // Prints a table per op and the closing line "N passed, M failed, K skipped".
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -93,10 +94,10 @@ outcome run_case_checked(const fs::path& dir);
 // A test-data tensor file. ONNX writes bfloat16 test data as UINT16 tensors holding the bits:
 // read as bfloat16 where the model declares that value bfloat16.
 sgmatch::onnx::tensor read_test_tensor(const fs::path& path, std::optional<tensor_type> declared) {
-    std::ifstream in(path, std::ios::binary);
-    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const sgmatch::onnx::detail::file_bytes bytes(path.string());
     ::onnx::TensorProto t;
-    if (!t.ParseFromString(bytes)) return sgmatch::onnx::read_tensor_file(path.string());  // its own error
+    if (bytes.size() > static_cast<std::size_t>(INT32_MAX) || !t.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+        return sgmatch::onnx::read_tensor_file(path.string());  // its own error
     if (t.data_type() == ::onnx::TensorProto::UINT16 && declared && declared->type == dtype::bf16)
         t.set_data_type(::onnx::TensorProto::BFLOAT16);
     return sgmatch::onnx::decode(t, path.parent_path().string());
@@ -105,10 +106,10 @@ sgmatch::onnx::tensor read_test_tensor(const fs::path& path, std::optional<tenso
 // where the model declares a sequence.
 exec::value read_test_value(const fs::path& path, std::optional<tensor_type> declared) {
     if (!declared || !declared->sequence) return read_test_tensor(path, declared).to_value();
-    std::ifstream in(path, std::ios::binary);
-    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const sgmatch::onnx::detail::file_bytes bytes(path.string());
     ::onnx::SequenceProto sp;
-    if (!sp.ParseFromString(bytes) || sp.elem_type() != ::onnx::SequenceProto::TENSOR)
+    if (bytes.size() > static_cast<std::size_t>(INT32_MAX) || !sp.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) ||
+        sp.elem_type() != ::onnx::SequenceProto::TENSOR)
         throw sgmatch::onnx::load_error("test data " + path.string() + " is not a sequence of tensors");
     std::vector<exec::value> items;
     for (const auto& t : sp.tensor_values()) items.push_back(sgmatch::onnx::decode(t, path.parent_path().string()).to_value());

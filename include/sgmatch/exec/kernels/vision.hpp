@@ -56,6 +56,18 @@ inline bool overlaps(const box& p, const box& q, double threshold) {
     return inter / (ap + aq - inter) > threshold;
 }
 
+// RoiAlign's bilinear cell along one axis of `size` pixels: the pixels below and above p (both
+// the last one, p moved onto it, at or past the last).
+inline void cell(double& p, std::int64_t size, std::int64_t& lo, std::int64_t& hi) {
+    lo = static_cast<std::int64_t>(p);
+    if (lo >= size - 1) {
+        lo = hi = size - 1;
+        p = static_cast<double>(lo);
+    } else {
+        hi = lo + 1;
+    }
+}
+
 }  // namespace vision_detail
 
 inline typed_fn non_max_suppression(const ops::op_attrs& a0, const ops::node_source&) {
@@ -147,18 +159,9 @@ inline typed_fn roi_align(const ops::op_attrs& a0, const ops::node_source&) {
                                 // Bilinear, outside [-1, H] x [-1, W] nothing, the edge clamped.
                                 if (y < -1.0 || y > static_cast<double>(H) || xx < -1.0 || xx > static_cast<double>(W)) continue;
                                 double yy = std::max(y, 0.0), xc = std::max(xx, 0.0);
-                                auto lo_hi = [](double& p, std::int64_t size, std::int64_t& lo, std::int64_t& hi) {
-                                    lo = static_cast<std::int64_t>(p);
-                                    if (lo >= size - 1) {
-                                        lo = hi = size - 1;
-                                        p = static_cast<double>(lo);
-                                    } else {
-                                        hi = lo + 1;
-                                    }
-                                };
                                 std::int64_t yl, yh, xl, xh;
-                                lo_hi(yy, H, yl, yh);
-                                lo_hi(xc, W, xl, xh);
+                                vision_detail::cell(yy, H, yl, yh);
+                                vision_detail::cell(xc, W, xl, xh);
                                 const double ly = yy - static_cast<double>(yl), lx = xc - static_cast<double>(xl);
                                 sum += (1 - ly) * (1 - lx) * img[yl * W + xl] + (1 - ly) * lx * img[yl * W + xh] +
                                        ly * (1 - lx) * img[yh * W + xl] + ly * lx * img[yh * W + xh];
