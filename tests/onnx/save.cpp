@@ -95,3 +95,88 @@ TEST_CASE("onnx::save: a partitioned graph shows each fused node in its domain, 
     CHECK_THROWS_WITH_AS(sx::load_bytes(bytes.data(), bytes.size()), doctest::Contains("domain 'ai.sgmatch' is not supported"),
                          sx::load_error);
 }
+
+TEST_CASE("onnx::save: a Loop whose body reads enclosing values is written with outer-scope names, and loads back the same") {
+    // Loop(M, cond, acc0) with body: acc + x * float(i), cond = i < k, reading x and k from the
+    // enclosing graph; an If inside the body picks the step's sign from the enclosing `flip`.
+    graph neg;
+    {
+        const node_id s = neg.add_input("step");
+        neg.mark_output(neg.add_op("Neg", "minus", {s}));
+    }
+    graph pos;
+    {
+        const node_id s = pos.add_input("step");
+        pos.mark_output(pos.add_op("Identity", "plus", {s}));
+    }
+    graph body;
+    {
+        const node_id i = body.add_input("i", tensor_type::of(dtype::i64, {}));
+        body.add_input("cond_in", tensor_type::of(dtype::boolean, {}));
+        const node_id acc = body.add_input("acc", tensor_type{dtype::f32, {3}});
+        const node_id x = body.add_input("x", tensor_type{dtype::f32, {3}});
+        const node_id k = body.add_input("k", tensor_type::of(dtype::i64, {}));
+        const node_id flip = body.add_input("flip", tensor_type::of(dtype::boolean, {}));
+        const node_id fi = body.add_op("Cast", "fi", {i});
+        body.set_attr(fi, "to", attribute(std::int64_t{1}));
+        const node_id step = body.add_op("Mul", "step", {x, fi});
+        const node_id sign = body.add_op("If", "sign", {flip, step});
+        body.set_attr(sign, "then_branch", attribute(graph_body{std::make_shared<const graph>(std::move(neg)), 0}));
+        body.set_attr(sign, "else_branch", attribute(graph_body{std::make_shared<const graph>(std::move(pos)), 0}));
+        const node_id next = body.add_op("Add", "next", {acc, sign});
+        body.mark_output(body.add_op("Less", "go", {i, k}));
+        body.mark_output(next);
+        body.mark_output(body.add_op("Identity", "each", {next}));
+    }
+    graph g;
+    const node_id m = g.add_input("M", tensor_type::of(dtype::i64, {}));
+    const node_id cond = g.add_input("cond", tensor_type::of(dtype::boolean, {}));
+    const node_id acc0 = g.add_input("acc0", tensor_type{dtype::f32, {3}});
+    const node_id x = g.add_input("x", tensor_type{dtype::f32, {3}});
+    const node_id k = g.add_input("k", tensor_type::of(dtype::i64, {}));
+    const node_id flip = g.add_input("flip", tensor_type::of(dtype::boolean, {}));
+    const node_id loop = g.add_op("Loop", "loop", {m, cond, acc0, x, k, flip}, {}, 2);
+    g.set_attr(loop, "body", attribute(graph_body{std::make_shared<const graph>(std::move(body)), 3}));
+    g.mark_output({loop, 0});
+    g.mark_output({loop, 1});
+    // The outputs' types, as a loaded model declares them (ONNX's checker wants graph outputs'
+    // shapes: at least their ranks).
+    g.set_type({loop, 0}, tensor_type{dtype::f32, {3}});
+    g.set_type({loop, 1}, tensor_type{dtype::f32, {-1, 3}});
+
+    sx::save_options o;
+    o.opset = 13;
+    ::onnx::ModelProto proto = sx::to_proto(g, o);
+    CHECK_NOTHROW(::onnx::checker::check_model(proto));
+    // The body reads x, k and flip by their outer names: the Loop node has 3 inputs, the body 3.
+    const auto& node = proto.graph().node(0);
+    CHECK(node.op_type() == "Loop");
+    CHECK(node.input_size() == 3);
+    REQUIRE(node.attribute_size() == 1);
+    CHECK(node.attribute(0).g().input_size() == 3);
+    const std::string bytes = sx::save_bytes(g, o);
+    const sx::model back = sx::load_bytes(bytes.data(), bytes.size());
+    auto flag = [](bool b) { return exec::value::of<bool>({}, {b}); };
+    for (const bool f : {false, true}) {
+        const std::map<std::string, exec::value> in{{"M", exec::value::of<std::int64_t>({}, {4})},
+                                                    {"cond", flag(true)},
+                                                    {"acc0", exec::value::of<float>({3}, {1, 2, 3})},
+                                                    {"x", exec::value::of<float>({3}, {0.5f, -1, 2})},
+                                                    {"k", exec::value::of<std::int64_t>({}, {2})},
+                                                    {"flip", flag(f)}};
+        const auto want = exec::executor(g).run(in);
+        const auto got = exec::executor(back.graph).run(in);
+        REQUIRE(want.size() == 2);
+        REQUIRE(got.size() == 2);
+        // 4 trips allowed, the condition (i < 2) stops it after i = 2: steps 0, 1, 2.
+        const float s = f ? -1.0f : 1.0f;
+        const std::vector<float> acc{1 + s * 0.5f * 3, 2 + s * -1.0f * 3, 3 + s * 2.0f * 3};
+        CHECK(std::vector<float>(want[0].as<float>(), want[0].as<float>() + 3) == acc);
+        CHECK(want[1].dims() == exec::shape{3, 3});
+        for (std::size_t p = 0; p < 2; ++p) {
+            REQUIRE(got[p].dims() == want[p].dims());
+            CHECK(std::vector<float>(got[p].as<float>(), got[p].as<float>() + got[p].size()) ==
+                  std::vector<float>(want[p].as<float>(), want[p].as<float>() + want[p].size()));
+        }
+    }
+}

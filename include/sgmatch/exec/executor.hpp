@@ -26,6 +26,9 @@
 //   kernel), a single-op kernel its reference kernel. Logged once per node on stderr, counted in
 //   run_stats::fallbacks; the kernel is not asked again for those shapes.
 //
+// - Control-flow nodes (If, Loop, Scan, SequenceMap) run their bodies on executors of their own,
+//   built with this one and in its mode (control_flow.hpp).
+//
 // - mode::onednn runs every other op it can on one oneDNN primitive: the best unfused baseline;
 //   mode::onednn_plain forces plain NCHW layouts (a naive integration).
 //
@@ -51,6 +54,7 @@
 #include <vector>
 
 #include "sgmatch/detail/config.hpp"
+#include "sgmatch/exec/control_flow.hpp"
 #include "sgmatch/exec/fused_plan.hpp"
 #include "sgmatch/exec/fallback.hpp"
 #include "sgmatch/exec/kernels.hpp"
@@ -354,6 +358,7 @@ private:
     void bind(step& s, mode m) const {
         const node_id n = s.n;
         const ops::op_schema* schema = ops::find_schema(g_.op_name(n));
+        if (schema != nullptr && ops::has_body(*schema)) return bind_control(s, *schema, m);
         const kernel_binding* k = schema ? find_kernels(schema) : nullptr;
         const typed_binding* tk = schema ? find_typed_kernel(schema) : nullptr;
         if (k == nullptr && tk == nullptr)
@@ -401,6 +406,20 @@ private:
         }
     }
 
+    // A control-flow node (If, Loop, Scan, SequenceMap): its bodies on executors of their own.
+    void bind_control(step& s, const ops::op_schema& schema, mode m) const {
+        try {
+            const ops::op_attrs a(schema, ops::node_of<graph>(g_, s.n));
+            s.typed = control::make<executor>(a, g_, s.n, m);
+            s.attrs = std::make_shared<const ops::op_attrs>(a);
+            s.typed_only = true;
+        } catch (const ops::op_error& e) {
+            std::string_view msg = e.what();
+            if (msg.substr(0, 9) == "sgmatch: ") msg.remove_prefix(9);
+            throw exec_error("sgmatch::exec::executor: " + std::string(msg));
+        }
+    }
+
     // The shape and element type of a computed value against the ones the graph declares (dims
     // of -1, an undeclared rank and an unknown type are not checked).
     void check_value(node_id n, std::uint32_t port, const slot& s) const {
@@ -416,7 +435,7 @@ private:
             throw exec_error("sgmatch::exec::executor: node '" + std::string(g_.name(n)) + "' (" + std::string(g_.op_name(n)) +
                              ") computed " + std::string(name_of(type)) + " values on output " + std::to_string(port) +
                              "; the graph declares " + std::string(name_of(t->type)));
-        if (t->dims.empty()) return;
+        if (!t->ranked()) return;
         onednn::dims got;
         if (s.typed) got.assign(s.typed->dims().begin(), s.typed->dims().end());
         else if (s.plain) got.assign(s.plain->shape().begin(), s.plain->shape().end());
@@ -610,7 +629,7 @@ private:
     void check_sequences(node_id n, const ops::op_schema& schema, const values& in) const {
         for (std::size_t i = 0; i < in.size(); ++i) {
             const ops::input_spec* spec = schema.input(i);
-            if (spec != nullptr && spec->kind == ops::value_kind::either) continue;
+            if (spec != nullptr && (spec->kind == ops::value_kind::either || spec->kind == ops::value_kind::body)) continue;
             const bool wanted = spec != nullptr && spec->kind == ops::value_kind::sequence;
             if (in[i].is_sequence() != wanted)
                 throw exec_error("sgmatch::exec::executor: node '" + std::string(g_.name(n)) + "' (" + std::string(g_.op_name(n)) +

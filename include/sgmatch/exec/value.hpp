@@ -119,7 +119,12 @@ public:
         value v = zeros(dtype_of_v<T>, std::move(dims));
         if (static_cast<std::size_t>(v.size()) != data.size())
             throw value_error("sgmatch::exec::value::of: " + std::to_string(data.size()) + " values for dims " + to_string(v.dims_));
-        if (!data.empty()) std::memcpy(v.data_, static_cast<const void*>(data.data()), data.size() * sizeof(T));
+        if constexpr (std::is_same_v<T, bool>) {  // std::vector<bool> packs its bits: one at a time
+            bool* out = static_cast<bool*>(v.data_);
+            for (std::size_t i = 0; i < data.size(); ++i) out[i] = data[i];
+        } else if (!data.empty()) {
+            std::memcpy(v.data_, static_cast<const void*>(data.data()), data.size() * sizeof(T));
+        }
         return v;
     }
     /// A view of the caller's buffer (no copy; read-only). Strides in elements; empty: dense.

@@ -82,7 +82,7 @@ public:
         node_id id = new_node(node_kind::constant, no_op, name, nullptr, 0, 1);
         cold_.back().extra = static_cast<std::uint32_t>(consts_.size());
         consts_.push_back(constant_data{dims, dtype::f32, std::move(data), {}, {}});
-        set_type(value{id, 0}, tensor_type{dtype::f32, std::move(dims)});
+        set_type(value{id, 0}, tensor_type::of(dtype::f32, std::move(dims)));
         return id;
     }
     /// A constant of any element type: `bytes` empty (shape only) or exactly prod(dims) elements
@@ -96,7 +96,7 @@ public:
         node_id id = new_node(node_kind::constant, no_op, name, nullptr, 0, 1);
         cold_.back().extra = static_cast<std::uint32_t>(consts_.size());
         consts_.push_back(constant_data{dims, type, {}, std::move(bytes), {}});
-        set_type(value{id, 0}, tensor_type{type, std::move(dims)});
+        set_type(value{id, 0}, tensor_type::of(type, std::move(dims)));
         return id;
     }
     /// A constant whose bytes another object holds, read in place and never copied (a model's
@@ -116,7 +116,7 @@ public:
         cold_.back().extra = static_cast<std::uint32_t>(consts_.size());
         // The aliasing constructor: shares the owner's count, points at the data.
         consts_.push_back(constant_data{dims, type, {}, {}, bytes != 0 ? std::shared_ptr<const void>(std::move(owner), data) : nullptr});
-        set_type(value{id, 0}, tensor_type{type, std::move(dims)});
+        set_type(value{id, 0}, tensor_type::of(type, std::move(dims)));
         return id;
     }
 

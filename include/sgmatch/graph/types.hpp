@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -112,11 +113,23 @@ inline float bf16_to_float(std::uint16_t h) {
 }
 }  // namespace detail
 
-/// A typed attribute value: an integer (held as int64), a real (double), a string, or a list of
-/// integers or reals.
+class graph;
+
+/// A graph-valued attribute: the body of a control-flow op (If's branches, Loop's and Scan's
+/// body), a built-in graph. Its first `own_inputs` graph inputs are the body's own (ONNX's formal
+/// inputs: Loop's iteration number, condition and carried values, ...); the rest are values of
+/// the enclosing graph the body reads (ONNX's outer-scope names), which the node takes as its
+/// last inputs, in the same order. All bodies of one node read the same enclosing values.
+struct graph_body {
+    std::shared_ptr<const graph> g;
+    std::size_t own_inputs = 0;
+};
+
+/// A typed attribute value: an integer (held as int64), a real (double), a string, a list of
+/// integers or reals, or a graph (graph_body).
 class attribute {
 public:
-    enum class type : std::uint8_t { integer, real, string, integers, reals };
+    enum class type : std::uint8_t { integer, real, string, integers, reals, graph };
     using ints = std::vector<std::int64_t>;
     using reals = std::vector<double>;
 
@@ -132,6 +145,7 @@ public:
     attribute(ints v) : t_(type::integers), is_(std::move(v)) {}
     attribute(reals v) : t_(type::reals), rs_(std::move(v)) {}
     attribute(std::initializer_list<std::int64_t> v) : t_(type::integers), is_(v) {}
+    attribute(graph_body b) : t_(type::graph), body_(std::move(b)) {}
 
     type kind() const { return t_; }
     std::optional<std::int64_t> as_int() const {
@@ -148,6 +162,7 @@ public:
     }
     const ints* as_ints() const { return t_ == type::integers ? &is_ : nullptr; }
     const reals* as_reals() const { return t_ == type::reals ? &rs_ : nullptr; }
+    const graph_body* as_graph() const { return t_ == type::graph ? &body_ : nullptr; }
 
     friend bool operator==(const attribute& a, const attribute& b) {
         if (a.t_ != b.t_) return false;
@@ -157,6 +172,7 @@ public:
             case type::string: return a.s_ == b.s_;
             case type::integers: return a.is_ == b.is_;
             case type::reals: return a.rs_ == b.rs_;
+            case type::graph: return a.body_.g == b.body_.g && a.body_.own_inputs == b.body_.own_inputs;  // the same body
         }
         return false;
     }
@@ -169,14 +185,25 @@ private:
     std::string s_;
     ints is_;
     reals rs_;
+    graph_body body_;
 };
 
-/// Shape and element type of one value. `rank < 0` means unknown; a dim of -1 is unknown.
+/// Shape and element type of one value. Empty dims are an unknown rank unless `scalar` says the
+/// value has rank 0; a dim of -1 is unknown.
 struct tensor_type {
     dtype type = dtype::unknown;
     std::vector<std::int64_t> dims;
     bool sequence = false;  // a sequence of tensors of `type` (ONNX's sequence type; no dims)
-    bool known() const { return type != dtype::unknown || !dims.empty() || sequence; }
+    bool scalar = false;    // rank 0 (dims empty): a scalar, not a value of unknown rank
+    bool known() const { return type != dtype::unknown || !dims.empty() || sequence || scalar; }
+    /// Whether the rank is known (dims hold every axis, or none for a scalar).
+    bool ranked() const { return !dims.empty() || scalar; }
+    /// A tensor of element type t and dims d (of rank 0 when d is empty).
+    static tensor_type of(dtype t, std::vector<std::int64_t> d) {
+        tensor_type r{t, std::move(d)};
+        r.scalar = r.dims.empty();
+        return r;
+    }
 };
 
 /// Read-only view of a constant tensor. `data` may be null when the adapter knows only the

@@ -47,6 +47,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include <onnx/onnx_pb.h>
@@ -107,6 +108,9 @@ class converter {
 public:
     converter(::onnx::ModelProto& m, const load_options& o, std::string base)
         : m_(m), o_(o), base_(std::move(base)), dims_(o.dims.begin(), o.dims.end()) {}
+    // A converter for a body nested `depth` deep in the graph `parent` converts.
+    converter(const converter& parent, int depth)
+        : m_(parent.m_), o_(parent.o_), base_(parent.base_), opset_(parent.opset_), report_(parent.report_), dims_(parent.dims_), depth_(depth) {}
 
     model run() {
         model out;
@@ -237,17 +241,18 @@ private:
                     std::int64_t x = -1;
                     if (d.has_dim_value()) x = d.dim_value();
                     else if (d.has_dim_param() && dims_.count(d.dim_param())) x = dims_.at(d.dim_param());
-                    else if (input && i == 0 && o_.batch) x = *o_.batch;
+                    else if (input && i == 0 && o_.batch && depth_ == 0) x = *o_.batch;
                     t.dims.push_back(x);
                 }
             }
+            t.scalar = tt.has_shape() && tt.shape().dim_size() == 0;
             elem_[v.name()] = tt.elem_type();
             if (tt.has_shape()) rank_[v.name()] = static_cast<std::size_t>(tt.shape().dim_size());
             types_[v.name()] = t;
         };
         // A symbolic first dim of a graph input is the batch: bound by options.batch wherever it
         // appears (ONNX's inference carries the name through).
-        if (o_.batch)
+        if (o_.batch && depth_ == 0)
             for (const auto& v : gp.input())
                 if (v.has_type() && v.type().has_tensor_type() && v.type().tensor_type().shape().dim_size() > 0) {
                     const auto& d = v.type().tensor_type().shape().dim(0);
@@ -306,16 +311,17 @@ private:
         std::vector<std::vector<int>> next(static_cast<std::size_t>(gp.node_size()));
         for (int i = 0; i < gp.node_size(); ++i) {
             const auto& n = gp.node(i);
-            for (int k = 0; k < n.input_size(); ++k) {
-                const std::string& in = n.input(k);
-                if (in.empty() || values_.count(in)) continue;
+            auto depend = [&](const std::string& in, const std::string& what) {
+                if (in.empty() || values_.count(in)) return;
                 const auto p = producer.find(in);
                 if (p == producer.end())
-                    throw load_error("sgmatch::onnx: " + node_label(n) + " input " + std::to_string(k) + " '" + in +
+                    throw load_error("sgmatch::onnx: " + node_label(n) + " " + what + " '" + in +
                                      "' is not produced by any node, graph input or initializer");
                 ++pending[static_cast<std::size_t>(i)];
                 next[static_cast<std::size_t>(p->second)].push_back(i);
-            }
+            };
+            for (int k = 0; k < n.input_size(); ++k) depend(n.input(k), "input " + std::to_string(k));
+            for (const auto& name : body_reads(n, depth_)) depend(name, "body reads");  // a value its bodies read
         }
         std::vector<int> order;
         for (int i = 0; i < gp.node_size(); ++i)
@@ -460,6 +466,7 @@ private:
             unsupported(n, "op " + n.op_type() + " is not supported");
             return add_opaque(g, n);
         }
+        if (ops::has_body(*schema)) return add_control(g, n, *schema);
         // Inputs: trailing absent ones dropped; an absent one before a present one is filled
         // where the op has a meaning for it, else the node is unsupported.
         int last = n.input_size();
@@ -571,8 +578,9 @@ private:
             if (o.empty()) continue;
             const auto e = elem_.find(o);
             const dtype port_type = ops::output_type(a, in, static_cast<std::size_t>(p));
-            const bool sequence = p == 0 && s.sequence_output(input0_sequence);
-            if (const auto ty = types_.find(o); ty != types_.end() && ty->second.known() && ty->second.sequence != sequence)
+            const bool sequence = (p == 0 || s.output_kind == ops::value_kind::sequence) && s.sequence_output(input0_sequence);
+            const bool body_kind = s.output_kind == ops::value_kind::body;  // what the body computes: checked when it runs
+            if (const auto ty = types_.find(o); !body_kind && ty != types_.end() && ty->second.known() && ty->second.sequence != sequence)
                 unsupported(n, "output " + std::to_string(p) + " '" + o + "' is declared a " + (ty->second.sequence ? "sequence" : "tensor") +
                                    "; the op computes a " + (sequence ? "sequence" : "tensor"));
             if (e != elem_.end()) {
@@ -583,7 +591,7 @@ private:
                     unsupported(n, "output " + std::to_string(p) + " '" + o + "' is declared " + onnx_type_name(e->second) + "; the op computes " +
                                        std::string(sgmatch::name_of(port_type)));
             }
-            if (port_type != dtype::unknown || sequence) {
+            if (!body_kind && (port_type != dtype::unknown || sequence)) {
                 auto t = g.value_type(id, static_cast<std::uint32_t>(p)).value_or(tensor_type{});
                 if (t.type == dtype::unknown || t.sequence != sequence) {
                     if (t.type == dtype::unknown) t.type = port_type;
@@ -614,7 +622,7 @@ private:
         for (std::size_t p = 0; p < outs.size() && p < static_cast<std::size_t>(n.output_size()); ++p) {
             const auto port = static_cast<std::uint32_t>(p);
             const auto declared = g.value_type(id, port);
-            if (declared && !declared->dims.empty()) {
+            if (declared && declared->ranked()) {
                 bool same = declared->dims.size() == outs[p].size();
                 for (std::size_t k = 0; same && k < outs[p].size(); ++k) same = declared->dims[k] < 0 || declared->dims[k] == outs[p][k];
                 if (!same) {
@@ -623,7 +631,7 @@ private:
                     continue;
                 }
             }
-            g.set_type({id, port}, tensor_type{declared ? declared->type : dtype::unknown, outs[p]});
+            g.set_type({id, port}, tensor_type::of(declared ? declared->type : dtype::unknown, outs[p]));
             rank_[n.output(static_cast<int>(p))] = outs[p].size();
         }
     }
@@ -637,6 +645,141 @@ private:
             auto t = type_of(o);
             if (t.known()) g.set_type({id, static_cast<std::uint32_t>(p)}, t);
         }
+    }
+
+    // The values of enclosing graphs that graph `gp` reads (names it uses but does not define,
+    // its nested bodies' included), in order of first use.
+    static std::vector<std::string> free_names(const ::onnx::GraphProto& gp, int depth) {
+        if (depth > max_body_depth) throw load_error("sgmatch::onnx: bodies nested over " + std::to_string(max_body_depth) + " deep");
+        std::unordered_set<std::string> defined, seen;
+        for (const auto& i : gp.input()) defined.insert(i.name());
+        for (const auto& t : gp.initializer()) defined.insert(t.name());
+        for (const auto& n : gp.node())
+            for (const auto& o : n.output()) defined.insert(o);
+        std::vector<std::string> out;
+        auto use = [&](const std::string& v) {
+            if (!v.empty() && !defined.count(v) && seen.insert(v).second) out.push_back(v);
+        };
+        for (const auto& n : gp.node()) {
+            for (const auto& i : n.input()) use(i);
+            for (const auto& v : body_reads(n, depth)) use(v);
+        }
+        for (const auto& o : gp.output()) use(o.name());
+        return out;
+    }
+    // The values of the enclosing graph that node n's bodies read, in order of first use.
+    static std::vector<std::string> body_reads(const ::onnx::NodeProto& n, int depth) {
+        std::vector<std::string> out;
+        for (const auto& a : n.attribute()) {
+            std::vector<const ::onnx::GraphProto*> bodies;
+            if (a.has_g()) bodies.push_back(&a.g());
+            for (const auto& b : a.graphs()) bodies.push_back(&b);
+            for (const auto* b : bodies)
+                for (auto& v : free_names(*b, depth + 1))
+                    if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(std::move(v));
+        }
+        return out;
+    }
+
+    // A control-flow node (ops/control.hpp): its bodies converted into graphs of their own, which
+    // read the enclosing values they use as their last graph inputs; the node takes those
+    // values as its last inputs (graph_body).
+    void add_control(graph& g, const ::onnx::NodeProto& n, const ops::op_schema& schema) {
+        if (n.op_type() == "Scan" && opset_ < 9) {
+            unsupported(n, "Scan before opset 9 (a batch axis and sequence lengths) is not implemented");
+            return add_opaque(g, n);
+        }
+        std::vector<input_ref> ins;
+        const bool loop = n.op_type() == "Loop";
+        const int given = std::max(n.input_size(), loop ? 2 : 0);
+        for (int k = 0; k < given; ++k) {
+            const std::string in = k < n.input_size() ? n.input(k) : std::string();
+            if (!in.empty()) {
+                ins.push_back(values_.at(in));
+            } else if (loop && k == 0) {  // no trip count: as many as int64 counts
+                const std::int64_t big = std::numeric_limits<std::int64_t>::max();
+                std::vector<unsigned char> b(sizeof big);
+                std::memcpy(b.data(), &big, sizeof big);
+                ins.push_back(input_ref(g.add_constant(name_of(n) + ":M", {}, dtype::i64, std::move(b))));
+            } else if (loop && k == 1) {  // no condition: true
+                ins.push_back(input_ref(g.add_constant(name_of(n) + ":cond", {}, dtype::boolean, std::vector<unsigned char>{1})));
+            } else {
+                unsupported(n, "input " + std::to_string(k) + " is absent");
+                return add_opaque(g, n);
+            }
+        }
+        const std::vector<std::string> reads = body_reads(n, depth_);
+        for (const auto& v : reads) {
+            const auto it = values_.find(v);
+            if (it == values_.end())
+                throw load_error("sgmatch::onnx: " + node_label(n) + ": its body reads '" + v +
+                                 "', which no node, graph input or initializer of an enclosing graph produces");
+            ins.push_back(it->second);
+        }
+        std::vector<std::pair<std::string, attribute>> attrs;
+        for (const auto& a : n.attribute()) {
+            if (a.has_g() || a.type() == ::onnx::AttributeProto::GRAPH) {
+                attrs.emplace_back(a.name(), attribute(convert_body(g, n, a.g(), reads)));
+            } else if (auto v = attribute_of(a)) {
+                attrs.emplace_back(a.name(), std::move(*v));
+            } else {
+                unsupported(n, "attribute " + a.name() + " (" + kind_name(a) + ") is not supported");
+            }
+        }
+        const node_id id = g.add_op(n.op_type(), name_of(n), ins, {}, static_cast<std::uint32_t>(std::max(1, n.output_size())));
+        for (auto& [k, v] : attrs) g.set_attr(id, k, std::move(v));
+        finish(g, n, id);
+        try {
+            const ops::op_attrs a(schema, ops::node_of<graph>(g, id));
+            check_types(g, n, id, a);
+        } catch (const ops::op_error& e) {
+            const std::string m = e.what();
+            const auto colon = m.find("): ");
+            report_->unsupported.push_back(node_label(n) + m.substr(colon == std::string::npos ? 0 : colon + 1));
+        }
+    }
+
+    // One body as a graph: its own inputs, then the enclosing values `reads` (typed as the
+    // enclosing graph knows them), its initializers and nodes, its outputs.
+    graph_body convert_body(const graph& outer, const ::onnx::NodeProto& n, const ::onnx::GraphProto& body,
+                            const std::vector<std::string>& reads) {
+        converter c(*this, depth_ + 1);
+        auto bg = std::make_shared<graph>();
+        c.collect_types(body);
+        for (const auto& t : body.initializer()) {
+            tensor v;
+            const std::uint64_t count = detail::decode_header(t, v, o_.max_tensor_bytes);
+            detail::decode_data(t, v, count, base_);
+            c.define(t.name(), input_ref(bg->add_constant(t.name(), v.dims, v.type, std::move(v.bytes))), "initializer");
+        }
+        std::size_t own = 0;
+        for (const auto& in : body.input()) {
+            if (c.values_.count(in.name())) continue;  // an initializer listed as an input
+            c.check_value_type(in, "body input");
+            c.define(in.name(), input_ref(bg->add_input(in.name(), c.type_of(in.name()))), "body input");
+            ++own;
+        }
+        for (const auto& v : reads) {
+            tensor_type t = type_of(v);
+            const input_ref r = values_.at(v);
+            if (!t.known()) {
+                if (const auto k = outer.constant(r.v.node)) t = tensor_type::of(k->type, std::vector<std::int64_t>(k->dims, k->dims + k->rank));
+                else t = outer.value_type(r.v.node, r.v.port).value_or(tensor_type{});
+            }
+            if (const auto e = elem_.find(v); e != elem_.end()) c.elem_[v] = e->second;
+            if (!t.sequence && t.ranked()) c.rank_[v] = t.dims.size();
+            c.types_[v] = t;
+            c.define(v, input_ref(bg->add_input(v, t)), "enclosing value");
+        }
+        for (const int i : c.topological_order(body)) c.add_node(*bg, body.node(i));
+        for (const auto& o : body.output()) {
+            c.check_value_type(o, "body output");
+            const auto it = c.values_.find(o.name());
+            if (it == c.values_.end())
+                throw load_error("sgmatch::onnx: " + node_label(n) + ": body output '" + o.name() + "' is not produced by any node");
+            bg->mark_output(it->second);
+        }
+        return graph_body{std::move(bg), own};
     }
 
     // A node no description covers, kept in the graph (for partitioning and reports).
@@ -665,6 +808,8 @@ private:
     std::unordered_map<std::string, std::int32_t> elem_;
     std::unordered_map<std::string, std::size_t> rank_;  // values whose rank is known
     std::unordered_map<std::string, std::int64_t> dims_;  // symbolic dims bound
+    int depth_ = 0;  // 0: the model's graph; k: a body nested k deep
+    static constexpr int max_body_depth = 64;
 };
 
 inline model load_proto(::onnx::ModelProto& m, const load_options& o, const std::string& base) {

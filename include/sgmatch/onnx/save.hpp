@@ -11,7 +11,9 @@
 //   "pattern", sgmatch's notation) and its member ops (attribute "members").
 // - The opset is the loaded model's (save(model, ...)) or options.opset; the nodes are written
 //   with the attributes they hold, so an unpartitioned graph loads back to the same graph.
-//   ConstantOfShape's value is written back as the tensor attribute ONNX has.
+//   ConstantOfShape's value is written back as the tensor attribute ONNX has. A control-flow
+//   node's bodies are graph attributes; the enclosing values a body reads (the node's last
+//   inputs, graph_body) are written as ONNX's outer-scope names, not as inputs.
 // libonnx's checker (onnx::checker::check_model) accepts what this writes (a test checks it).
 #pragma once
 
@@ -67,6 +69,8 @@ namespace detail {
 class writer {
 public:
     writer(const graph& g, const save_options& o) : g_(g), o_(o) {}
+    // A writer of a body of the graph another writer writes: names unique across both.
+    writer(const graph& g, const save_options& o, std::set<std::string>* taken) : g_(g), o_(o), taken_(taken) {}
 
     ::onnx::ModelProto run() {
         ::onnx::ModelProto m;
@@ -75,12 +79,32 @@ public:
         auto* op = m.add_opset_import();
         op->set_domain("");
         op->set_version(o_.opset);
-        bool fused_seen = false;
         ::onnx::GraphProto& gp = *m.mutable_graph();
         gp.set_name("sgmatch");
+        write(gp, {}, static_cast<std::size_t>(-1));
+        if (fused_seen_) {
+            auto* f = m.add_opset_import();
+            f->set_domain(o_.fused_domain);
+            f->set_version(1);
+        }
+        return m;
+    }
+
+private:
+    // The graph into gp. Its graph inputs after the first `own` are values of the enclosing
+    // graph (a body's, graph_body), named `enclosing` there: they keep those names and are not
+    // inputs of gp (ONNX's outer-scope names).
+    void write(::onnx::GraphProto& gp, const std::vector<std::string>& enclosing, std::size_t own) {
         names_.assign(g_.index_bound(), {});
+        std::vector<bool> outer(g_.index_bound(), false);
+        std::size_t input = 0;
         for (node_id n : g_.nodes()) {
             names_[n.value].resize(g_.output_count(n));
+            if (g_.kind(n) == node_kind::input && input++ >= own) {
+                outer[n.value] = true;
+                names_[n.value][0] = enclosing.at(input - 1 - own);
+                continue;
+            }
             for (std::uint32_t p = 0; p < g_.output_count(n); ++p) {
                 std::string base(g_.name(n));
                 if (base.empty()) base = "v" + std::to_string(n.value);
@@ -90,40 +114,107 @@ public:
         }
         for (node_id n : g_.nodes()) {
             switch (g_.kind(n)) {
-                case node_kind::input: value_info(gp.add_input(), {n, 0}); break;
+                case node_kind::input:
+                    if (!outer[n.value]) value_info(gp.add_input(), {n, 0}, "graph input");
+                    break;
                 case node_kind::constant: initializer(gp, n); break;
-                case node_kind::op: fused_seen = node(gp, n) || fused_seen; break;
+                case node_kind::op: fused_seen_ = node(gp, n) || fused_seen_; break;
             }
         }
-        for (std::size_t i = 0; i < g_.graph_output_count(); ++i) value_info(gp.add_output(), g_.graph_output(i));
+        for (std::size_t i = 0; i < g_.graph_output_count(); ++i) value_info(gp.add_output(), g_.graph_output(i), "graph output");
         for (node_id n : g_.nodes())
             if (g_.kind(n) == node_kind::op)
                 for (std::uint32_t p = 0; p < g_.output_count(n); ++p)
-                    if (!g_.is_graph_output(n, p) && g_.value_type(n, p)) value_info(gp.add_value_info(), {n, p});
-        if (fused_seen) {
-            auto* f = m.add_opset_import();
-            f->set_domain(o_.fused_domain);
-            f->set_version(1);
-        }
-        return m;
+                    if (!g_.is_graph_output(n, p) && g_.value_type(n, p) && type_of({n, p}) != dtype::unknown)
+                        value_info(gp.add_value_info(), {n, p}, nullptr);
     }
 
-private:
+    // A value's element type: declared, else what its op's description makes of its inputs'
+    // types (a fused node computes f32); unknown when neither says.
+    dtype type_of(graph::value v) {
+        if (const auto t = g_.value_type(v.node, v.port); t && t->type != dtype::unknown) return t->type;
+        auto& memo = types_[v.node.value];
+        if (g_.kind(v.node) == node_kind::input && !memo.empty()) return memo[0];  // an enclosing value's (enclose)
+        if (g_.kind(v.node) != node_kind::op) return dtype::unknown;
+        if (memo.empty()) {
+            memo.assign(g_.output_count(v.node), dtype::unknown);
+            const ops::op_schema* s = ops::find_schema(g_.op_name(v.node));
+            if (g_.payload(v.node).has_value()) {
+                memo.assign(memo.size(), dtype::f32);
+            } else if (s != nullptr && ops::has_body(*s)) {  // what its (first) body computes
+                const graph_body* b = nullptr;
+                g_.for_each_attr(v.node, [&](std::string_view, const attribute& x) {
+                    if (b == nullptr && x.as_graph() && x.as_graph()->g) b = x.as_graph();
+                });
+                const std::size_t skip = g_.op_name(v.node) == "Loop" ? 1 : 0;  // the body's condition
+                if (b != nullptr) {
+                    writer w(*b->g, o_, taken_);
+                    w.enclose(enclosing_types(v.node), b->own_inputs);
+                    for (std::size_t p = 0; p < memo.size() && p + skip < b->g->graph_output_count(); ++p)
+                        memo[p] = w.type_of(b->g->graph_output(p + skip));
+                }
+            } else if (s != nullptr) {
+                std::vector<dtype> in;
+                for (std::size_t i = 0; i < g_.input_count(v.node); ++i) in.push_back(type_of(g_.input(v.node, i)));
+                try {
+                    const ops::op_attrs a(*s, ops::node_of<graph>(g_, v.node));
+                    for (std::size_t p = 0; p < memo.size(); ++p) memo[p] = ops::output_type(a, in, p);
+                } catch (const ops::op_error&) {
+                    // a node its description refuses: its types stay unknown
+                }
+            }
+        }
+        return memo[v.port];
+    }
+    // The types of node n's last inputs that are enclosing values its bodies read.
+    std::vector<dtype> enclosing_types(node_id n) {
+        std::vector<dtype> t;
+        const std::size_t c = enclosing_inputs(n);
+        for (std::size_t k = g_.input_count(n) - c; k < g_.input_count(n); ++k) t.push_back(type_of(g_.input(n, k)));
+        return t;
+    }
+    // As a body: its graph inputs after the first `own` are enclosing values of types `t`.
+    void enclose(const std::vector<dtype>& t, std::size_t own) {
+        std::size_t input = 0;
+        for (node_id n : g_.nodes()) {
+            if (g_.kind(n) != node_kind::input) continue;
+            if (input >= own && input - own < t.size()) types_[n.value].assign(1, t[input - own]);
+            ++input;
+        }
+    }
+
     std::string unique(std::string s) {
-        if (taken_.insert(s).second) return s;
+        if (taken_->insert(s).second) return s;
         for (int k = 1;; ++k)
-            if (taken_.insert(s + "#" + std::to_string(k)).second) return s + "#" + std::to_string(k);
+            if (taken_->insert(s + "#" + std::to_string(k)).second) return s + "#" + std::to_string(k);
+    }
+    // How many of node n's last inputs are enclosing values its bodies read (graph_body).
+    std::size_t enclosing_inputs(node_id n) const {
+        std::size_t c = 0;
+        g_.for_each_attr(n, [&](std::string_view, const attribute& v) {
+            if (const graph_body* b = v.as_graph(); b && b->g) {
+                std::size_t inputs = 0;
+                for (node_id k : b->g->nodes()) inputs += b->g->kind(k) == node_kind::input ? 1 : 0;
+                c = inputs - std::min(inputs, b->own_inputs);
+            }
+        });
+        return std::min(c, g_.input_count(n));
     }
     const std::string& name(graph::value v) const { return names_[v.node.value].at(v.port); }
 
-    void value_info(::onnx::ValueInfoProto* vi, graph::value v) {
+    // A value's name and type; `what` names a graph input or output, whose element type must be
+    // known (declared or derived: type_of).
+    void value_info(::onnx::ValueInfoProto* vi, graph::value v, const char* what) {
         vi->set_name(name(v));
         const auto t = g_.value_type(v.node, v.port);
         auto* tt = t && t->sequence ? vi->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()
                                     : vi->mutable_type()->mutable_tensor_type();
-        const dtype type = t && t->type != dtype::unknown ? t->type : dtype::f32;
+        const dtype type = type_of(v);
+        if (type == dtype::unknown && what != nullptr)
+            throw load_error(std::string("sgmatch::onnx::save: the element type of ") + what + " '" + name(v) +
+                             "' is neither declared nor derived from its op's description");
         tt->set_elem_type(onnx_type_of(type));
-        if (t && (!t->dims.empty() || g_.kind(v.node) == node_kind::constant)) {
+        if (t && (t->ranked() || g_.kind(v.node) == node_kind::constant)) {
             auto* s = tt->mutable_shape();
             for (auto d : t->dims) {
                 auto* dim = s->add_dim();
@@ -149,7 +240,8 @@ private:
         ::onnx::NodeProto& p = *gp.add_node();
         p.set_name(std::string(g_.name(n)));
         p.set_op_type(std::string(g_.op_name(n)));
-        for (std::size_t i = 0; i < g_.input_count(n); ++i) p.add_input(name(g_.input(n, i)));
+        const std::size_t enclosing = enclosing_inputs(n);
+        for (std::size_t i = 0; i + enclosing < g_.input_count(n); ++i) p.add_input(name(g_.input(n, i)));
         for (std::uint32_t k = 0; k < g_.output_count(n); ++k) p.add_output(name({n, k}));
         const bool fused = g_.payload(n).has_value();
         if (fused) {
@@ -169,6 +261,7 @@ private:
         const bool constant_of_shape = g_.op_name(n) == "ConstantOfShape";
         g_.for_each_attr(n, [&](std::string_view key, const attribute& v) {
             if (constant_of_shape && (key == "value" || key == "dtype")) return;  // written below as ONNX has it
+            if (const graph_body* b = v.as_graph()) return body(p.add_attribute(), key, n, *b, enclosing);
             attribute_of(p.add_attribute(), key, v);
         });
         if (constant_of_shape) {
@@ -192,6 +285,20 @@ private:
             tp.set_raw_data(std::string(static_cast<const char*>(one.data()), one.bytes()));
         }
         return fused;
+    }
+
+    // A body: a graph attribute, its enclosing values named as node n's last inputs are here.
+    void body(::onnx::AttributeProto* a, std::string_view key, node_id n, const graph_body& b, std::size_t enclosing) {
+        a->set_name(std::string(key));
+        a->set_type(::onnx::AttributeProto::GRAPH);
+        std::vector<std::string> names;
+        for (std::size_t k = g_.input_count(n) - enclosing; k < g_.input_count(n); ++k) names.push_back(name(g_.input(n, k)));
+        writer w(*b.g, o_, taken_);
+        w.enclose(enclosing_types(n), b.own_inputs);
+        ::onnx::GraphProto& gp = *a->mutable_g();
+        gp.set_name(std::string(g_.name(n)) + ":" + std::string(key));
+        w.write(gp, names, b.own_inputs);
+        fused_seen_ = fused_seen_ || w.fused_seen_;
     }
 
     static void attribute_of(::onnx::AttributeProto* a, std::string_view key, const attribute& v) {
@@ -218,13 +325,17 @@ private:
                 a->set_type(A::FLOATS);
                 for (auto x : *v.as_reals()) a->add_floats(static_cast<float>(x));
                 break;
+            case attribute::type::graph: break;  // written by body()
         }
     }
 
     const graph& g_;
     const save_options& o_;
     std::vector<std::vector<std::string>> names_;
-    std::set<std::string> taken_;
+    std::vector<std::vector<dtype>> types_ = std::vector<std::vector<dtype>>(g_.index_bound());  // type_of's, by node
+    std::set<std::string> own_taken_;
+    std::set<std::string>* taken_ = &own_taken_;  // names used in this graph and the graphs around it
+    bool fused_seen_ = false;
 };
 
 }  // namespace detail

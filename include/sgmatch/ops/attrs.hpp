@@ -181,6 +181,12 @@ public:
         return {};
     }
 
+    /// A graph-valued attribute (a control-flow op's body); null when absent.
+    const graph_body* body(std::string_view key) const {
+        const attribute* a = find(key);
+        return a ? a->as_graph() : nullptr;
+    }
+
     /// "node 'x' (Op): " for messages of the kernels built from these attributes.
     std::string where() const { return "node '" + node_ + "' (" + std::string(s_->name()) + ")"; }
 
@@ -229,6 +235,10 @@ private:
                 if (a.as_reals() || a.as_ints()) v = a;
                 else if (const auto r = a.as_real()) v = attribute(attribute::reals{*r});
                 else wrong_type("a list of numbers");
+                break;
+            case attr_type::graph:
+                if (a.as_graph() && a.as_graph()->g) v = a;
+                else wrong_type("a graph");
                 break;
         }
         if (!v) return;

@@ -122,6 +122,9 @@ inline constexpr attr_spec mod_attrs[] = {{"fmod", attr_type::integer, def::valu
 /// Mod, Max and Min take float16 and bfloat16 too: computed in f32, exactly (kernels/typed.hpp).
 inline constexpr std::uint16_t numeric_and_halves = types::numeric | types::bit(dtype::f16) | types::bit(dtype::bf16);
 inline constexpr op_schema mod = typed(describe<Mod>(a_b, mod_attrs), numeric_and_halves);
+/// BitShift: X shifted by Y bits, LEFT or RIGHT (unsigned: uint8; a shift by 8 or more gives 0).
+inline constexpr attr_spec bit_shift_attrs[] = {{"direction", attr_type::string, def::required(), support::one_of("LEFT|RIGHT")}};
+inline constexpr op_schema bit_shift = typed(describe<BitShift>(a_b, bit_shift_attrs), types::bit(dtype::u8));
 inline constexpr op_schema max = typed(describe<Max>(variadic, consumed), numeric_and_halves);
 inline constexpr op_schema min = typed(describe<Min>(variadic, consumed), numeric_and_halves);
 inline constexpr op_schema sum = describe<Sum>(variadic, consumed);

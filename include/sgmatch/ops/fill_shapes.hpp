@@ -25,7 +25,7 @@ inline std::optional<shape_inputs> known_inputs(const graph& g, node_id id) {
         const auto v = g.input(id, i);
         const auto t = g.value_type(v.node, v.port);
         const auto c = g.constant(v.node);
-        if (!t || (t->dims.empty() && !(c && c->rank == 0))) return std::nullopt;  // an unknown rank
+        if (!t || (!t->ranked() && !(c && c->rank == 0))) return std::nullopt;  // an unknown rank
         for (auto d : t->dims)
             if (d < 0) return std::nullopt;
         in.shapes.push_back(t->dims);
@@ -47,7 +47,7 @@ inline std::size_t fill_shapes(graph& g) {
         bool missing = false;
         for (std::uint32_t p = 0; p < g.output_count(id); ++p) {
             const auto t = g.value_type(id, p);
-            missing = missing || !t || t->dims.empty();
+            missing = missing || !t || !t->ranked();
         }
         const op_schema* s = find_schema(g.op_name(id));
         if (!missing || s == nullptr || shape_rule_of(*s) == nullptr) continue;
@@ -58,8 +58,9 @@ inline std::size_t fill_shapes(graph& g) {
             const std::vector<dims> outs = infer_shapes(a, *in);
             for (std::uint32_t p = 0; p < g.output_count(id) && p < outs.size(); ++p) {
                 auto t = g.value_type(id, p).value_or(tensor_type{});
-                if (!t.dims.empty()) continue;
+                if (t.ranked()) continue;
                 t.dims = outs[p];
+                t.scalar = t.dims.empty();
                 g.set_type({id, p}, t);
                 ++filled;
             }

@@ -57,7 +57,7 @@ private:
 
 /// The type of an attribute's value (attribute::type, plus tensors that the built-in graph
 /// keeps as a flat list with a shape).
-enum class attr_type : std::uint8_t { integer, real, string, integers, reals };
+enum class attr_type : std::uint8_t { integer, real, string, integers, reals, graph };
 
 /// How an absent attribute gets its value.
 struct attr_default {
@@ -110,12 +110,15 @@ struct attr_spec {
     attr_support sup;
 };
 
-/// What a value is: a tensor, a sequence of tensors (ONNX's sequence type), or either (an op that
-/// passes its input through, Identity: its output is what its input is).
-enum class value_kind : std::uint8_t { tensor, sequence, either };
+/// What a value is: a tensor, a sequence of tensors (ONNX's sequence type), either (an op that
+/// passes its input through, Identity: its output is what its input is), or what a body makes
+/// it (a control-flow op's inputs and outputs, each one of the two, as its body graph reads or
+/// computes it: checked when the body runs).
+enum class value_kind : std::uint8_t { tensor, sequence, either, body };
 
 struct input_spec {
-    enum class presence : std::uint8_t { required, optional, variadic };
+    /// variadic: one or more; any_number: none or more (a control-flow node's enclosing values).
+    enum class presence : std::uint8_t { required, optional, variadic, any_number };
     std::string_view name;
     presence p = presence::required;
     /// A parameter (a shape, starts, pads) the kernels also read when it is computed at run time;
@@ -201,7 +204,8 @@ struct op_schema {
     std::size_t min_inputs() const {
         std::size_t n = 0;
         for (std::size_t i = 0; i < input_spec_count; ++i)
-            if (inputs[i].p != input_spec::presence::optional) n = i + 1;  // a variadic input takes at least one
+            if (inputs[i].p != input_spec::presence::optional && inputs[i].p != input_spec::presence::any_number)
+                n = i + 1;  // a variadic input takes at least one
         return n;
     }
     /// The most inputs the op takes (SIZE_MAX when the last is variadic).
@@ -216,7 +220,8 @@ struct op_schema {
         return max_inputs() == static_cast<std::size_t>(-1) ? &inputs[input_spec_count - 1] : nullptr;
     }
     std::size_t max_inputs() const {
-        if (input_spec_count > 0 && inputs[input_spec_count - 1].p == input_spec::presence::variadic)
+        if (input_spec_count > 0 && (inputs[input_spec_count - 1].p == input_spec::presence::variadic ||
+                                     inputs[input_spec_count - 1].p == input_spec::presence::any_number))
             return static_cast<std::size_t>(-1);
         return input_spec_count;
     }

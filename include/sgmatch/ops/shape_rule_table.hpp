@@ -72,6 +72,7 @@ inline shape_rule shape_rule_of(const op_schema& s) {
         {&schemas::div, rules::broadcast_all},
         {&schemas::pow, rules::broadcast_all},
         {&schemas::mod, rules::broadcast_all},
+        {&schemas::bit_shift, rules::broadcast_all},
         {&schemas::max, rules::broadcast_all},
         {&schemas::min, rules::broadcast_all},
         {&schemas::sum, rules::broadcast_all},

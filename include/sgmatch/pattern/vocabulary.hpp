@@ -92,6 +92,7 @@ SGMATCH_DETAIL_BINARY(Div, false, "Div", "elemwise_div", "broadcast_div", "_div"
 SGMATCH_DETAIL_BINARY(Max, true, "Max", "maximum", "broadcast_maximum")
 SGMATCH_DETAIL_BINARY(Min, true, "Min", "minimum", "broadcast_minimum")
 SGMATCH_DETAIL_BINARY(Mod, false, "Mod", "broadcast_mod")
+SGMATCH_DETAIL_OP(BitShift, "BitShift")
 SGMATCH_DETAIL_OP(Sum, "Sum", "add_n")
 SGMATCH_DETAIL_OP(Mean, "Mean")
 
@@ -171,6 +172,12 @@ SGMATCH_DETAIL_OP(SequenceErase, "SequenceErase")
 SGMATCH_DETAIL_OP(SequenceLength, "SequenceLength")
 SGMATCH_DETAIL_OP(SplitToSequence, "SplitToSequence")
 SGMATCH_DETAIL_OP(ConcatFromSequence, "ConcatFromSequence")
+
+// Control flow: ops with graph bodies.
+SGMATCH_DETAIL_OP(If, "If")
+SGMATCH_DETAIL_OP(Loop, "Loop")
+SGMATCH_DETAIL_OP(Scan, "Scan")
+SGMATCH_DETAIL_OP(SequenceMap, "SequenceMap")
 
 // Signal processing, and the determinant.
 SGMATCH_DETAIL_OP(HannWindow, "HannWindow")

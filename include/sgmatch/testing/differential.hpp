@@ -207,6 +207,7 @@ inline std::string attr_text(const attribute& a) {
             os << ']';
             break;
         }
+        case attribute::type::graph: os << "<graph>"; break;
     }
     return os.str();
 }

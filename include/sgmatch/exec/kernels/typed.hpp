@@ -4,7 +4,7 @@
 // What shape subgraphs and masks compute: Shape, Size, ConstantOfShape, Cast, comparisons and
 // logic (bool results), IsNaN and IsInf, Where, Split, the integer (and double) forms of Add, Sub, Mul, Div, Pow,
 // Mod, Neg, Abs, Clip, Max and Min (Mod, Max and Min on float16 and bfloat16 too, computed in f32
-// exactly), and the ops that move data without arithmetic (Reshape, Unsqueeze, Squeeze,
+// exactly), BitShift on uint8, and the ops that move data without arithmetic (Reshape, Unsqueeze, Squeeze,
 // Flatten, Transpose, Concat, Slice, Gather, Expand, Identity, Dropout) on any element type;
 // CastLike; Resize (kernels/resize.hpp) on f32; Tile, Trilu, Range, CumSum, ArgMax, ArgMin, TopK,
 // GatherElements, ScatterElements, GatherND, ScatterND, DepthToSpace, SpaceToDepth and Pad (kernels/positions.hpp);
@@ -197,6 +197,26 @@ typed_fn variadic_kernel(const ops::op_attrs& a0, const ops::node_source&) {
 inline typed_fn mod(const ops::op_attrs& a0, const ops::node_source&) {
     return [a = a0, k = a0.i("fmod") != 0 ? binop::fmod : binop::mod](const values& xs) {
         return widening_halves(xs, [&](const values& x) { return values{binary(in(x, 0, a), in(x, 1, a), k, a)}; });
+    };
+}
+
+/// BitShift on uint8: X << Y or X >> Y, numpy broadcasting; a shift by 8 or more gives 0.
+inline typed_fn bit_shift(const ops::op_attrs& a0, const ops::node_source&) {
+    return [a = a0, left = a0.s("direction") == "LEFT"](const values& xs) {
+        const value x = in(xs, 0, a).dense_value(), y = in(xs, 1, a).dense_value();
+        if (x.type() != dtype::u8 || y.type() != dtype::u8)
+            fail(a, "inputs of types " + std::string(name_of(x.type())) + " and " + std::string(name_of(y.type())) + " (uint8 expected)");
+        const shape out_dims = ops::rules::broadcast(a, x.dims(), y.dims());
+        value out = value::zeros(dtype::u8, out_dims);
+        const std::uint8_t* p = x.as<std::uint8_t>();
+        const std::uint8_t* q = y.as<std::uint8_t>();
+        std::uint8_t* o = out.as<std::uint8_t>();
+        const std::array<shape, 2> st{broadcast_strides(x.dims(), out_dims), broadcast_strides(y.dims(), out_dims)};
+        nd_loop<2>(out_dims, st, [&](std::int64_t i, const std::array<std::int64_t, 2>& off) {
+            const unsigned v = p[off[0]], by = q[off[1]];
+            o[i] = by >= 8 ? std::uint8_t{0} : static_cast<std::uint8_t>(left ? v << by : v >> by);
+        });
+        return values{out};
     };
 }
 
@@ -559,6 +579,7 @@ inline const typed_binding typed_ops[] = {
     {&ops::schemas::constant_of_shape, typed::constant_of_shape},
     {&ops::schemas::cast, typed::cast},
     {&ops::schemas::mod, typed::mod},
+    {&ops::schemas::bit_shift, typed::bit_shift},
     {&ops::schemas::tile, typed::tile},
     {&ops::schemas::trilu, typed::trilu},
     {&ops::schemas::range, typed::range},
