@@ -159,3 +159,143 @@ TEST_CASE("Windows: symmetric ones are mirror images with the ends a0 - a1 + a2,
         }
     }
 }
+
+namespace numeric_tests {
+
+// One op over the given inputs ("i0", "i1", ...; an empty value: the input left out), output 0.
+value run_inputs(const std::string& op, const std::vector<value>& xs, std::vector<std::pair<std::string, attribute>> attrs = {}) {
+    graph g;
+    std::vector<input_ref> ins;
+    std::map<std::string, value> in;
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+        const std::string name = "i" + std::to_string(i);
+        ins.push_back(g.add_input(name));
+        in.emplace(name, xs[i]);
+    }
+    const node_id n = g.add_op(op, "n", ins);
+    for (const auto& [k, v] : attrs) g.set_attr(n, k, v);
+    g.mark_output(n);
+    return exec::executor(g).run(in).at(0);
+}
+
+// The DFT of one complex line by its defining sum, in long double.
+std::vector<long double> direct_dft(const std::vector<long double>& re, const std::vector<long double>& im, std::size_t n, bool inverse) {
+    const long double pi = 3.141592653589793238462643383279L;
+    std::vector<long double> out(2 * n);
+    for (std::size_t k = 0; k < n; ++k) {
+        long double sr = 0, si = 0;
+        for (std::size_t t = 0; t < n && t < re.size(); ++t) {
+            const long double angle = (inverse ? 2 : -2) * pi * static_cast<long double>(k) * static_cast<long double>(t) / static_cast<long double>(n);
+            sr += re[t] * std::cos(angle) - im[t] * std::sin(angle);
+            si += re[t] * std::sin(angle) + im[t] * std::cos(angle);
+        }
+        out[2 * k] = inverse ? sr / static_cast<long double>(n) : sr;
+        out[2 * k + 1] = inverse ? si / static_cast<long double>(n) : si;
+    }
+    return out;
+}
+
+}  // namespace numeric_tests
+
+TEST_CASE("DFT: against its defining sum, the inverse undoes it, onesided keeps the first half, dft_length pads") {
+    std::mt19937 rng(17);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    const std::int64_t batch = 2, n = 7, inner = 3;
+    std::vector<double> x(static_cast<std::size_t>(batch * n * inner * 2));
+    for (auto& v : x) v = u(rng);
+    const value input = value::of<double>({batch, n, inner, 2}, x);
+    auto at = [&](std::int64_t b, std::int64_t t, std::int64_t i, int c) { return static_cast<std::size_t>(((b * n + t) * inner + i) * 2 + c); };
+    const value y = run_inputs("DFT", {input});
+    REQUIRE(y.dims() == exec::shape{batch, n, inner, 2});
+    const double* py = y.as<double>();
+    for (std::int64_t b = 0; b < batch; ++b)
+        for (std::int64_t i = 0; i < inner; ++i) {
+            std::vector<long double> re, im;
+            for (std::int64_t t = 0; t < n; ++t) re.push_back(x[at(b, t, i, 0)]), im.push_back(x[at(b, t, i, 1)]);
+            const auto want = direct_dft(re, im, static_cast<std::size_t>(n), false);
+            for (std::int64_t k = 0; k < n; ++k)
+                for (int c = 0; c < 2; ++c)
+                    CHECK(py[at(b, k, i, c)] == doctest::Approx(static_cast<double>(want[static_cast<std::size_t>(2 * k + c)])).epsilon(1e-12));
+        }
+    // The inverse gives the input back.
+    const value back = run_inputs("DFT", {y}, {{"inverse", 1}});
+    for (std::size_t j = 0; j < x.size(); ++j) CHECK(back.as<double>()[j] == doctest::Approx(x[j]).epsilon(1e-12));
+    // A real input: onesided keeps bins 0 .. n / 2 of the full transform; dft_length 10 is the
+    // input padded with zeros; along axis 2 (negative: counted from the back).
+    std::vector<float> r(static_cast<std::size_t>(n * 4));
+    for (auto& v : r) v = static_cast<float>(u(rng));
+    const value real = value::of<float>({1, n, 4, 1}, r);
+    const auto full = elements<float>(run_inputs("DFT", {real}));
+    const value half = run_inputs("DFT", {real}, {{"onesided", 1}});
+    REQUIRE(half.dims() == exec::shape{1, n / 2 + 1, 4, 2});
+    const auto h = elements<float>(half);
+    for (std::size_t j = 0; j < h.size(); ++j) CHECK(h[j] == full[j]);
+    const value padded = run_inputs("DFT", {real, value::of<std::int64_t>({}, {10})});
+    REQUIRE(padded.dims() == exec::shape{1, 10, 4, 2});
+    std::vector<float> r10(static_cast<std::size_t>(10 * 4), 0.0f);
+    std::copy(r.begin(), r.end(), r10.begin());
+    CHECK(elements<float>(padded) == elements<float>(run_inputs("DFT", {value::of<float>({1, 10, 4, 1}, r10)})));
+    const value along2 = run_inputs("DFT", {real}, {{"axis", -2}});
+    REQUIRE(along2.dims() == exec::shape{1, n, 4, 2});
+    // A complex input cannot be onesided; the last axis must be the real / imaginary one.
+    CHECK_THROWS_WITH_AS(run_inputs("DFT", {input}, {{"onesided", 1}}), doctest::Contains("onesided with a complex input"), exec::exec_error);
+    CHECK_THROWS_WITH_AS(run_inputs("DFT", {value::of<float>({2, 3}, std::vector<float>(6, 0.0f))}),
+                         doctest::Contains("the last axis must hold 1 (real) or 2 (complex) values"), exec::exec_error);
+}
+
+TEST_CASE("STFT: each frame is the transform of the windowed slice of the signal") {
+    std::mt19937 rng(23);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    const std::int64_t length = 40, step = 5, frame = 8;
+    std::vector<float> s(static_cast<std::size_t>(2 * length)), w(static_cast<std::size_t>(frame));
+    for (auto& v : s) v = u(rng);
+    for (auto& v : w) v = u(rng);
+    const value signal = value::of<float>({2, length, 1}, s);
+    const value y = run_inputs("STFT", {signal, value::of<std::int64_t>({}, {step}), value::of<float>({frame}, w)});
+    const std::int64_t frames = (length - frame) / step + 1, bins = frame / 2 + 1;
+    REQUIRE(y.dims() == exec::shape{2, frames, bins, 2});
+    const auto got = elements<float>(y);
+    for (std::int64_t b = 0; b < 2; ++b)
+        for (std::int64_t f = 0; f < frames; ++f) {
+            std::vector<long double> re, im(static_cast<std::size_t>(frame), 0.0L);
+            for (std::int64_t t = 0; t < frame; ++t)
+                re.push_back(static_cast<long double>(s[static_cast<std::size_t>(b * length + f * step + t)]) * w[static_cast<std::size_t>(t)]);
+            const auto want = direct_dft(re, im, static_cast<std::size_t>(frame), false);
+            for (std::int64_t k = 0; k < bins; ++k)
+                for (int c = 0; c < 2; ++c)
+                    CHECK(got[static_cast<std::size_t>(((b * frames + f) * bins + k) * 2 + c)] ==
+                          doctest::Approx(static_cast<double>(want[static_cast<std::size_t>(2 * k + c)])).epsilon(1e-5));
+        }
+    // frame_length without a window: a window of ones; both given must agree.
+    const value ones = value::of<float>({frame}, std::vector<float>(static_cast<std::size_t>(frame), 1.0f));
+    const value step_v = value::of<std::int64_t>({}, {step}), length_v = value::of<std::int64_t>({}, {frame});
+    const value plain = run_inputs("STFT", {signal, step_v, value::of<float>({0}, std::vector<float>{}), length_v});
+    CHECK(elements<float>(plain) == elements<float>(run_inputs("STFT", {signal, step_v, ones})));
+    CHECK_THROWS_WITH_AS(run_inputs("STFT", {signal, step_v, ones, value::of<std::int64_t>({}, {6})}),
+                         doctest::Contains("frame_length 6 differs from the window's length 8"), exec::exec_error);
+}
+
+TEST_CASE("MelWeightMatrix: triangles peaking at 1, each band's support contiguous, the bands in order") {
+    const value m = run_inputs("MelWeightMatrix", {value::of<std::int32_t>({}, {6}), value::of<std::int32_t>({}, {64}),
+                                                   value::of<std::int32_t>({}, {16000}), value::of<float>({}, {100.0f}),
+                                                   value::of<float>({}, {8000.0f})});
+    REQUIRE(m.dims() == exec::shape{33, 6});
+    const auto v = elements<float>(m);
+    std::int64_t last_peak = -1;
+    for (std::int64_t band = 0; band < 6; ++band) {
+        CAPTURE(band);
+        std::int64_t first = -1, end = -1, peak = -1;
+        for (std::int64_t row = 0; row < 33; ++row) {
+            const float x = v[static_cast<std::size_t>(row * 6 + band)];
+            CHECK(x >= 0.0f);
+            CHECK(x <= 1.0f);
+            if (x > 0 && first < 0) first = row;
+            if (x > 0) end = row + 1;
+            if (x == 1.0f && peak < 0) peak = row;
+        }
+        REQUIRE(first >= 0);
+        for (std::int64_t row = first; row < end; ++row) CHECK(v[static_cast<std::size_t>(row * 6 + band)] > 0.0f);
+        CHECK(peak > last_peak);
+        last_peak = peak;
+    }
+}

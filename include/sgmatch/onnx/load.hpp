@@ -479,7 +479,7 @@ private:
                 ins.push_back(bound_filler(g, name_of(n) + (k == 1 ? ":min" : ":max"), n.input(0), k == 1));
             } else if (op == "Resize" && (k == 1 || k == 2)) {  // no roi; no scales, sizes given
                 ins.push_back(input_ref(g.add_constant(name_of(n) + (k == 1 ? ":roi" : ":scales"), {0}, dtype::f32, {})));
-            } else if ((op == "RNN" || op == "GRU" || op == "LSTM") && k >= 3) {  // an optional input of zero elements is absent
+            } else if (((op == "RNN" || op == "GRU" || op == "LSTM") && k >= 3) || (op == "STFT" && k == 2)) {  // an optional input of zero elements is absent
                 ins.push_back(input_ref(g.add_constant(name_of(n) + ":absent" + std::to_string(k), {0}, dtype::f32, {})));
             } else {
                 unsupported(n, "input " + std::to_string(k) + " is absent while a later one is given");

@@ -51,7 +51,7 @@ inline const std::vector<const op_schema*>& all_schemas() {
         &gather_elements, &scatter_elements, &gather_nd, &scatter_nd, &eye_like, &non_zero, &compress, &unique, &reverse_sequence, &hann_window, &hamming_window, &blackman_window, &det, &mean_variance_norm, &depth_to_space, &space_to_depth, &cast_like, &shrink,
         &top_k, &einsum, &quantize_linear, &dequantize_linear, &matmul_integer, &qlinear_matmul, &dynamic_quantize_linear, &conv_integer, &qlinear_conv, &nll_loss, &softmax_cross_entropy, &instance_norm, &rnn, &gru, &lstm,
         &sequence_empty, &sequence_construct, &sequence_insert, &sequence_at, &sequence_erase, &sequence_length, &split_to_sequence, &concat_from_sequence,
-        &non_max_suppression, &roi_align, &grid_sample, &max_unpool, &if_op, &loop, &scan, &sequence_map, &bit_shift};
+        &non_max_suppression, &roi_align, &grid_sample, &max_unpool, &if_op, &loop, &scan, &sequence_map, &bit_shift, &dft, &stft, &mel_weight_matrix};
     return all;
 }
 

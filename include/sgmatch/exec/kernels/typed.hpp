@@ -16,7 +16,8 @@
 // DynamicQuantizeLinear, MatMulInteger, QLinearMatMul, ConvInteger and QLinearConv
 // (kernels/quantize.hpp); EyeLike, NonZero, Compress and Unique (kernels/selection.hpp);
 // ReverseSequence (kernels/positions.hpp); MeanVarianceNormalization on f32 and f64
-// (kernels/losses.hpp); the Hann, Hamming and Blackman windows (kernels/signal.hpp); Det on f32
+// (kernels/losses.hpp); the Hann, Hamming and Blackman windows, DFT, STFT and MelWeightMatrix
+// (kernels/signal.hpp); Det on f32
 // and f64 (kernels/linalg.hpp); the ops on sequences of tensors (kernels/sequence.hpp);
 // NonMaxSuppression, RoiAlign, GridSample and MaxUnpool (kernels/vision.hpp).
 //
@@ -580,6 +581,9 @@ inline const typed_binding typed_ops[] = {
     {&ops::schemas::cast, typed::cast},
     {&ops::schemas::mod, typed::mod},
     {&ops::schemas::bit_shift, typed::bit_shift},
+    {&ops::schemas::dft, typed::dft},
+    {&ops::schemas::stft, typed::stft},
+    {&ops::schemas::mel_weight_matrix, typed::mel_weight_matrix},
     {&ops::schemas::tile, typed::tile},
     {&ops::schemas::trilu, typed::trilu},
     {&ops::schemas::range, typed::range},
