@@ -299,3 +299,42 @@ TEST_CASE("MelWeightMatrix: triangles peaking at 1, each band's support contiguo
         last_peak = peak;
     }
 }
+
+TEST_CASE("TfIdfVectorizer: counts of 1-grams and gapped 2-grams against pairs of positions, in TF, IDF and TFIDF modes") {
+    std::mt19937 rng(29);
+    const std::int64_t rows = 3, cols = 10, max_skip = 2;
+    std::vector<std::int64_t> tokens(static_cast<std::size_t>(rows * cols));
+    for (auto& t : tokens) t = static_cast<std::int64_t>(rng() % 5);
+    // Pool: 1-grams 1, 3; 2-grams (1 2), (4 4), (0 3); their output positions and weights.
+    const attribute::ints pool{1, 3, 1, 2, 4, 4, 0, 3}, counts{0, 2}, indexes{4, 0, 1, 3, 2};
+    const std::vector<double> weights{0.5, 2, 3, 0.25, 1.5};
+    const std::vector<std::vector<std::int64_t>> grams{{1}, {3}, {1, 2}, {4, 4}, {0, 3}};
+    for (const char* mode : {"TF", "IDF", "TFIDF"}) {
+        CAPTURE(mode);
+        const value y = run_one("TfIdfVectorizer", value::of<std::int64_t>({rows, cols}, tokens),
+                                {{"min_gram_length", 1}, {"max_gram_length", 2}, {"max_skip_count", max_skip}, {"mode", mode},
+                                 {"ngram_counts", counts}, {"ngram_indexes", indexes}, {"pool_int64s", pool},
+                                 {"weights", attribute(attribute::reals(weights.begin(), weights.end()))}});
+        REQUIRE(y.dims() == exec::shape{rows, 5});
+        const auto got = elements<float>(y);
+        for (std::int64_t r = 0; r < rows; ++r)
+            for (std::size_t g = 0; g < grams.size(); ++g) {
+                const std::int64_t* row = tokens.data() + r * cols;
+                double c = 0;
+                if (grams[g].size() == 1) {
+                    c = static_cast<double>(std::count(row, row + cols, grams[g][0]));
+                } else {
+                    for (std::int64_t i = 0; i < cols; ++i)
+                        for (std::int64_t j = i + 1; j < cols && j - i <= max_skip + 1; ++j)
+                            c += row[i] == grams[g][0] && row[j] == grams[g][1];
+                }
+                const double w = weights[g];
+                const double want = std::string(mode) == "TF" ? c : std::string(mode) == "IDF" ? (c > 0 ? w : 0.0) : c * w;
+                CHECK(got[static_cast<std::size_t>(r * 5 + indexes[g])] == doctest::Approx(want));
+            }
+    }
+    CHECK_THROWS_WITH_AS(run_one("TfIdfVectorizer", value::of<std::int64_t>({4}, {1, 2, 3, 4}),
+                                 {{"min_gram_length", 1}, {"max_gram_length", 2}, {"max_skip_count", 0}, {"mode", "TF"},
+                                  {"ngram_counts", attribute::ints{0, 3}}, {"ngram_indexes", attribute::ints{0, 1, 2}}, {"pool_int64s", pool}}),
+                         doctest::Contains("do not split the pool"), exec::exec_error);
+}

@@ -169,6 +169,7 @@ inline shape_rule shape_rule_of(const op_schema& s) {
         {&schemas::dft, rules::dft},
         {&schemas::stft, rules::stft},
         {&schemas::mel_weight_matrix, rules::mel_weight_matrix},
+        {&schemas::tfidf_vectorizer, rules::tfidf},
         {&schemas::det, rules::det},
         {&schemas::mean_variance_norm, rules::same_as_input0},
         {&schemas::nll_loss, rules::loss},

@@ -17,7 +17,7 @@
 // (kernels/quantize.hpp); EyeLike, NonZero, Compress and Unique (kernels/selection.hpp);
 // ReverseSequence (kernels/positions.hpp); MeanVarianceNormalization on f32 and f64
 // (kernels/losses.hpp); the Hann, Hamming and Blackman windows, DFT, STFT and MelWeightMatrix
-// (kernels/signal.hpp); Det on f32
+// (kernels/signal.hpp); TfIdfVectorizer (kernels/text.hpp); Det on f32
 // and f64 (kernels/linalg.hpp); the ops on sequences of tensors (kernels/sequence.hpp);
 // NonMaxSuppression, RoiAlign, GridSample and MaxUnpool (kernels/vision.hpp).
 //
@@ -55,6 +55,7 @@
 #include "sgmatch/exec/kernels/selection.hpp"
 #include "sgmatch/exec/kernels/sequence.hpp"
 #include "sgmatch/exec/kernels/signal.hpp"
+#include "sgmatch/exec/kernels/text.hpp"
 #include "sgmatch/exec/kernels/linalg.hpp"
 #include "sgmatch/exec/kernels/recurrent.hpp"
 #include "sgmatch/exec/kernels/reduce_typed.hpp"
@@ -584,6 +585,7 @@ inline const typed_binding typed_ops[] = {
     {&ops::schemas::dft, typed::dft},
     {&ops::schemas::stft, typed::stft},
     {&ops::schemas::mel_weight_matrix, typed::mel_weight_matrix},
+    {&ops::schemas::tfidf_vectorizer, typed::tfidf_vectorizer},
     {&ops::schemas::tile, typed::tile},
     {&ops::schemas::trilu, typed::trilu},
     {&ops::schemas::range, typed::range},
