@@ -661,3 +661,72 @@ TEST_CASE("RoiAlign before opset 16 had no half-pixel shift: written out as outp
         }
     }
 }
+
+TEST_CASE("onnx::load: Scan before opset 9 (a batch axis) runs as a Loop of opset-9 Scans, reading an enclosing value") {
+    // Scan-8 over s0 [B, 2] and x [B, T, 2], backwards: s <- s + x_t * k (k read from the
+    // enclosing graph), each step's s scanned out.
+    builder b(8);
+    b.input("s0", {2, 2});
+    b.input("x", {2, 3, 2});
+    b.input("k", {1});
+    auto* scan = b.node("Scan", {"", "s0", "x"}, {"s", "steps"}, "batched_scan");
+    builder::integer(scan, "num_scan_inputs", 1);
+    builder::ints(scan, "directions", {1});
+    auto* body_attr = scan->add_attribute();
+    body_attr->set_name("body");
+    body_attr->set_type(::onnx::AttributeProto::GRAPH);
+    ::onnx::GraphProto* body = body_attr->mutable_g();
+    body->set_name("step");
+    for (const char* in : {"s_in", "x_t"}) body->add_input()->set_name(in);
+    auto* mul = body->add_node();
+    mul->set_op_type("Mul");
+    for (const char* in : {"x_t", "k"}) mul->add_input(in);
+    mul->add_output("scaled");
+    auto* add = body->add_node();
+    add->set_op_type("Add");
+    for (const char* in : {"s_in", "scaled"}) add->add_input(in);
+    add->add_output("s_out");
+    auto* copy = body->add_node();
+    copy->set_op_type("Identity");
+    copy->add_input("s_out");
+    copy->add_output("each");
+    for (const char* out : {"s_out", "each"}) body->add_output()->set_name(out);
+    b.output("s");
+    b.output("steps");
+    const sx::model m = b.load();
+    std::size_t loops = 0;
+    for (sgmatch::node_id n : m.graph.nodes()) loops += m.graph.kind(n) == node_kind::op && m.graph.op_name(n) == "Loop";
+    CHECK(loops == 1);
+    std::mt19937 rng(31);
+    const std::vector<float> s0 = test::random_values(4, rng, 1.0f), x = test::random_values(12, rng, 1.0f);
+    const float k = -1.5f;
+    const auto out = sgmatch::exec::executor(m.graph).run({{"s0", sgmatch::exec::value::of<float>({2, 2}, s0)},
+                                                           {"x", sgmatch::exec::value::of<float>({2, 3, 2}, x)},
+                                                           {"k", sgmatch::exec::value::of<float>({1}, {k})}});
+    REQUIRE(out.size() == 2);
+    REQUIRE(out[0].dims() == sgmatch::exec::shape{2, 2});
+    REQUIRE(out[1].dims() == sgmatch::exec::shape{2, 3, 2});
+    for (std::size_t bi = 0; bi < 2; ++bi) {
+        float s[2] = {s0[bi * 2], s0[bi * 2 + 1]};
+        for (std::size_t step = 0; step < 3; ++step) {
+            const std::size_t t = 2 - step;  // backwards
+            for (std::size_t c = 0; c < 2; ++c) {
+                s[c] += x[(bi * 3 + t) * 2 + c] * k;
+                CHECK(out[1].as<float>()[(bi * 3 + step) * 2 + c] == doctest::Approx(s[c]));
+            }
+        }
+        for (std::size_t c = 0; c < 2; ++c) CHECK(out[0].as<float>()[bi * 2 + c] == doctest::Approx(s[c]));
+    }
+    // Per-element lengths are refused by name.
+    builder lens(8);
+    lens.input("n", {2}, ::onnx::TensorProto::INT32);
+    lens.input("s0", {2, 2});
+    lens.input("x", {2, 3, 2});
+    lens.input("k", {1});
+    auto* with_lens = lens.node("Scan", {"n", "s0", "x"}, {"s", "steps"}, "ragged");
+    with_lens->add_attribute()->CopyFrom(scan->attribute(0));
+    with_lens->add_attribute()->CopyFrom(scan->attribute(2));
+    lens.output("s");
+    lens.output("steps");
+    CHECK(lens.error().find("node 'ragged' (Scan): sequence_lens (a scan length per batch element) is not implemented") != std::string::npos);
+}

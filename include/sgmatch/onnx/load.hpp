@@ -685,10 +685,7 @@ private:
     // read the enclosing values they use as their last graph inputs; the node takes those
     // values as its last inputs (graph_body).
     void add_control(graph& g, const ::onnx::NodeProto& n, const ops::op_schema& schema) {
-        if (n.op_type() == "Scan" && opset_ < 9) {
-            unsupported(n, "Scan before opset 9 (a batch axis and sequence lengths) is not implemented");
-            return add_opaque(g, n);
-        }
+        if (n.op_type() == "Scan" && opset_ < 9) return add_batched_scan(g, n);
         std::vector<input_ref> ins;
         const bool loop = n.op_type() == "Loop";
         const int given = std::max(n.input_size(), loop ? 2 : 0);
@@ -737,6 +734,72 @@ private:
             const auto colon = m.find("): ");
             report_->unsupported.push_back(node_label(n) + m.substr(colon == std::string::npos ? 0 : colon + 1));
         }
+    }
+
+    // Scan before opset 9: a batch axis first on every state and scanned input and on every
+    // output, written as a Loop over the batch whose body takes one batch element of each
+    // (Gather) and runs the opset-9 Scan on it; the Loop stacks the results along the batch.
+    void add_batched_scan(graph& g, const ::onnx::NodeProto& n) {
+        if (n.input_size() > 0 && !n.input(0).empty()) {
+            unsupported(n, "sequence_lens (a scan length per batch element) is not implemented");
+            return add_opaque(g, n);
+        }
+        const ::onnx::GraphProto* body = nullptr;
+        std::vector<std::pair<std::string, attribute>> scan_attrs;
+        for (const auto& a : n.attribute()) {
+            if (a.name() == "body" && a.has_g()) body = &a.g();
+            else if (a.name() == "num_scan_inputs" && a.has_i()) scan_attrs.emplace_back("num_scan_inputs", attribute(a.i()));
+            else if (a.name() == "directions") scan_attrs.emplace_back("scan_input_directions", attribute(attribute::ints(a.ints().begin(), a.ints().end())));
+            else unsupported(n, "attribute " + a.name() + " (" + kind_name(a) + ") is not supported");
+        }
+        std::vector<input_ref> data;
+        for (int k = 1; k < n.input_size(); ++k) {
+            if (n.input(k).empty()) {
+                unsupported(n, "input " + std::to_string(k) + " is absent");
+                return add_opaque(g, n);
+            }
+            data.push_back(values_.at(n.input(k)));
+        }
+        if (body == nullptr || data.empty()) {
+            unsupported(n, body == nullptr ? "no body" : "no states or scanned inputs");
+            return add_opaque(g, n);
+        }
+        const std::string name = name_of(n);
+        const std::vector<std::string> reads = body_reads(n, depth_);
+        graph_body inner = convert_body(g, n, *body, reads);
+        // The Loop's body: (i, cond), then the batched values and the enclosing ones it reads.
+        auto lb = std::make_shared<graph>();
+        const node_id i = lb->add_input("i", tensor_type::of(dtype::i64, {}));
+        const node_id c = lb->add_input("cond", tensor_type::of(dtype::boolean, {}));
+        std::vector<input_ref> scan_ins, loop_ins;
+        for (std::size_t k = 0; k < data.size(); ++k) {
+            const node_id batched = lb->add_input("batched:" + std::to_string(k));
+            const node_id one = lb->add_op("Gather", name + ":element" + std::to_string(k), {batched, i});
+            lb->set_attr(one, "axis", attribute(std::int64_t{0}));
+            scan_ins.push_back(one);
+            loop_ins.push_back(data[k]);
+        }
+        for (std::size_t k = 0; k < reads.size(); ++k) {
+            scan_ins.push_back(lb->add_input("read:" + std::to_string(k)));
+            loop_ins.push_back(values_.at(reads[k]));
+        }
+        const auto outputs = static_cast<std::uint32_t>(std::max(1, n.output_size()));
+        const node_id scan = lb->add_op("Scan", name + ":element_scan", scan_ins, {}, outputs);
+        lb->set_attr(scan, "body", attribute(std::move(inner)));
+        for (auto& [k, v] : scan_attrs) lb->set_attr(scan, k, v);
+        lb->mark_output(lb->add_op("Identity", name + ":go_on", {c}));
+        for (std::uint32_t p = 0; p < outputs; ++p) lb->mark_output(value_ref<node_id>{scan, p});
+        // The Loop over the batch: M is the first batched value's first dim.
+        std::vector<unsigned char> zero(sizeof(std::int64_t), 0);
+        const node_id shape = g.add_op("Shape", name + ":batched_shape", {data[0]});
+        const node_id batch = g.add_op("Gather", name + ":batch", {shape, input_ref(g.add_constant(name + ":zero", {}, dtype::i64, std::move(zero)))});
+        g.set_attr(batch, "axis", attribute(std::int64_t{0}));
+        std::vector<input_ref> ins{batch, input_ref(g.add_constant(name + ":cond", {}, dtype::boolean, std::vector<unsigned char>{1}))};
+        ins.insert(ins.end(), loop_ins.begin(), loop_ins.end());
+        const node_id id = g.add_op("Loop", name, ins, {}, outputs);
+        g.set_attr(id, "body", attribute(graph_body{std::move(lb), 2}));
+        finish(g, n, id);
+        report_->notes.push_back(node_label(n) + ": opset " + std::to_string(opset_) + " Scan written as a Loop over the batch of opset-9 Scans");
     }
 
     // One body as a graph: its own inputs, then the enclosing values `reads` (typed as the

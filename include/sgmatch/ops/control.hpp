@@ -10,7 +10,8 @@
 //
 // Loop's trip count and condition are always present (the front end fills an absent trip count
 // with the largest int64 and an absent condition with true). Scan before opset 9 (a batch axis
-// and sequence lengths) is not described: the front end refuses it, naming the node.
+// first) is not described: the front end writes it as a Loop over the batch whose body runs the
+// opset-9 Scan on one batch element (its sequence_lens input is refused, naming the node).
 #pragma once
 
 #include "sgmatch/detail/config.hpp"
@@ -52,7 +53,7 @@ inline constexpr attr_spec scan_attrs[] = {{"body", attr_type::graph, def::requi
                                            {"scan_input_directions", attr_type::integers, def::absent(), support::range(0, 1)},
                                            {"scan_output_axes", attr_type::integers, def::absent(), support::any()},
                                            {"scan_output_directions", attr_type::integers, def::absent(), support::range(0, 1)},
-                                           {"directions", attr_type::integers, def::absent(), support::none("Scan before opset 9 (a batch axis)")}};
+                                           {"directions", attr_type::integers, def::absent(), support::none("opset 8's attribute (the ONNX front end writes that Scan as a Loop of opset-9 Scans)")}};
 inline constexpr op_schema scan = output_kind(
     typed(describe<Scan>(scan_inputs, scan_attrs, type_rule{type_rule::from::fixed, 0, dtype::unknown, {}}, control_outputs), types::all),
     value_kind::body);
