@@ -29,6 +29,7 @@
 #include "sgmatch/graph/graph.hpp"
 #include "sgmatch/ops/attrs.hpp"
 #include "sgmatch/ops/control.hpp"
+#include "sgmatch/ops/shape_rules.hpp"
 
 SGMATCH_BEGIN_NAMESPACE
 namespace exec {
@@ -126,22 +127,10 @@ inline values unstack(const value& x, std::size_t axis) {
 
 inline value owned(const value& v) { return v.owned() ? v : v.clone(); }
 
-inline value scalar_i64(std::int64_t i) {
-    value v = value::zeros(dtype::i64, {});
-    v.as<std::int64_t>()[0] = i;
-    return v;
-}
-inline value scalar_bool(bool b) {
-    value v = value::zeros(dtype::boolean, {});
-    v.as<bool>()[0] = b;
-    return v;
-}
-
-/// An axis in [-rank, rank) as one from the front.
+/// An axis in [-rank, rank) as one from the front (the shape rules' reading, refused as the
+/// executor's error).
 inline std::size_t axis_of(const ops::op_attrs& a, std::int64_t axis, std::size_t rank, const char* what) {
-    const auto r = static_cast<std::int64_t>(rank);
-    if (axis < -r || axis >= r) typed::fail(a, std::string(what) + " " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
-    return static_cast<std::size_t>(axis < 0 ? axis + r : axis);
+    return typed::as_executor_error([&] { return ops::rules::axis(a, axis, rank, what); });
 }
 
 }  // namespace detail
@@ -185,7 +174,7 @@ typed_fn make_loop(const ops::op_attrs& a0, std::size_t node_inputs, std::size_t
         const values enclosing(xs.begin() + static_cast<std::ptrdiff_t>(2 + carried), xs.end());
         std::vector<values> scanned(scans);
         for (std::int64_t i = 0; i < trips && go; ++i) {
-            values own{detail::scalar_i64(i), detail::scalar_bool(go)};
+            values own{value::of<std::int64_t>({}, {i}), value::of<bool>({}, {go})};
             own.insert(own.end(), state.begin(), state.end());
             values out = (*body)(a, own, enclosing);
             go = detail::condition(a, out.at(0), "the body's condition");

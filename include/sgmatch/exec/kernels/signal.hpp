@@ -80,20 +80,12 @@ inline void roots(std::size_t n, std::vector<double>& c, std::vector<double>& s)
 
 /// x's values as doubles (f32 or f64).
 inline std::vector<double> doubles(const value& x) {
-    const value d = x.dense_value();
-    std::vector<double> v(static_cast<std::size_t>(d.size()));
-    if (d.type() == dtype::f64) std::copy(d.as<double>(), d.as<double>() + d.size(), v.begin());
-    else std::copy(d.as<float>(), d.as<float>() + d.size(), v.begin());
-    return v;
+    const value d = cast_to(x, dtype::f64);
+    return std::vector<double>(d.as<double>(), d.as<double>() + d.size());
 }
 
 /// Doubles stored as a value of type t (f32 or f64).
-inline value stored(dtype t, shape dims, const std::vector<double>& v) {
-    value out = value::zeros(t, std::move(dims));
-    if (t == dtype::f64) std::copy(v.begin(), v.end(), out.as<double>());
-    else for (std::size_t i = 0; i < v.size(); ++i) out.as<float>()[i] = static_cast<float>(v[i]);
-    return out;
-}
+inline value stored(dtype t, shape dims, const std::vector<double>& v) { return cast_to(value::of<double>(std::move(dims), v), t); }
 
 inline void require_real(const ops::op_attrs& a, const value& x, const char* what) {
     if (x.is_sequence() || (x.type() != dtype::f32 && x.type() != dtype::f64))
