@@ -1,9 +1,10 @@
 // Control flow (exec/control_flow.hpp): Loop, If, Scan and SequenceMap on bodies that read
 // values of the enclosing graph, each against the same computation written as a plain C++ loop
 // over random data; misuse refused, naming the node, when the executor is built or when the
-// node runs. The ONNX conformance cases (node/test_loop*, test_if*, test_scan9_sum,
-// test_sequence_map_*, test_range_*_expanded) check them too, and onnx::save writes them back
-// (tests/onnx/save.cpp). Runs in every preset.
+// node runs. Optionals (empty ones through Identity and If). The ONNX conformance cases
+// (node/test_loop*, test_if*, test_scan9_sum, test_sequence_map_*, test_range_*_expanded,
+// test_optional_*) check them too, and onnx::save writes them back (tests/onnx/save.cpp). Runs
+// in every preset.
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -248,4 +249,120 @@ TEST_CASE("control flow: misuse is refused, naming the node") {
         const auto ok = run.run({{"P", floats({2, 2}, {1, 2, 3, 4})}, {"Q", floats({2, 2}, {10, 20, 30, 40})}});
         CHECK(data_of(ok.at(0)) == std::vector<float>{11, 22, 33, 44});
     }
+}
+
+TEST_CASE("optionals: Optional, OptionalHasElement and OptionalGetElement, an empty one through Identity and If") {
+    // x: an optional tensor; h = OptionalHasElement(x); e = OptionalGetElement(Identity(x)).
+    graph g;
+    tensor_type opt = tensor_type::of(dtype::f32, {3});
+    opt.optional = true;
+    const node_id x = g.add_input("x", opt);
+    const node_id id = g.add_op("Identity", "id", {x});
+    g.set_type({id, 0}, opt);
+    const node_id has = g.add_op("OptionalHasElement", "has", {x});
+    g.mark_output(has);
+    g.mark_output(id);
+    g.mark_output(g.add_op("OptionalGetElement", "get", {id}));
+    const exec::executor run(g);
+    const auto held = run.run({{"x", floats({3}, {1, 2, 3})}});
+    REQUIRE(held.size() == 3);
+    CHECK(held[0].as<bool>()[0]);
+    CHECK(data_of(held[2]) == std::vector<float>{1, 2, 3});
+    const value none = value::none(dtype::f32);
+    CHECK_THROWS_WITH_AS(run.run({{"x", none}}), doctest::Contains("node 'get' (OptionalGetElement): the optional is empty"), exec::exec_error);
+    graph probe;  // an empty optional through Identity, and asked whether it holds a value
+    const node_id px = probe.add_input("x", opt);
+    probe.mark_output(probe.add_op("OptionalHasElement", "has", {px}));
+    probe.mark_output(probe.add_op("Identity", "id", {px}));
+    const auto empty = exec::executor(probe).run({{"x", none}});
+    CHECK_FALSE(empty.at(0).as<bool>()[0]);
+    CHECK(empty.at(1).is_none());
+
+    // If: an empty optional of sequences of int64 (Optional's type attribute) or one holding the
+    // sequence the other branch makes.
+    graph nothing;
+    const node_id o = nothing.add_op("Optional", "nothing", {});
+    nothing.set_attr(o, "type", attribute(std::string("seq(tensor(int64))")));
+    nothing.mark_output(o);
+    graph something;
+    const node_id a = something.add_input("a");
+    const node_id s = something.add_op("SequenceConstruct", "seq", {a, a});
+    something.mark_output(something.add_op("Optional", "wrap", {s}));
+    graph pick;
+    const node_id cond = pick.add_input("cond"), pa = pick.add_input("a");
+    const node_id branch = pick.add_op("If", "pick", {cond, pa});
+    pick.set_attr(branch, "then_branch", body_attr(std::move(nothing), 0));
+    pick.set_attr(branch, "else_branch", body_attr(std::move(something), 0));
+    tensor_type opt_seq;
+    opt_seq.type = dtype::i64;
+    opt_seq.sequence = opt_seq.optional = true;
+    pick.set_type({branch, 0}, opt_seq);
+    pick.mark_output(branch);
+    pick.mark_output(pick.add_op("OptionalHasElement", "has", {branch}));
+    const exec::executor run_pick(pick);
+    const auto none_out = run_pick.run({{"cond", boolean(true)}, {"a", value::of<std::int64_t>({2}, {4, 5})}});
+    CHECK(none_out.at(0).is_none());
+    CHECK(none_out.at(0).none_of_sequence());
+    CHECK(none_out.at(0).type() == dtype::i64);
+    CHECK_FALSE(none_out.at(1).as<bool>()[0]);
+    const auto seq_out = run_pick.run({{"cond", boolean(false)}, {"a", value::of<std::int64_t>({2}, {4, 5})}});
+    REQUIRE(seq_out.at(0).is_sequence());
+    CHECK(seq_out.at(0).items().size() == 2);
+    CHECK(seq_out.at(1).as<bool>()[0]);
+}
+
+TEST_CASE("optionals: misuse is refused, naming the node") {
+    auto lone = [](const char* type) {  // Optional without an input
+        graph g;
+        const node_id o = g.add_op("Optional", "opt", {});
+        if (type) g.set_attr(o, "type", attribute(std::string(type)));
+        g.mark_output(o);
+        return g;
+    };
+    auto build_error = [](const graph& g) -> std::string {
+        try {
+            exec::executor run(g);
+        } catch (const exec::exec_error& e) {
+            return e.what();
+        }
+        return "";
+    };
+    CHECK(build_error(lone(nullptr)).find("node 'opt' (Optional): without an input, the type attribute must say") != std::string::npos);
+    CHECK(build_error(lone("tensor(complex64)")).find("node 'opt' (Optional): type 'tensor(complex64)' is not a tensor") != std::string::npos);
+    CHECK(build_error(lone("map(int64, tensor(float))")).find("node 'opt' (Optional): type 'map(int64, tensor(float))'") != std::string::npos);
+    // An empty optional where the graph declares a tensor, and read by an op that reads values.
+    graph declared;
+    const node_id d = declared.add_op("Optional", "opt", {});
+    declared.set_attr(d, "type", attribute(std::string("tensor(float)")));
+    declared.set_type({d, 0}, tensor_type::of(dtype::f32, {2}));
+    declared.mark_output(d);
+    CHECK_THROWS_WITH_AS(exec::executor(declared).run(std::map<std::string, value>{}),
+                         doctest::Contains("node 'opt' (Optional) computed an empty optional of float on output 0; the graph declares tensor(float)"),
+                         exec::exec_error);
+    graph read;
+    const node_id o = read.add_op("Optional", "opt", {});
+    read.set_attr(o, "type", attribute(std::string("tensor(float)")));
+    read.mark_output(read.add_op("Abs", "abs", {o}));
+    CHECK_THROWS_WITH_AS(exec::executor(read).run(std::map<std::string, value>{}), doctest::Contains("empty optional"), exec::exec_error);
+}
+
+TEST_CASE("optionals: ONNX's type notation, both ways") {
+    for (dtype d : {dtype::f32, dtype::f16, dtype::bf16, dtype::f64, dtype::i8, dtype::u8, dtype::i32, dtype::i64, dtype::boolean})
+        for (int kind = 0; kind < 4; ++kind) {
+            tensor_type t;
+            t.type = d;
+            t.sequence = (kind & 1) != 0;
+            t.optional = (kind & 2) != 0;
+            const std::string s = ops::type_notation(t);
+            CAPTURE(s);
+            const auto back = ops::parse_type_notation(s);
+            REQUIRE(back);
+            CHECK(back->type == d);
+            CHECK(back->sequence == t.sequence);
+            CHECK(back->optional == t.optional);
+        }
+    CHECK(ops::type_notation(*ops::parse_type_notation("optional(seq(tensor(int64)))")) == "optional(seq(tensor(int64)))");
+    for (const char* bad : {"", "tensor", "tensor()", "tensor(float", "seq(float)", "tensor(string)", "seq(seq(tensor(float)))",
+                            "optional(optional(tensor(float)))", "map(int64,tensor(float))", " tensor(float)"})
+        CHECK_FALSE(ops::parse_type_notation(bad));
 }

@@ -2,7 +2,9 @@
 // shape against the declared one when it runs: never a silently wrong number.
 #include <doctest/doctest.h>
 
+#include <optional>
 #include <random>
+#include <utility>
 
 #include "sgmatch/exec/executor.hpp"
 #include "support/numeric.hpp"
@@ -43,29 +45,6 @@ TEST_CASE("an attribute no kernel implements is refused when the executor is bui
     auto x = g.add_input("x");
     g.mark_output(g.add_op("Relu", "r", {x}, {{"alpha", 0.5}}));  // ignored before: now refused
     CHECK(build_error(g).find("node 'r' (Relu): attribute alpha is not one of Relu's attributes") != std::string::npos);
-    graph drop;  // training_mode and ratio computed: read when the node runs, training with a ratio refused then
-    auto dd = drop.add_input("d");
-    drop.mark_output(drop.add_op("Dropout", "dr", {dd, drop.add_input("ratio"), drop.add_input("training")}));
-    const exec::executor run_drop(drop);
-    using exec::value;
-    const value d = value::of<float>({3}, {1, 2, 3});
-    auto flag = [](bool b) {
-        value v = value::zeros(dtype::boolean, {});
-        v.as<bool>()[0] = b;
-        return v;
-    };
-    CHECK(test::elements<float>(run_drop.run({{"d", d}, {"ratio", value::of<float>({}, {0.5f})}, {"training", flag(false)}})[0]) ==
-          std::vector<float>{1, 2, 3});
-    CHECK(test::elements<float>(run_drop.run({{"d", d}, {"ratio", value::of<float>({}, {0.0f})}, {"training", flag(true)}})[0]) ==
-          std::vector<float>{1, 2, 3});
-    CHECK(test::run_error(run_drop, {{"d", d}, {"ratio", value::of<float>({}, {0.5f})}, {"training", flag(true)}})
-              .find("node 'dr' (Dropout): training_mode (input 2) is true and the ratio not 0: the output would be random") != std::string::npos);
-    graph drop_const;  // ... and when both are constants, when the executor is built
-    auto training = drop_const.add_constant("training", {}, dtype::boolean, {1});
-    auto ratio = drop_const.add_constant("ratio", {}, dtype::f32, {0, 0, 0, 63});  // 0.5f
-    drop_const.mark_output(drop_const.add_op("Dropout", "dc", {drop_const.add_input("d"), ratio, training}));
-    CHECK(build_error(drop_const).find("node 'dc' (Dropout): training_mode (input 2) is true and the ratio not 0: the output would be random") !=
-          std::string::npos);
     graph clip;  // a computed bound must hold one value
     auto c = clip.add_input("c");
     clip.mark_output(clip.add_op("Clip", "clip", {c, clip.add_input("lo")}));
@@ -229,4 +208,71 @@ TEST_CASE("a graph output is the caller's own: later runs, which reuse recycled 
         const auto f = test::elements<float>(first);
         for (std::size_t i = 0; i < f.size(); ++i) CHECK(f[i] == a[i] + 1.0f);
     }
+}
+
+TEST_CASE("Dropout in training: numpy's draws for a seed, new ones without, the kept elements scaled") {
+    using exec::value;
+    auto flag = [](bool b) {
+        value v = value::zeros(dtype::boolean, {});
+        v.as<bool>()[0] = b;
+        return v;
+    };
+    auto dropout = [](std::optional<std::int64_t> seed) {
+        graph g;
+        auto d = g.add_op("Dropout", "dr", {g.add_input("d"), g.add_input("ratio"), g.add_input("training")}, {}, 2);
+        if (seed) g.set_attr(d, "seed", *seed);
+        g.mark_output(input_ref(value_ref<node_id>{d, 0}));
+        g.mark_output(input_ref(value_ref<node_id>{d, 1}));
+        return g;
+    };
+    const graph seeded = dropout(0);
+    const exec::executor run(seeded);
+    std::vector<float> x(8);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i + 1);
+    const value d = value::of<float>({2, 4}, x);
+    // numpy: np.random.seed(0); np.random.uniform(0, 1, 8) is 0.5488, 0.7152, 0.6028, 0.5449,
+    // 0.4237, 0.6459, 0.4376, 0.8918: kept where at least the ratio.
+    for (int again = 0; again < 2; ++again) {
+        const auto half = run.run({{"d", d}, {"ratio", value::of<float>({}, {0.5f})}, {"training", flag(true)}});
+        CHECK(test::elements<float>(half[0]) == std::vector<float>{2, 4, 6, 8, 0, 12, 0, 16});
+        CHECK(test::elements<bool>(half[1]) == std::vector<bool>{true, true, true, true, false, true, false, true});
+    }
+    const auto most = run.run({{"d", d}, {"ratio", value::of<float>({}, {0.75f})}, {"training", flag(true)}});
+    CHECK(test::elements<float>(most[0]) == std::vector<float>{0, 0, 0, 0, 0, 0, 0, 32});
+    // Not training, or a ratio of 0: the data and a mask of all true.
+    for (auto [ratio, training] : {std::pair{0.5f, false}, std::pair{0.0f, true}}) {
+        const auto same = run.run({{"d", d}, {"ratio", value::of<float>({}, {ratio})}, {"training", flag(training)}});
+        CHECK(test::elements<float>(same[0]) == x);
+        CHECK(test::elements<bool>(same[1]) == std::vector<bool>(8, true));
+    }
+    CHECK(test::run_error(run, {{"d", d}, {"ratio", value::of<float>({}, {1.0f})}, {"training", flag(true)}})
+              .find("node 'dr' (Dropout): ratio 1.000000 is outside [0, 1)") != std::string::npos);
+    // Without a seed, each run draws its own mask: about 1 - ratio of the elements kept, each
+    // scaled by 1 / (1 - ratio) (20,000 draws: the fraction is within 0.03 of 0.7 but for
+    // chance below 1e-15).
+    const graph unseeded = dropout(std::nullopt);
+    const exec::executor fresh(unseeded);
+    std::vector<double> big(20000);
+    for (std::size_t i = 0; i < big.size(); ++i) big[i] = 1.0 + static_cast<double>(i);
+    const value bd = value::of<double>({20000}, big);
+    std::vector<bool> masks[2];
+    for (auto& m : masks) {
+        const auto out = fresh.run({{"d", bd}, {"ratio", value::of<float>({}, {0.3f})}, {"training", flag(true)}});
+        const auto y = test::elements<double>(out[0]);
+        m = test::elements<bool>(out[1]);
+        std::size_t kept = 0, wrong = 0;
+        for (std::size_t i = 0; i < big.size(); ++i) {
+            kept += m[i];
+            wrong += y[i] != (m[i] ? big[i] * (1 / (1 - static_cast<double>(0.3f))) : 0.0);
+        }
+        CHECK(wrong == 0);
+        CHECK(std::abs(static_cast<double>(kept) / 20000.0 - 0.7) < 0.03);
+    }
+    CHECK(masks[0] != masks[1]);
+    // Constant training_mode and ratio: drawn the same way when the node runs.
+    graph constant;
+    auto training = constant.add_constant("training", {}, dtype::boolean, {1});
+    auto ratio = constant.add_constant("ratio", {}, dtype::f32, {0, 0, 0, 63});  // 0.5f
+    constant.mark_output(constant.add_op("Dropout", "dc", {constant.add_input("d"), ratio, training}, {{"seed", 0}}));
+    CHECK(test::elements<float>(exec::executor(constant).run({{"d", d}})[0]) == std::vector<float>{2, 4, 6, 8, 0, 12, 0, 16});
 }

@@ -3,11 +3,15 @@
 // by a relation that does not come from the kernels: a sequence length is a shorter run of that
 // batch entry alone, reverse is forward in reversed time, bidirectional stacks the two, layout 1
 // is layout 0 transposed, clip 0 has a closed form, and one LSTM step with input_forget is
-// written out by hand.
+// written out by hand. In the oneDNN modes the layers run on oneDNN's primitives
+// (kernels/recurrent_onednn.hpp): the same results as the reference kernel, every cell and
+// direction, and the forms oneDNN has no primitive for fall back to it.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -288,4 +292,114 @@ TEST_CASE("recurrent ops refuse what they do not implement, naming the node") {
     CHECK(error([&] { run_cell(c, p, X, c.S, c.N, "sideways"); }).find("direction") != std::string::npos);
     CHECK(error([&] { run_cell(c, p, X, c.S, c.N, "forward", {}, {{"hidden_size", 4}}); }).find("hidden_size 4 disagrees with W [1, 9, 4]") !=
           std::string::npos);
+}
+
+namespace {
+
+// A recurrent node on f32 values: X a graph input, the weights constants; returns the graph and
+// the node.
+struct f32_cell {
+    graph g;
+    node_id n;
+};
+f32_cell f32_node(const char* op, std::int64_t gates, std::int64_t dirs, std::int64_t I, std::int64_t H, const char* direction, bool bias,
+                  bool states, bool peepholes, std::mt19937& rng, const std::vector<std::pair<std::string, attribute>>& extra = {}) {
+    f32_cell c;
+    graph& g = c.g;
+    auto k = [&](const char* name, std::vector<std::int64_t> dims) {
+        std::int64_t n = 1;
+        for (auto d : dims) n *= d;
+        const vec v = random_vec(rng, n);
+        const std::vector<float> f(v.begin(), v.end());
+        std::vector<unsigned char> b(f.size() * sizeof(float));
+        std::memcpy(b.data(), f.data(), b.size());
+        return input_ref(g.add_constant(name, std::move(dims), dtype::f32, std::move(b)));
+    };
+    const input_ref none(g.add_constant("none", {0}, dtype::f32, {}));
+    std::vector<input_ref> in{input_ref(g.add_input("X")), k("W", {dirs, gates * H, I}), k("R", {dirs, gates * H, H}),
+                              bias ? k("B", {dirs, 2 * gates * H}) : none, input_ref(g.add_input("lens"))};
+    in.push_back(states ? input_ref(g.add_input("h0")) : none);
+    if (gates == 4) {
+        in.push_back(states ? input_ref(g.add_input("c0")) : none);
+        in.push_back(peepholes ? k("P", {dirs, 3 * H}) : none);
+    }
+    const std::uint32_t outs = gates == 4 ? 3 : 2;
+    c.n = g.add_op(op, "cell", in, {{"direction", direction}}, outs);
+    for (const auto& [key, v] : extra) g.set_attr(c.n, key, v);
+    for (std::uint32_t o = 0; o < outs; ++o) g.mark_output(input_ref(value_ref<node_id>{c.n, o}));
+    return c;
+}
+
+}  // namespace
+
+TEST_CASE("recurrent ops on oneDNN's primitives: every cell and direction, with and without biases, states and peepholes, as the reference kernel") {
+    std::mt19937 rng(11);
+    struct cell {
+        const char* op;
+        std::int64_t gates;
+        std::int64_t lbr;
+    };
+    const std::int64_t S = 6, N = 3, I = 5, H = 4;
+    for (const cell c : {cell{"RNN", 1, 0}, cell{"GRU", 3, 0}, cell{"GRU", 3, 1}, cell{"LSTM", 4, 0}})
+        for (const char* direction : {"forward", "reverse", "bidirectional"})
+            for (int form = 0; form < 4; ++form) {
+                const bool bias = (form & 1) != 0, states = (form & 2) != 0;
+                const std::int64_t dirs = std::string(direction) == "bidirectional" ? 2 : 1;
+                CAPTURE(c.op);
+                CAPTURE(c.lbr);
+                CAPTURE(direction);
+                CAPTURE(form);
+                std::vector<std::pair<std::string, attribute>> extra;
+                if (c.gates == 3) extra.emplace_back("linear_before_reset", attribute(c.lbr));
+                f32_cell node = f32_node(c.op, c.gates, dirs, I, H, direction, bias, states, bias, rng, extra);
+                // oneDNN takes this form: its kernel is made, not refused.
+                const ops::op_attrs a(*ops::find_schema(c.op), ops::node_of<graph>(node.g, node.n));
+                CHECK_NOTHROW((void)exec::typed::onednn_recurrent(a, ops::node_of<graph>(node.g, node.n)));
+                auto floats = [&](std::vector<std::int64_t> dims) {
+                    std::int64_t n = 1;
+                    for (auto d : dims) n *= d;
+                    const vec v = random_vec(rng, n);
+                    return value::of<float>(std::move(dims), std::vector<float>(v.begin(), v.end()));
+                };
+                std::map<std::string, value> in{{"X", floats({S, N, I})}, {"lens", value::of<std::int32_t>({N}, {S, S, S})}};
+                if (states) {
+                    in.emplace("h0", floats({dirs, N, H}));
+                    if (c.gates == 4) in.emplace("c0", floats({dirs, N, H}));
+                }
+                const auto want = exec::executor(node.g, exec::mode::reference).run(in);
+                const auto got = exec::executor(node.g, exec::mode::onednn).run(in);
+                REQUIRE(got.size() == want.size());
+                for (std::size_t o = 0; o < want.size(); ++o) {
+                    CAPTURE(o);
+                    REQUIRE(got[o].dims() == want[o].dims());
+                    double worst = 0;
+                    for (std::int64_t i = 0; i < want[o].size(); ++i)
+                        worst = std::max(worst, static_cast<double>(std::abs(got[o].as<float>()[i] - want[o].as<float>()[i])));
+                    CHECK(worst < 2e-6);
+                }
+            }
+}
+
+TEST_CASE("recurrent ops on oneDNN: forms it has no primitive for run on the reference kernel, with the same results") {
+    std::mt19937 rng(12);
+    const std::int64_t S = 4, N = 2, I = 3, H = 2;
+    // clip and input_forget: refused by the oneDNN kernel when it is made.
+    for (const auto& extra : {std::vector<std::pair<std::string, attribute>>{{"clip", attribute(0.5)}},
+                              std::vector<std::pair<std::string, attribute>>{{"input_forget", attribute(std::int64_t{1})}}}) {
+        f32_cell node = f32_node("LSTM", 4, 1, I, H, "forward", true, false, false, rng, extra);
+        const ops::op_attrs a(*ops::find_schema("LSTM"), ops::node_of<graph>(node.g, node.n));
+        CHECK_THROWS_AS((void)exec::typed::onednn_recurrent(a, ops::node_of<graph>(node.g, node.n)), onednn::kernel_error);
+    }
+    // Sequence lengths shorter than the sequence: known at run time, run then on the reference
+    // kernel (the whole-length run of the same node on oneDNN's).
+    f32_cell node = f32_node("GRU", 3, 2, I, H, "bidirectional", true, false, false, rng);
+    std::vector<float> x(static_cast<std::size_t>(S * N * I));
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::sin(static_cast<float>(i));
+    for (const std::vector<std::int32_t>& lens : {std::vector<std::int32_t>{S, 2}, std::vector<std::int32_t>{S, S}}) {
+        const std::map<std::string, value> in{{"X", value::of<float>({S, N, I}, x)}, {"lens", value::of<std::int32_t>({N}, lens)}};
+        const auto want = exec::executor(node.g, exec::mode::reference).run(in);
+        const auto got = exec::executor(node.g, exec::mode::onednn).run(in);
+        for (std::size_t o = 0; o < want.size(); ++o)
+            for (std::int64_t i = 0; i < want[o].size(); ++i) CHECK(std::abs(got[o].as<float>()[i] - want[o].as<float>()[i]) < 2e-6);
+    }
 }

@@ -219,10 +219,11 @@ TEST_CASE("Cast: to every type, reals saturate into integers, NaN is 0, any nonz
     const auto d = elements<double>(cast(dtype::f64, 11));
     CHECK(d[2] == static_cast<double>(2.7f));
     CHECK(std::isnan(d[5]));
-    // A type sgmatch has not (uint32) is refused when the executor is built, naming the node.
+    CHECK(elements<std::uint32_t>(cast(dtype::u32, 12)) == std::vector<std::uint32_t>{0, 0, 2, 4294967295u, 0, 0});
+    // A type sgmatch has not (complex64) is refused when the executor is built, naming the node.
     graph h;
-    h.mark_output(h.add_op("Cast", "to_u32", {h.add_input("x")}, {{"to", 12}}));
-    CHECK_THROWS_WITH_AS(exec::executor{h}, doctest::Contains("node 'to_u32' (Cast): Cast to element type code 12"), exec::exec_error);
+    h.mark_output(h.add_op("Cast", "to_c64", {h.add_input("x")}, {{"to", 14}}));
+    CHECK_THROWS_WITH_AS(exec::executor{h}, doctest::Contains("node 'to_c64' (Cast): Cast to element type code 14"), exec::exec_error);
 }
 
 TEST_CASE("Cast to float16 and bfloat16 rounds to nearest even: every half value, each midpoint between neighbours and either side of it") {
@@ -528,4 +529,55 @@ TEST_CASE("Max, Min and Mod on float16 and bfloat16: exact, as on the same value
             CHECK(md[i] == std::fmod(a[i], b[i]));
         }
     }
+}
+
+TEST_CASE("int16, uint16, uint32 and uint64: arithmetic wraps in the type, casts saturate, shifts past the width give 0") {
+    auto binary = [](const char* op, const value& a, const value& b, std::initializer_list<std::pair<std::string_view, attribute>> at = {}) {
+        graph g;
+        g.mark_output(g.add_op(op, "op", {g.add_input("a"), g.add_input("b")}, at));
+        return exec::executor(g).run({{"a", a}, {"b", b}}).at(0);
+    };
+    // Products past the type's range wrap: 300 * 300 = 90000 is 24464 in int16; 65535^2 is 1 in
+    // uint16 (in int, as C++ would promote them, it overflows: UBSan's preset checks that).
+    CHECK(elements<std::int16_t>(binary("Mul", value::of<std::int16_t>({2}, {300, -300}), value::of<std::int16_t>({2}, {300, 300}))) ==
+          std::vector<std::int16_t>{24464, -24464});
+    CHECK(elements<std::uint16_t>(binary("Mul", value::of<std::uint16_t>({1}, {65535}), value::of<std::uint16_t>({1}, {65535}))) ==
+          std::vector<std::uint16_t>{1});
+    const std::uint64_t big = std::numeric_limits<std::uint64_t>::max();
+    CHECK(elements<std::uint64_t>(binary("Add", value::of<std::uint64_t>({2}, {big, 7}), value::of<std::uint64_t>({1}, {1}))) ==
+          std::vector<std::uint64_t>{0, 8});
+    CHECK(elements<std::uint32_t>(binary("Sub", value::of<std::uint32_t>({1}, {0}), value::of<std::uint32_t>({1}, {1}))) ==
+          std::vector<std::uint32_t>{4294967295u});
+    // Mod of unsigned values; Max and Min beyond int64's range; comparisons.
+    CHECK(elements<std::uint32_t>(binary("Mod", value::of<std::uint32_t>({3}, {7, 4000000000u, 5}), value::of<std::uint32_t>({3}, {3, 7, 5}))) ==
+          std::vector<std::uint32_t>{1, 4000000000u % 7, 0});
+    CHECK(elements<std::int16_t>(binary("Mod", value::of<std::int16_t>({2}, {-7, 7}), value::of<std::int16_t>({2}, {3, -3}))) ==
+          std::vector<std::int16_t>{2, -2});  // the divisor's sign, as Python's %
+    CHECK(elements<std::uint64_t>(binary("Max", value::of<std::uint64_t>({2}, {big, 1}), value::of<std::uint64_t>({2}, {2, big - 1}))) ==
+          std::vector<std::uint64_t>{big, big - 1});
+    CHECK(elements<bool>(binary("Less", value::of<std::uint64_t>({2}, {big - 1, big}), value::of<std::uint64_t>({1}, {big}))) ==
+          std::vector<bool>{true, false});
+    // BitShift on every unsigned width: by the width or more gives 0.
+    CHECK(elements<std::uint32_t>(binary("BitShift", value::of<std::uint32_t>({3}, {1, 1, 0x80000000u}), value::of<std::uint32_t>({3}, {31, 32, 31}),
+                                         {{"direction", attribute(std::string("LEFT"))}})) == std::vector<std::uint32_t>{0x80000000u, 0, 0});
+    CHECK(elements<std::uint16_t>(binary("BitShift", value::of<std::uint16_t>({2}, {0x8000, 0x8000}), value::of<std::uint16_t>({2}, {15, 16}),
+                                         {{"direction", attribute(std::string("RIGHT"))}})) == std::vector<std::uint16_t>{1, 0});
+    CHECK(elements<std::uint64_t>(binary("BitShift", value::of<std::uint64_t>({1}, {1}), value::of<std::uint64_t>({1}, {63}),
+                                         {{"direction", attribute(std::string("LEFT"))}})) == std::vector<std::uint64_t>{std::uint64_t{1} << 63});
+    // Cast: reals saturate at the type's range (NaN to 0); integers wrap, as C++ converts them.
+    graph cast;
+    const node_id c = cast.add_op("Cast", "c", {cast.add_input("x")});
+    cast.set_attr(c, "to", attribute(std::int64_t{4}));  // UINT16
+    cast.mark_output(c);
+    CHECK(elements<std::uint16_t>(exec::executor(cast).run({{"x", value::of<float>({4}, {-5.0f, 70000.0f, 12.7f, std::nanf("")})}})[0]) ==
+          std::vector<std::uint16_t>{0, 65535, 12, 0});
+    CHECK(elements<std::uint16_t>(exec::executor(cast).run({{"x", value::of<std::int32_t>({2}, {-1, 65537})}})[0]) ==
+          std::vector<std::uint16_t>{65535, 1});
+    // An op whose kernels do not take these types refuses them by name, never computes zeros.
+    graph t;
+    t.mark_output(t.add_op("Transpose", "tr", {t.add_input("x")}));
+    CHECK(run_error(exec::executor(t), {{"x", value::of<std::uint16_t>({2, 2}, {1, 2, 3, 4})}})
+              .find("node 'tr' (Transpose): no kernel for element type uint16 (input 0)") != std::string::npos);
+    CHECK_THROWS_WITH_AS(binary("Mod", value::of<std::uint16_t>({1}, {1}), value::of<std::uint16_t>({1}, {0})),
+                         doctest::Contains("node 'op' (Mod): integer modulo by zero"), exec::exec_error);
 }

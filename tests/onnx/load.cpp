@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <optional>
 #include <random>
 
@@ -729,4 +730,40 @@ TEST_CASE("onnx::load: Scan before opset 9 (a batch axis) runs as a Loop of opse
     lens.output("s");
     lens.output("steps");
     CHECK(lens.error().find("node 'ragged' (Scan): sequence_lens (a scan length per batch element) is not implemented") != std::string::npos);
+}
+
+TEST_CASE("int16, uint16, uint32 and uint64 tensors decode from their typed fields and from raw data") {
+    using T = ::onnx::TensorProto;
+    T u32;
+    u32.set_data_type(T::UINT32);
+    u32.add_dims(3);
+    for (std::uint64_t v : {std::uint64_t{0}, std::uint64_t{7}, std::uint64_t{4294967295u}}) u32.add_uint64_data(v);
+    const auto a = sgmatch::onnx::decode(u32).to_value();
+    CHECK(a.type() == dtype::u32);
+    CHECK(std::vector<std::uint32_t>(a.as<std::uint32_t>(), a.as<std::uint32_t>() + 3) == std::vector<std::uint32_t>{0, 7, 4294967295u});
+    T u64;
+    u64.set_data_type(T::UINT64);
+    u64.add_dims(1);
+    u64.add_uint64_data(std::numeric_limits<std::uint64_t>::max());
+    CHECK(sgmatch::onnx::decode(u64).to_value().as<std::uint64_t>()[0] == std::numeric_limits<std::uint64_t>::max());
+    T i16;
+    i16.set_data_type(T::INT16);
+    i16.add_dims(2);
+    i16.add_int32_data(-32768);
+    i16.add_int32_data(1234);
+    const auto c = sgmatch::onnx::decode(i16).to_value();
+    CHECK(c.type() == dtype::i16);
+    CHECK(c.as<std::int16_t>()[0] == -32768);
+    CHECK(c.as<std::int16_t>()[1] == 1234);
+    T u16;
+    u16.set_data_type(T::UINT16);
+    u16.add_dims(1);
+    const std::uint16_t raw = 65000;
+    u16.set_raw_data(std::string(reinterpret_cast<const char*>(&raw), sizeof raw));
+    CHECK(sgmatch::onnx::decode(u16).to_value().as<std::uint16_t>()[0] == 65000);
+    T short_field;  // two dims' worth of elements declared, one given
+    short_field.set_data_type(T::UINT32);
+    short_field.add_dims(2);
+    short_field.add_uint64_data(1);
+    CHECK_THROWS_AS(sgmatch::onnx::decode(short_field), sgmatch::onnx::load_error);
 }

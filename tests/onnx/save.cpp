@@ -180,3 +180,56 @@ TEST_CASE("onnx::save: a Loop whose body reads enclosing values is written with 
         }
     }
 }
+
+TEST_CASE("onnx::save: optionals, as graph inputs and outputs and Optional's type attribute, load back the same") {
+    graph g;
+    tensor_type opt_seq;
+    opt_seq.type = dtype::f32;
+    opt_seq.sequence = opt_seq.optional = true;
+    const node_id x = g.add_input("x", opt_seq);
+    const node_id has = g.add_op("OptionalHasElement", "has", {x});
+    g.set_type({has, 0}, tensor_type::of(dtype::boolean, {}));
+    const node_id empty = g.add_op("Optional", "empty", {});
+    g.set_attr(empty, "type", attribute(std::string("tensor(int64)")));
+    tensor_type opt_i64 = tensor_type::of(dtype::i64, {2});
+    opt_i64.optional = true;
+    g.set_type({empty, 0}, opt_i64);
+    const node_id same = g.add_op("Identity", "same", {x});
+    g.set_type({same, 0}, opt_seq);
+    g.mark_output(has);
+    g.mark_output(empty);
+    g.mark_output(same);
+    sx::save_options o;
+    o.opset = 16;
+    const ::onnx::ModelProto proto = sx::to_proto(g, o);
+    CHECK_NOTHROW(::onnx::checker::check_model(proto));
+    REQUIRE(proto.graph().input_size() == 1);
+    CHECK(proto.graph().input(0).type().optional_type().elem_type().sequence_type().elem_type().tensor_type().elem_type() ==
+          ::onnx::TensorProto::FLOAT);
+    const ::onnx::NodeProto& opt = proto.graph().node(1);
+    REQUIRE(opt.op_type() == "Optional");
+    REQUIRE(opt.attribute_size() == 1);
+    CHECK(opt.attribute(0).type() == ::onnx::AttributeProto::TYPE_PROTO);
+    CHECK(opt.attribute(0).tp().tensor_type().elem_type() == ::onnx::TensorProto::INT64);
+    const std::string bytes = sx::save_bytes(g, o);
+    const sx::model back = sx::load_bytes(bytes.data(), bytes.size());
+    const exec::executor run(back.graph);
+    const auto with = run.run({{"x", exec::value::sequence(dtype::f32, {exec::value::of<float>({1}, {2.5f})})}});
+    REQUIRE(with.size() == 3);
+    CHECK(with[0].as<bool>()[0]);
+    CHECK(with[1].is_none());
+    CHECK(with[1].type() == dtype::i64);
+    REQUIRE(with[2].is_sequence());
+    CHECK(with[2].items().at(0).as<float>()[0] == 2.5f);
+    const auto without = run.run({{"x", exec::value::none(dtype::f32, true)}});
+    CHECK_FALSE(without[0].as<bool>()[0]);
+    CHECK(without[2].is_none());
+    CHECK(without[2].none_of_sequence());
+    std::size_t attrs = 0;
+    for (node_id n : back.graph.nodes())
+        if (back.graph.kind(n) == node_kind::op && back.graph.op_name(n) == "Optional") {
+            CHECK(back.graph.attr(n, "type")->as_string() == std::string_view("tensor(int64)"));
+            ++attrs;
+        }
+    CHECK(attrs == 1);
+}

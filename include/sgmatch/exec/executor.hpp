@@ -58,6 +58,7 @@
 #include "sgmatch/exec/fused_plan.hpp"
 #include "sgmatch/exec/fallback.hpp"
 #include "sgmatch/exec/kernels.hpp"
+#include "sgmatch/exec/kernels/recurrent_onednn.hpp"
 #include "sgmatch/exec/kernels/typed.hpp"
 #include "sgmatch/exec/run_stats.hpp"
 #include "sgmatch/exec/value.hpp"
@@ -397,6 +398,15 @@ private:
             if (tk != nullptr) {
                 s.typed = tk->make(a, ops::node_of<graph>(g_, n));
                 s.attrs = std::make_shared<const ops::op_attrs>(a);
+                // In the oneDNN modes, oneDNN's kernel where it has one for this form (recurrent
+                // layers: kernels/recurrent_onednn.hpp).
+                if (const typed_binding* ok = m != mode::reference ? typed::find_onednn_typed_kernel(schema) : nullptr) {
+                    try {
+                        s.typed = ok->make(a, ops::node_of<graph>(g_, n));
+                    } catch (const onednn::kernel_error&) {
+                        // the reference kernel made above runs it
+                    }
+                }
             }
             s.typed_only = s.ref == nullptr;
         } catch (const ops::op_error& e) {
@@ -426,6 +436,14 @@ private:
         const auto t = g_.value_type(n, port);
         if (!t) return;
         const dtype type = s.typed ? s.typed->type() : dtype::f32;
+        if (s.typed && s.typed->is_none()) {  // an empty optional: of the declared kind and type
+            const bool seq = s.typed->none_of_sequence();
+            if (!t->optional || t->sequence != seq || (t->type != dtype::unknown && t->type != type))
+                throw exec_error("sgmatch::exec::executor: node '" + std::string(g_.name(n)) + "' (" + std::string(g_.op_name(n)) +
+                                 ") computed an empty optional of " + (seq ? "sequences of " : "") + std::string(name_of(type)) +
+                                 " on output " + std::to_string(port) + "; the graph declares " + ops::type_notation(*t));
+            return;
+        }
         const bool sequence = s.typed && s.typed->is_sequence();
         if (t->sequence != sequence && (t->sequence || s.typed || s.plain || !s.t.empty()))
             throw exec_error("sgmatch::exec::executor: node '" + std::string(g_.name(n)) + "' (" + std::string(g_.op_name(n)) +
@@ -597,7 +615,17 @@ private:
         const node_id n = s.n;
         values in;
         for (std::size_t i = 0; i < g_.input_count(n); ++i) in.push_back(vs.value_of(g_.input(n, i), st));
-        if (s.attrs) check_sequences(n, s.attrs->schema(), in);
+        if (s.attrs) {
+            check_sequences(n, s.attrs->schema(), in);
+            // The 16-bit and unsigned 32/64-bit integers reach only the kernels whose description
+            // takes them (the others dispatch with visit_type, which has no case for them; the
+            // front end refuses them at load, a graph built in code meets this here).
+            const ops::op_schema& schema = s.attrs->schema();
+            const std::size_t d = schema.types.input;
+            if (d < in.size() && ops::types::has(ops::types::more_integers, in[d].type()) && !ops::types::has(schema.dtypes, in[d].type()))
+                throw exec_error("sgmatch::exec::executor: node '" + std::string(g_.name(n)) + "' (" + std::string(g_.op_name(n)) +
+                                 "): no kernel for element type " + std::string(name_of(in[d].type())) + " (input " + std::to_string(d) + ")");
+        }
         values out;
         try {
             // The outputs' size by the op's shape rule before the kernel allocates them: values
@@ -629,7 +657,12 @@ private:
     void check_sequences(node_id n, const ops::op_schema& schema, const values& in) const {
         for (std::size_t i = 0; i < in.size(); ++i) {
             const ops::input_spec* spec = schema.input(i);
-            if (spec != nullptr && (spec->kind == ops::value_kind::either || spec->kind == ops::value_kind::body)) continue;
+            if (spec != nullptr && (spec->kind == ops::value_kind::either || spec->kind == ops::value_kind::body ||
+                                    spec->kind == ops::value_kind::optional))
+                continue;
+            if (in[i].is_none())
+                throw exec_error("sgmatch::exec::executor: node '" + std::string(g_.name(n)) + "' (" + std::string(g_.op_name(n)) +
+                                 ") input " + std::to_string(i) + " is an empty optional; the op reads a value there");
             const bool wanted = spec != nullptr && spec->kind == ops::value_kind::sequence;
             if (in[i].is_sequence() != wanted)
                 throw exec_error("sgmatch::exec::executor: node '" + std::string(g_.name(n)) + "' (" + std::string(g_.op_name(n)) +

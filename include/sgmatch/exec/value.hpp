@@ -6,7 +6,7 @@
 //   s.type(); s.dims(); s.as<std::int64_t>()[1];
 //
 // - Every element type sgmatch knows (graph/types.hpp: f32, f16, bf16, f64, i8, u8, i32, i64,
-//   bool). Shape subgraphs compute int64 values, comparisons compute bool masks; the executor
+//   bool, i16, u16, u32, u64). Shape subgraphs compute int64 values, comparisons compute bool masks; the executor
 //   checks each computed value's type against the one the graph declares.
 // - A view keeps no ownership: the caller keeps the buffer alive while the run reads it. Strides
 //   (in elements) describe a non-dense view; kernels read dense values, so a strided one is
@@ -14,6 +14,8 @@
 // - Copies are shallow: a value shares its data (a reshape is a new value over the same bytes).
 // - A value may instead be a sequence of tensors (ONNX's sequence type: value::sequence), whose
 //   type() is its tensors' type. It has no data of its own: read as a tensor, it is an error.
+// - ONNX's optional type: an optional that holds a tensor or a sequence is that value; an empty
+//   one is value::none (of a tensor or a sequence type), which holds nothing to read.
 //
 // Nothing here includes oneDNN or xtensor.
 #pragma once
@@ -36,8 +38,8 @@
 SGMATCH_BEGIN_NAMESPACE
 namespace exec {
 
-/// The C++ type of an element type's values (bool for dtype::boolean; f16 and bf16 as their
-/// 16 bits).
+/// The C++ type of an element type's values (bool for dtype::boolean; f16 and bf16 have none:
+/// their 16 bits are read through the data pointer).
 template <class T> inline constexpr dtype dtype_of_v = dtype::unknown;
 template <> inline constexpr dtype dtype_of_v<float> = dtype::f32;
 template <> inline constexpr dtype dtype_of_v<double> = dtype::f64;
@@ -46,6 +48,10 @@ template <> inline constexpr dtype dtype_of_v<std::int32_t> = dtype::i32;
 template <> inline constexpr dtype dtype_of_v<std::int8_t> = dtype::i8;
 template <> inline constexpr dtype dtype_of_v<std::uint8_t> = dtype::u8;
 template <> inline constexpr dtype dtype_of_v<bool> = dtype::boolean;
+template <> inline constexpr dtype dtype_of_v<std::int16_t> = dtype::i16;
+template <> inline constexpr dtype dtype_of_v<std::uint16_t> = dtype::u16;
+template <> inline constexpr dtype dtype_of_v<std::uint32_t> = dtype::u32;
+template <> inline constexpr dtype dtype_of_v<std::uint64_t> = dtype::u64;
 static_assert(sizeof(bool) == 1, "sgmatch: ONNX bool tensors are one byte per element");
 
 /// Calls f(hana::type_c<T>) with the C++ type of `t`'s elements; false when `t` has none that
@@ -62,6 +68,21 @@ bool visit_type(dtype t, F&& f) {
         case dtype::u8: f(hana::type_c<std::uint8_t>); return true;
         case dtype::boolean: f(hana::type_c<bool>); return true;
         default: return false;
+    }
+}
+
+/// visit_type's types and the 16-bit and unsigned 32- and 64-bit integers, which only a few
+/// kernels take (Cast, the element-wise arithmetic and comparisons, Max, Min, Mod, BitShift):
+/// instantiating every kernel for them would cost every user compile time for no use.
+template <class F>
+bool visit_any_type(dtype t, F&& f) {
+    namespace hana = boost::hana;
+    switch (t) {
+        case dtype::i16: f(hana::type_c<std::int16_t>); return true;
+        case dtype::u16: f(hana::type_c<std::uint16_t>); return true;
+        case dtype::u32: f(hana::type_c<std::uint32_t>); return true;
+        case dtype::u64: f(hana::type_c<std::uint64_t>); return true;
+        default: return visit_type(t, std::forward<F>(f));
     }
 }
 
@@ -175,6 +196,15 @@ public:
         return v;
     }
 
+    /// An empty optional of tensors of type `t`, or (`sequence`) of sequences of them.
+    static value none(dtype t, bool sequence = false) {
+        value v;
+        v.type_ = t;
+        v.none_ = true;
+        v.none_sequence_ = sequence;
+        return v;
+    }
+
     /// A dense view of the caller's buffer that sgmatch may write (where a framework wants an
     /// output: exec::node_call::run_into). The caller keeps it alive and does not read it meanwhile.
     static value output_view(void* data, dtype t, shape dims) {
@@ -192,8 +222,12 @@ public:
     bool has_data() const { return data_ != nullptr; }
     /// Whether this is a sequence of tensors (value::sequence) rather than a tensor.
     bool is_sequence() const { return items_ != nullptr; }
+    /// Whether this is an empty optional (value::none), and whether of a sequence.
+    bool is_none() const { return none_; }
+    bool none_of_sequence() const { return none_sequence_; }
     /// A sequence's tensors (a value_error for a tensor).
     const std::vector<value>& items() const {
+        if (none_) throw value_error("sgmatch::exec::value: an empty optional read as a sequence");
         if (items_ == nullptr) throw value_error("sgmatch::exec::value: a tensor read as a sequence");
         return *items_;
     }
@@ -205,6 +239,7 @@ public:
     const void* data() const { return data_; }
     /// Writable data: only a value sgmatch owns (a view of the caller's buffer is read-only).
     void* mutable_data() {
+        if (none_) throw value_error("sgmatch::exec::value: an empty optional read as a tensor");
         if (items_) throw value_error("sgmatch::exec::value: a sequence read as a tensor");
         if (read_only_) throw value_error("sgmatch::exec::value: a view of the caller's buffer is read-only");
         return data_;
@@ -222,6 +257,7 @@ public:
 
     /// The same data under other dims (same element count; a dense value).
     value reshaped(shape to) const {
+        if (none_) throw value_error("sgmatch::exec::value: an empty optional read as a tensor");
         if (items_) throw value_error("sgmatch::exec::value: a sequence read as a tensor");
         const value d = dense_value();
         if (element_count(to) != d.size())
@@ -252,6 +288,7 @@ public:
     }
     /// A deep, owned, dense copy.
     value clone() const {
+        if (none_) return *this;
         if (items_) return sequence(type_, *items_);  // its tensors are owned and never written: shared
         const value d = dense_value();
         value out = zeros(type_, dims_);
@@ -286,8 +323,10 @@ private:
                               std::string(name_of(type_)));
         if (!dense()) throw value_error("sgmatch::exec::value: a strided view read as dense (call dense_value())");
         if (items_) throw value_error("sgmatch::exec::value: a sequence read as a tensor");
+        if (none_) throw value_error("sgmatch::exec::value: an empty optional read as a tensor");
     }
     const value& dense_or_throw() const {
+        if (none_) throw value_error("sgmatch::exec::value: an empty optional read as a tensor");
         if (items_) throw value_error("sgmatch::exec::value: a sequence read as a tensor");
         if (!dense()) throw value_error("sgmatch::exec::value: a strided view read as dense (call dense_value())");
         return *this;
@@ -300,6 +339,8 @@ private:
     std::shared_ptr<void> owner_;
     const std::vector<value>* items_ = nullptr;  // a sequence's tensors (owner_ keeps them)
     bool read_only_ = false;
+    bool none_ = false;           // an empty optional (value::none)
+    bool none_sequence_ = false;  // ... of a sequence
 };
 
 }  // namespace exec

@@ -36,8 +36,8 @@ struct slot {
     std::optional<value> typed;  // a typed kernel's output, or a typed graph input
     bool owned = false;          // t was made by this run (not a view of an input or a constant)
 
-    // A value that only a typed kernel can read (not f32, or a sequence).
-    bool foreign() const { return typed && (typed->type() != dtype::f32 || typed->is_sequence()); }
+    // A value that only a typed kernel can read (not f32, a sequence, an empty optional).
+    bool foreign() const { return typed && (typed->type() != dtype::f32 || typed->is_sequence() || typed->is_none()); }
 };
 
 inline onednn::tensor constant_view(const graph& g_, node_id c) {
@@ -65,7 +65,8 @@ public:
         if (!s.plain && s.typed) {  // a typed value read by an fp32 kernel or as an f32 output
             if (s.foreign())
                 throw exec_error("sgmatch::exec::executor: the value of '" + std::string(g_.name(v.node)) + "' (output " +
-                                 std::to_string(v.port) + ") is " + (s.typed->is_sequence() ? "a sequence" : std::string(name_of(s.typed->type()))) +
+                                 std::to_string(v.port) + ") is " +
+                                 (s.typed->is_sequence() ? "a sequence" : s.typed->is_none() ? "an empty optional" : std::string(name_of(s.typed->type()))) +
                                  ": an fp32 kernel cannot read it (and array outputs are f32: run() returns typed values)");
             const value d = s.typed->dense_value();
             array a = xt::zeros<float>(std::vector<std::size_t>(d.dims().begin(), d.dims().end()));

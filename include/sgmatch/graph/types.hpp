@@ -44,17 +44,21 @@ struct use {
 };
 
 /// Element types a shape-aware adapter may report.
-enum class dtype : std::uint8_t { unknown, f32, f16, bf16, f64, i8, u8, i32, i64, boolean };
+enum class dtype : std::uint8_t { unknown, f32, f16, bf16, f64, i8, u8, i32, i64, boolean, i16, u16, u32, u64 };
 
 /// Bytes per element (0 for unknown).
 constexpr std::size_t size_of(dtype t) {
     switch (t) {
         case dtype::f64:
-        case dtype::i64: return 8;
+        case dtype::i64:
+        case dtype::u64: return 8;
         case dtype::f32:
-        case dtype::i32: return 4;
+        case dtype::i32:
+        case dtype::u32: return 4;
         case dtype::f16:
-        case dtype::bf16: return 2;
+        case dtype::bf16:
+        case dtype::i16:
+        case dtype::u16: return 2;
         case dtype::i8:
         case dtype::u8:
         case dtype::boolean: return 1;
@@ -75,6 +79,10 @@ constexpr std::string_view name_of(dtype t) {
         case dtype::i32: return "int32";
         case dtype::i64: return "int64";
         case dtype::boolean: return "bool";
+        case dtype::i16: return "int16";
+        case dtype::u16: return "uint16";
+        case dtype::u32: return "uint32";
+        case dtype::u64: return "uint64";
         case dtype::unknown: break;
     }
     return "unknown";
@@ -195,7 +203,8 @@ struct tensor_type {
     std::vector<std::int64_t> dims;
     bool sequence = false;  // a sequence of tensors of `type` (ONNX's sequence type; no dims)
     bool scalar = false;    // rank 0 (dims empty): a scalar, not a value of unknown rank
-    bool known() const { return type != dtype::unknown || !dims.empty() || sequence || scalar; }
+    bool optional = false;  // ONNX's optional type: none, or a value of the type the rest says
+    bool known() const { return type != dtype::unknown || !dims.empty() || sequence || scalar || optional; }
     /// Whether the rank is known (dims hold every axis, or none for a scalar).
     bool ranked() const { return !dims.empty() || scalar; }
     /// A tensor of element type t and dims d (of rank 0 when d is empty).
@@ -249,6 +258,10 @@ struct const_tensor_view {
             case dtype::boolean: return static_cast<const std::uint8_t*>(data)[i];
             case dtype::f16: return detail::half_to_float(static_cast<const std::uint16_t*>(data)[i]);
             case dtype::bf16: return detail::bf16_to_float(static_cast<const std::uint16_t*>(data)[i]);
+            case dtype::i16: return static_cast<const std::int16_t*>(data)[i];
+            case dtype::u16: return static_cast<const std::uint16_t*>(data)[i];
+            case dtype::u32: return static_cast<const std::uint32_t*>(data)[i];
+            case dtype::u64: return static_cast<double>(static_cast<const std::uint64_t*>(data)[i]);
             case dtype::unknown: break;
         }
         return 0;

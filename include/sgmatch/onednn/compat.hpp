@@ -308,6 +308,72 @@ std::size_t fusable_prefix(const Ops& ops, Get get) {
     return ops.size();
 }
 
+/// A recurrent cell's forward-inference primitive and the layouts it chose for its weights.
+enum class rnn_cell { vanilla_tanh, gru, lbr_gru, lstm };
+struct rnn_memory_descs {
+    dnnl::memory::desc src_layer, src_iter, src_iter_c, weights_layer, weights_iter, weights_peephole, bias, dst_layer, dst_iter, dst_iter_c;
+};
+struct rnn_primitive {
+    dnnl::primitive prim;
+    dnnl::memory::desc weights_layer, weights_iter, scratchpad;
+};
+/// Throws dnnl::error where oneDNN has no implementation. The iter_c descriptors are read for
+/// LSTM only; a zero weights_peephole means none.
+inline rnn_primitive make_rnn(const dnnl::engine& eng, rnn_cell cell, dnnl::rnn_direction dir, const rnn_memory_descs& d,
+                              const dnnl::primitive_attr& attr) {
+    constexpr auto inference = dnnl::prop_kind::forward_inference;
+    auto done = [](auto pd, auto prim) { return rnn_primitive{prim, pd.weights_layer_desc(), pd.weights_iter_desc(), pd.scratchpad_desc()}; };
+#if DNNL_VERSION_MAJOR >= 3
+    switch (cell) {
+        case rnn_cell::vanilla_tanh: {
+            const dnnl::vanilla_rnn_forward::primitive_desc pd(eng, inference, dnnl::algorithm::eltwise_tanh, dir, d.src_layer, d.src_iter,
+                                                               d.weights_layer, d.weights_iter, d.bias, d.dst_layer, d.dst_iter, attr);
+            return done(pd, dnnl::vanilla_rnn_forward(pd));
+        }
+        case rnn_cell::gru: {
+            const dnnl::gru_forward::primitive_desc pd(eng, inference, dir, d.src_layer, d.src_iter, d.weights_layer, d.weights_iter, d.bias,
+                                                       d.dst_layer, d.dst_iter, attr);
+            return done(pd, dnnl::gru_forward(pd));
+        }
+        case rnn_cell::lbr_gru: {
+            const dnnl::lbr_gru_forward::primitive_desc pd(eng, inference, dir, d.src_layer, d.src_iter, d.weights_layer, d.weights_iter, d.bias,
+                                                           d.dst_layer, d.dst_iter, attr);
+            return done(pd, dnnl::lbr_gru_forward(pd));
+        }
+        case rnn_cell::lstm: break;
+    }
+    const dnnl::lstm_forward::primitive_desc pd(eng, inference, dir, d.src_layer, d.src_iter, d.src_iter_c, d.weights_layer, d.weights_iter,
+                                                d.weights_peephole, d.bias, d.dst_layer, d.dst_iter, d.dst_iter_c, attr);
+    return done(pd, dnnl::lstm_forward(pd));
+#else
+    switch (cell) {
+        case rnn_cell::vanilla_tanh: {
+            const dnnl::vanilla_rnn_forward::desc od(inference, dnnl::algorithm::eltwise_tanh, dir, d.src_layer, d.src_iter, d.weights_layer,
+                                                     d.weights_iter, d.bias, d.dst_layer, d.dst_iter);
+            const dnnl::vanilla_rnn_forward::primitive_desc pd(od, attr, eng);
+            return done(pd, dnnl::vanilla_rnn_forward(pd));
+        }
+        case rnn_cell::gru: {
+            const dnnl::gru_forward::desc od(inference, dir, d.src_layer, d.src_iter, d.weights_layer, d.weights_iter, d.bias, d.dst_layer,
+                                             d.dst_iter);
+            const dnnl::gru_forward::primitive_desc pd(od, attr, eng);
+            return done(pd, dnnl::gru_forward(pd));
+        }
+        case rnn_cell::lbr_gru: {
+            const dnnl::lbr_gru_forward::desc od(inference, dir, d.src_layer, d.src_iter, d.weights_layer, d.weights_iter, d.bias, d.dst_layer,
+                                                 d.dst_iter);
+            const dnnl::lbr_gru_forward::primitive_desc pd(od, attr, eng);
+            return done(pd, dnnl::lbr_gru_forward(pd));
+        }
+        case rnn_cell::lstm: break;
+    }
+    const dnnl::lstm_forward::desc od(inference, dir, d.src_layer, d.src_iter, d.src_iter_c, d.weights_layer, d.weights_iter,
+                                      d.weights_peephole, d.bias, d.dst_layer, d.dst_iter, d.dst_iter_c);
+    const dnnl::lstm_forward::primitive_desc pd(od, attr, eng);
+    return done(pd, dnnl::lstm_forward(pd));
+#endif
+}
+
 /// True when the library was built with a given implementation name in this pd (for tests and
 /// benchmarks that check which kernel oneDNN picked).
 template <class PD>

@@ -95,6 +95,22 @@ inline std::optional<attribute> attribute_of(const ::onnx::AttributeProto& a) {
         case A::STRING: return attribute(a.s());
         case A::FLOATS: return attribute(attribute::reals(a.floats().begin(), a.floats().end()));
         case A::INTS: return attribute(attribute::ints(a.ints().begin(), a.ints().end()));
+        case A::TYPE_PROTO: {  // in ONNX's notation (ops::type_notation), for the types sgmatch has
+            tensor_type t;
+            const ::onnx::TypeProto* p = &a.tp();
+            if (p->has_optional_type() && p->optional_type().has_elem_type()) {
+                t.optional = true;
+                p = &p->optional_type().elem_type();
+            }
+            if (p->has_sequence_type() && p->sequence_type().has_elem_type()) {
+                t.sequence = true;
+                p = &p->sequence_type().elem_type();
+            }
+            if (!p->has_tensor_type()) return std::nullopt;
+            t.type = dtype_of(p->tensor_type().elem_type());
+            if (t.type == dtype::unknown) return std::nullopt;
+            return attribute(ops::type_notation(t));
+        }
         default: return std::nullopt;
     }
 }
@@ -223,18 +239,22 @@ private:
     void collect_types(const ::onnx::GraphProto& gp) {
         auto take = [&](const ::onnx::ValueInfoProto& v, bool input) {
             if (!v.has_type()) return;
-            if (const auto* seq = sequence_of_tensors(v.type())) {  // its tensors' type; no dims
+            bool optional = false;
+            const ::onnx::TypeProto& ty = unwrap_optional(v.type(), optional);
+            if (const auto* seq = sequence_of_tensors(ty)) {  // its tensors' type; no dims
                 tensor_type t;
                 t.type = dtype_of(seq->elem_type());
                 t.sequence = true;
+                t.optional = optional;
                 elem_[v.name()] = seq->elem_type();
                 types_[v.name()] = t;
                 return;
             }
-            if (!v.type().has_tensor_type()) return;
-            const auto& tt = v.type().tensor_type();
+            if (!ty.has_tensor_type()) return;
+            const auto& tt = ty.tensor_type();
             tensor_type t;
             t.type = dtype_of(tt.elem_type());
+            t.optional = optional;
             if (tt.has_shape()) {
                 for (int i = 0; i < tt.shape().dim_size(); ++i) {
                     const auto& d = tt.shape().dim(i);
@@ -262,20 +282,27 @@ private:
         for (const auto& v : gp.output()) take(v, false);
         for (const auto& v : gp.input()) take(v, true);
     }
+    // The element type of an optional type (`optional` set), or the type itself.
+    static const ::onnx::TypeProto& unwrap_optional(const ::onnx::TypeProto& t, bool& optional) {
+        optional = t.has_optional_type() && t.optional_type().has_elem_type();
+        return optional ? t.optional_type().elem_type() : t;
+    }
     // The tensor type of a sequence of tensors; null for any other type.
     static const ::onnx::TypeProto::Tensor* sequence_of_tensors(const ::onnx::TypeProto& t) {
         if (!t.has_sequence_type() || !t.sequence_type().has_elem_type() || !t.sequence_type().elem_type().has_tensor_type()) return nullptr;
         return &t.sequence_type().elem_type().tensor_type();
     }
     // A graph input or output must be a tensor, or a sequence of tensors, of an element type
-    // sgmatch has.
+    // sgmatch has, or an optional of one.
     void check_value_type(const ::onnx::ValueInfoProto& v, const char* what) {
         if (!v.has_type() || v.type().value_case() == ::onnx::TypeProto::VALUE_NOT_SET) return;  // unknown
-        const auto& t = v.type();
+        bool optional = false;
+        const auto& t = unwrap_optional(v.type(), optional);
         const auto* seq = sequence_of_tensors(t);
         if (!t.has_tensor_type() && seq == nullptr) {
-            const char* kind = t.has_sequence_type() ? "a sequence of non-tensors" : t.has_optional_type() ? "an optional" : t.has_map_type() ? "a map" : "not a tensor";
-            report_->unsupported.push_back(std::string(what) + " '" + v.name() + "' is " + kind + " (tensors and sequences of tensors only)");
+            const char* kind = t.has_sequence_type() ? "a sequence of non-tensors" : t.has_optional_type() ? "an optional of neither a tensor nor a sequence" : t.has_map_type() ? "a map" : "not a tensor";
+            report_->unsupported.push_back(std::string(what) + " '" + v.name() + "' is " + kind +
+                                           " (tensors, sequences of tensors and optionals of either only)");
             return;
         }
         const std::int32_t elem = seq ? seq->elem_type() : t.tensor_type().elem_type();
@@ -556,15 +583,30 @@ private:
     // type the op's type rule gives, and a declared one must agree.
     void check_types(graph& g, const ::onnx::NodeProto& n, node_id id, const ops::op_attrs& a) {
         std::vector<dtype> in;
-        bool input0_sequence = false;
+        bool input0_sequence = false, input0_optional = false;
+        const ops::op_schema& s = a.schema();
         for (std::size_t i = 0; i < g.input_count(id); ++i) {
             const auto v = g.input(id, i);
             const auto c = g.constant(v.node);
             const auto t = g.value_type(v.node, v.port);
             in.push_back(c ? c->type : t ? t->type : dtype::unknown);
             if (i == 0) input0_sequence = !c && t && t->sequence;
+            if (i == 0) input0_optional = !c && t && t->optional;
+            const ops::input_spec* spec = s.input(i);
+            if (!c && t && t->optional && spec != nullptr && spec->kind != ops::value_kind::either &&
+                spec->kind != ops::value_kind::body && spec->kind != ops::value_kind::optional)
+                unsupported(n, "input " + std::to_string(i) + " is an optional; the op reads a " +
+                                   (spec->kind == ops::value_kind::sequence ? "sequence" : "tensor") + " there");
         }
-        const ops::op_schema& s = a.schema();
+        // Optional without an input: an empty optional of the type its attribute names.
+        std::optional<tensor_type> empty_optional;
+        if (s.output_kind == ops::value_kind::optional && g.input_count(id) == 0 && a.has("type")) {
+            empty_optional = ops::parse_type_notation(a.s("type"));
+            if (empty_optional) {
+                input0_sequence = empty_optional->sequence;
+                in.assign(1, empty_optional->type);
+            }
+        }
         const std::size_t data = s.types.input;
         if (data < in.size() && in[data] != dtype::unknown && !ops::types::has(s.dtypes, in[data]))
             unsupported(n, "input " + std::to_string(data) + " is " + std::string(sgmatch::name_of(in[data])) + ": the kernels of " +
@@ -579,10 +621,14 @@ private:
             const auto e = elem_.find(o);
             const dtype port_type = ops::output_type(a, in, static_cast<std::size_t>(p));
             const bool sequence = (p == 0 || s.output_kind == ops::value_kind::sequence) && s.sequence_output(input0_sequence);
+            const bool optional = p == 0 && s.optional_output(input0_optional);
             const bool body_kind = s.output_kind == ops::value_kind::body;  // what the body computes: checked when it runs
-            if (const auto ty = types_.find(o); !body_kind && ty != types_.end() && ty->second.known() && ty->second.sequence != sequence)
-                unsupported(n, "output " + std::to_string(p) + " '" + o + "' is declared a " + (ty->second.sequence ? "sequence" : "tensor") +
-                                   "; the op computes a " + (sequence ? "sequence" : "tensor"));
+            if (const auto ty = types_.find(o); !body_kind && ty != types_.end() && ty->second.known() &&
+                                                (ty->second.sequence != sequence || ty->second.optional != optional)) {
+                auto kind = [](bool seq, bool opt) { return std::string(opt ? "an optional " : "a ") + (seq ? "sequence" : "tensor"); };
+                unsupported(n, "output " + std::to_string(p) + " '" + o + "' is declared " + kind(ty->second.sequence, ty->second.optional) +
+                                   "; the op computes " + kind(sequence, optional));
+            }
             if (e != elem_.end()) {
                 const dtype declared = dtype_of(e->second);
                 if (declared == dtype::unknown)
@@ -591,11 +637,12 @@ private:
                     unsupported(n, "output " + std::to_string(p) + " '" + o + "' is declared " + onnx_type_name(e->second) + "; the op computes " +
                                        std::string(sgmatch::name_of(port_type)));
             }
-            if (!body_kind && (port_type != dtype::unknown || sequence)) {
+            if (!body_kind && (port_type != dtype::unknown || sequence || optional)) {
                 auto t = g.value_type(id, static_cast<std::uint32_t>(p)).value_or(tensor_type{});
-                if (t.type == dtype::unknown || t.sequence != sequence) {
+                if (t.type == dtype::unknown || t.sequence != sequence || t.optional != optional) {
                     if (t.type == dtype::unknown) t.type = port_type;
                     t.sequence = sequence;
+                    t.optional = optional;
                     g.set_type({id, static_cast<std::uint32_t>(p)}, t);
                 }
             }
@@ -631,7 +678,9 @@ private:
                     continue;
                 }
             }
-            g.set_type({id, port}, tensor_type::of(declared ? declared->type : dtype::unknown, outs[p]));
+            tensor_type t = tensor_type::of(declared ? declared->type : dtype::unknown, outs[p]);
+            t.optional = declared && declared->optional;
+            g.set_type({id, port}, t);
             rank_[n.output(static_cast<int>(p))] = outs[p].size();
         }
     }

@@ -59,6 +59,10 @@ inline std::int32_t onnx_type_of(dtype t) {
         case dtype::i32: return T::INT32;
         case dtype::i64: return T::INT64;
         case dtype::boolean: return T::BOOL;
+        case dtype::i16: return T::INT16;
+        case dtype::u16: return T::UINT16;
+        case dtype::u32: return T::UINT32;
+        case dtype::u64: return T::UINT64;
         case dtype::unknown: break;
     }
     return T::UNDEFINED;
@@ -159,6 +163,8 @@ private:
                 try {
                     const ops::op_attrs a(*s, ops::node_of<graph>(g_, v.node));
                     for (std::size_t p = 0; p < memo.size(); ++p) memo[p] = ops::output_type(a, in, p);
+                    if (in.empty() && s->output_kind == ops::value_kind::optional && a.has("type"))  // an empty Optional
+                        if (const auto t = ops::parse_type_notation(a.s("type"))) memo[0] = t->type;
                 } catch (const ops::op_error&) {
                     // a node its description refuses: its types stay unknown
                 }
@@ -207,8 +213,7 @@ private:
     void value_info(::onnx::ValueInfoProto* vi, graph::value v, const char* what) {
         vi->set_name(name(v));
         const auto t = g_.value_type(v.node, v.port);
-        auto* tt = t && t->sequence ? vi->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()
-                                    : vi->mutable_type()->mutable_tensor_type();
+        auto* tt = type_proto(vi->mutable_type(), t.value_or(tensor_type{}));
         const dtype type = type_of(v);
         if (type == dtype::unknown && what != nullptr)
             throw load_error(std::string("sgmatch::onnx::save: the element type of ") + what + " '" + name(v) +
@@ -221,6 +226,16 @@ private:
                 if (d >= 0) dim->set_dim_value(d);
             }
         }
+    }
+
+    // The type's kind written to `tp` (an optional, a sequence, a tensor), its tensor type
+    // returned with the element type set.
+    static ::onnx::TypeProto::Tensor* type_proto(::onnx::TypeProto* tp, const tensor_type& t) {
+        if (t.optional) tp = tp->mutable_optional_type()->mutable_elem_type();
+        if (t.sequence) tp = tp->mutable_sequence_type()->mutable_elem_type();
+        ::onnx::TypeProto::Tensor* tt = tp->mutable_tensor_type();
+        tt->set_elem_type(onnx_type_of(t.type));
+        return tt;
     }
 
     void initializer(::onnx::GraphProto& gp, node_id n) {
@@ -259,9 +274,22 @@ private:
                 }
         }
         const bool constant_of_shape = g_.op_name(n) == "ConstantOfShape";
+        const ops::op_schema* schema = ops::find_schema(g_.op_name(n));
         g_.for_each_attr(n, [&](std::string_view key, const attribute& v) {
             if (constant_of_shape && (key == "value" || key == "dtype")) return;  // written below as ONNX has it
             if (const graph_body* b = v.as_graph()) return body(p.add_attribute(), key, n, *b, enclosing);
+            const ops::attr_spec* spec = schema != nullptr ? schema->attr(key) : nullptr;
+            if (spec != nullptr && spec->type == ops::attr_type::type && v.as_string()) {  // a TypeProto, in ONNX's notation here
+                const auto t = ops::parse_type_notation(*v.as_string());
+                if (!t)
+                    throw load_error("sgmatch::onnx::save: node '" + std::string(g_.name(n)) + "': attribute " + std::string(key) + " = '" +
+                                     std::string(*v.as_string()) + "' is not a type sgmatch has");
+                auto* a = p.add_attribute();
+                a->set_name(std::string(key));
+                a->set_type(::onnx::AttributeProto::TYPE_PROTO);
+                type_proto(a->mutable_tp(), *t);
+                return;
+            }
             attribute_of(p.add_attribute(), key, v);
         });
         if (constant_of_shape) {

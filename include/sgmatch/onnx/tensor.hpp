@@ -74,6 +74,10 @@ inline dtype dtype_of(std::int32_t t) {
         case T::INT32: return dtype::i32;
         case T::INT64: return dtype::i64;
         case T::BOOL: return dtype::boolean;
+        case T::INT16: return dtype::i16;
+        case T::UINT16: return dtype::u16;
+        case T::UINT32: return dtype::u32;
+        case T::UINT64: return dtype::u64;
         default: return dtype::unknown;
     }
 }
@@ -198,7 +202,14 @@ inline void decode_data(const ::onnx::TensorProto& t, tensor& out, std::uint64_t
         case dtype::u8:
         case dtype::boolean: expect(static_cast<std::uint64_t>(t.int32_data_size()), "int32_data"); detail::narrow_into<std::uint8_t>(out.bytes, t.int32_data()); break;
         case dtype::f16:
-        case dtype::bf16: expect(static_cast<std::uint64_t>(t.int32_data_size()), "int32_data"); detail::narrow_into<std::uint16_t>(out.bytes, t.int32_data()); break;
+        case dtype::bf16:
+        case dtype::u16: expect(static_cast<std::uint64_t>(t.int32_data_size()), "int32_data"); detail::narrow_into<std::uint16_t>(out.bytes, t.int32_data()); break;
+        case dtype::i16: expect(static_cast<std::uint64_t>(t.int32_data_size()), "int32_data"); detail::narrow_into<std::int16_t>(out.bytes, t.int32_data()); break;
+        case dtype::u32: expect(static_cast<std::uint64_t>(t.uint64_data_size()), "uint64_data"); detail::narrow_into<std::uint32_t>(out.bytes, t.uint64_data()); break;
+        case dtype::u64:
+            expect(static_cast<std::uint64_t>(t.uint64_data_size()), "uint64_data");
+            if (count) std::memcpy(out.bytes.data(), t.uint64_data().data(), want);
+            break;
         case dtype::unknown: break;
     }
 }

@@ -226,6 +226,10 @@ private:
                 if (a.as_string()) v = a;
                 else wrong_type("a string");
                 break;
+            case attr_type::type:
+                if (a.as_string()) v = a;
+                else wrong_type("a type (a string such as tensor(float))");
+                break;
             case attr_type::integers:
                 if (a.as_ints()) v = a;
                 else if (const auto i = a.as_int()) v = attribute(attribute::ints{*i});

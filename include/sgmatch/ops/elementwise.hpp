@@ -78,7 +78,7 @@ inline constexpr op_schema round = describe<Round>(x_only);
 inline constexpr op_schema erf = describe<Erf>(x_only);
 /// Identity: its input, a tensor or a sequence.
 inline constexpr input_spec identity_inputs[] = {{"input", input_spec::presence::required, false, value_kind::either}};
-inline constexpr op_schema identity = output_kind(typed(describe<Identity>(identity_inputs), types::all), value_kind::either);
+inline constexpr op_schema identity = output_kind(typed(describe<Identity>(identity_inputs), types::all | types::more_integers), value_kind::either);
 inline constexpr op_schema leaky_relu = describe<LeakyRelu>(x_only, alpha_001);
 inline constexpr op_schema elu = describe<Elu>(x_only, alpha_1);
 inline constexpr op_schema swish = describe<Swish>(x_only, alpha_1);
@@ -112,29 +112,30 @@ inline constexpr attr_spec is_inf_attrs[] = {{"detect_negative", attr_type::inte
 inline constexpr op_schema is_inf = typed(describe<IsInf>(x_only, is_inf_attrs, to_bool),
                                           types::f32 | types::bit(dtype::f64));
 
-inline constexpr op_schema add = typed(describe<Add>(a_b, legacy_broadcast), types::numeric);
-inline constexpr op_schema sub = typed(describe<Sub>(a_b, legacy_broadcast), types::numeric);
-inline constexpr op_schema mul = typed(describe<Mul>(a_b, legacy_broadcast), types::numeric);
-inline constexpr op_schema div = typed(describe<Div>(a_b, legacy_broadcast), types::numeric);
-inline constexpr op_schema pow = typed(describe<Pow>(a_b, legacy_broadcast), types::numeric);
+inline constexpr op_schema add = typed(describe<Add>(a_b, legacy_broadcast), types::numeric | types::more_integers);
+inline constexpr op_schema sub = typed(describe<Sub>(a_b, legacy_broadcast), types::numeric | types::more_integers);
+inline constexpr op_schema mul = typed(describe<Mul>(a_b, legacy_broadcast), types::numeric | types::more_integers);
+inline constexpr op_schema div = typed(describe<Div>(a_b, legacy_broadcast), types::numeric | types::more_integers);
+inline constexpr op_schema pow = typed(describe<Pow>(a_b, legacy_broadcast), types::numeric | types::more_integers);
 /// Mod: fmod 0 takes the divisor's sign (Python's %, integers only), fmod 1 the dividend's (C's fmod).
 inline constexpr attr_spec mod_attrs[] = {{"fmod", attr_type::integer, def::value(0), support::range(0, 1)}};
 /// Mod, Max and Min take float16 and bfloat16 too: computed in f32, exactly (kernels/typed.hpp).
 inline constexpr std::uint16_t numeric_and_halves = types::numeric | types::bit(dtype::f16) | types::bit(dtype::bf16);
-inline constexpr op_schema mod = typed(describe<Mod>(a_b, mod_attrs), numeric_and_halves);
-/// BitShift: X shifted by Y bits, LEFT or RIGHT (unsigned: uint8; a shift by 8 or more gives 0).
+inline constexpr op_schema mod = typed(describe<Mod>(a_b, mod_attrs), numeric_and_halves | types::more_integers);
+/// BitShift: X shifted by Y bits, LEFT or RIGHT (the unsigned integers; a shift by the type's
+/// width or more gives 0).
 inline constexpr attr_spec bit_shift_attrs[] = {{"direction", attr_type::string, def::required(), support::one_of("LEFT|RIGHT")}};
-inline constexpr op_schema bit_shift = typed(describe<BitShift>(a_b, bit_shift_attrs), types::bit(dtype::u8));
-inline constexpr op_schema max = typed(describe<Max>(variadic, consumed), numeric_and_halves);
-inline constexpr op_schema min = typed(describe<Min>(variadic, consumed), numeric_and_halves);
+inline constexpr op_schema bit_shift = typed(describe<BitShift>(a_b, bit_shift_attrs), types::bit(dtype::u8) | types::bit(dtype::u16) | types::bit(dtype::u32) | types::bit(dtype::u64));
+inline constexpr op_schema max = typed(describe<Max>(variadic, consumed), numeric_and_halves | types::more_integers);
+inline constexpr op_schema min = typed(describe<Min>(variadic, consumed), numeric_and_halves | types::more_integers);
 inline constexpr op_schema sum = describe<Sum>(variadic, consumed);
 inline constexpr op_schema mean = describe<Mean>(variadic, consumed);
 // Comparisons and logic: bool results, numpy broadcasting.
-inline constexpr op_schema equal = typed(describe<Equal>(a_b, legacy_broadcast, to_bool), types::computing);
-inline constexpr op_schema less = typed(describe<Less>(a_b, legacy_broadcast, to_bool), types::numeric);
-inline constexpr op_schema greater = typed(describe<Greater>(a_b, legacy_broadcast, to_bool), types::numeric);
-inline constexpr op_schema less_or_equal = typed(describe<LessOrEqual>(a_b, to_bool), types::numeric);
-inline constexpr op_schema greater_or_equal = typed(describe<GreaterOrEqual>(a_b, to_bool), types::numeric);
+inline constexpr op_schema equal = typed(describe<Equal>(a_b, legacy_broadcast, to_bool), types::computing | types::more_integers);
+inline constexpr op_schema less = typed(describe<Less>(a_b, legacy_broadcast, to_bool), types::numeric | types::more_integers);
+inline constexpr op_schema greater = typed(describe<Greater>(a_b, legacy_broadcast, to_bool), types::numeric | types::more_integers);
+inline constexpr op_schema less_or_equal = typed(describe<LessOrEqual>(a_b, to_bool), types::numeric | types::more_integers);
+inline constexpr op_schema greater_or_equal = typed(describe<GreaterOrEqual>(a_b, to_bool), types::numeric | types::more_integers);
 inline constexpr op_schema logical_and = typed(describe<And>(a_b, legacy_broadcast, to_bool), types::boolean);
 inline constexpr op_schema logical_or = typed(describe<Or>(a_b, legacy_broadcast, to_bool), types::boolean);
 inline constexpr op_schema logical_xor = typed(describe<Xor>(a_b, legacy_broadcast, to_bool), types::boolean);

@@ -57,7 +57,9 @@ private:
 
 /// The type of an attribute's value (attribute::type, plus tensors that the built-in graph
 /// keeps as a flat list with a shape).
-enum class attr_type : std::uint8_t { integer, real, string, integers, reals, graph };
+/// `type`: a type in ONNX's notation, held as a string (tensor(float), seq(tensor(int64)):
+/// ops::type_notation), written to ONNX as a TypeProto.
+enum class attr_type : std::uint8_t { integer, real, string, integers, reals, graph, type };
 
 /// How an absent attribute gets its value.
 struct attr_default {
@@ -111,10 +113,12 @@ struct attr_spec {
 };
 
 /// What a value is: a tensor, a sequence of tensors (ONNX's sequence type), either (an op that
-/// passes its input through, Identity: its output is what its input is), or what a body makes
-/// it (a control-flow op's inputs and outputs, each one of the two, as its body graph reads or
-/// computes it: checked when the body runs).
-enum class value_kind : std::uint8_t { tensor, sequence, either, body };
+/// passes its input through, Identity: its output is what its input is, an optional too), what
+/// a body makes it (a control-flow op's inputs and outputs, as its body graph reads or computes
+/// them: checked when the body runs), an optional (ONNX's optional type: empty, or a tensor or a
+/// sequence; as an input, any of those is read), or the element of input 0's optional (a tensor
+/// or a sequence, as the optional holds).
+enum class value_kind : std::uint8_t { tensor, sequence, either, body, optional, element };
 
 struct input_spec {
     /// variadic: one or more; any_number: none or more (a control-flow node's enclosing values).
@@ -162,6 +166,9 @@ constexpr std::uint16_t signed_numeric = f32 | bit(dtype::f64) | bit(dtype::i64)
 constexpr std::uint16_t boolean = bit(dtype::boolean);
 constexpr std::uint16_t computing = numeric | boolean;                       // what typed kernels compute on
 constexpr std::uint16_t all = computing | bit(dtype::f16) | bit(dtype::bf16);  // what moves as bytes
+// The 16-bit and unsigned 32/64-bit integers: what Cast, the element-wise arithmetic and
+// comparisons, Max, Min, Mod and BitShift take besides (exec::visit_any_type).
+constexpr std::uint16_t more_integers = bit(dtype::i16) | bit(dtype::u16) | bit(dtype::u32) | bit(dtype::u64);
 constexpr bool has(std::uint16_t set, dtype t) { return (set & bit(t)) != 0; }
 }  // namespace types
 
@@ -171,6 +178,10 @@ constexpr dtype dtype_of_onnx(std::int64_t code) {
         case 1: return dtype::f32;
         case 2: return dtype::u8;
         case 3: return dtype::i8;
+        case 4: return dtype::u16;
+        case 5: return dtype::i16;
+        case 12: return dtype::u32;
+        case 13: return dtype::u64;
         case 6: return dtype::i32;
         case 7: return dtype::i64;
         case 9: return dtype::boolean;
@@ -211,7 +222,13 @@ struct op_schema {
     /// The most inputs the op takes (SIZE_MAX when the last is variadic).
     /// Whether output 0 is a sequence, when input 0 is one or not.
     bool sequence_output(bool input0_sequence) const {
-        return output_kind == value_kind::sequence || (output_kind == value_kind::either && input0_sequence);
+        return output_kind == value_kind::sequence ||
+               ((output_kind == value_kind::either || output_kind == value_kind::optional || output_kind == value_kind::element) &&
+                input0_sequence);
+    }
+    /// Whether output 0 is an optional, when input 0 is one or not.
+    bool optional_output(bool input0_optional) const {
+        return output_kind == value_kind::optional || (output_kind == value_kind::either && input0_optional);
     }
     /// The description of input `slot` (the last one for the inputs of a variadic one); null past
     /// the last.

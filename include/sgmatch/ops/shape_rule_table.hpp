@@ -160,6 +160,8 @@ inline shape_rule shape_rule_of(const op_schema& s) {
         {&schemas::eye_like, rules::eye_like},
         {&schemas::reverse_sequence, rules::reverse_sequence},
         {&schemas::sequence_length, rules::sequence_length},
+        {&schemas::optional_has_element, rules::has_element},
+        {&schemas::optional_get_element, rules::same_as_input0},
         {&schemas::roi_align, rules::roi_align},
         {&schemas::grid_sample, rules::grid_sample},
         {&schemas::max_unpool, rules::max_unpool},

@@ -4,7 +4,7 @@
 //   if (const ops::op_schema* s = ops::find_schema(g.op_name(n))) ...
 //
 // Adding an op: its tag in pattern/vocabulary.hpp, its description and shape rule in the family's
-// header (control.hpp, einsum.hpp, elementwise.hpp, losses.hpp, nn.hpp, positions.hpp, recurrent.hpp, reduce.hpp, sequence.hpp, signal.hpp, tensor.hpp, text.hpp, vision.hpp), one line in
+// header (control.hpp, einsum.hpp, elementwise.hpp, losses.hpp, nn.hpp, optional.hpp, positions.hpp, recurrent.hpp, reduce.hpp, sequence.hpp, signal.hpp, tensor.hpp, text.hpp, vision.hpp), one line in
 // `all_schemas` below, one in ops/shape_rule_table.hpp, and its kernels (exec/kernels/, onednn/).
 #pragma once
 
@@ -21,6 +21,7 @@
 #include "sgmatch/ops/elementwise.hpp"
 #include "sgmatch/ops/losses.hpp"
 #include "sgmatch/ops/nn.hpp"
+#include "sgmatch/ops/optional.hpp"
 #include "sgmatch/ops/positions.hpp"
 #include "sgmatch/ops/recurrent.hpp"
 #include "sgmatch/ops/reduce.hpp"
@@ -52,7 +53,8 @@ inline const std::vector<const op_schema*>& all_schemas() {
         &gather_elements, &scatter_elements, &gather_nd, &scatter_nd, &eye_like, &non_zero, &compress, &unique, &reverse_sequence, &hann_window, &hamming_window, &blackman_window, &det, &mean_variance_norm, &depth_to_space, &space_to_depth, &cast_like, &shrink,
         &top_k, &einsum, &quantize_linear, &dequantize_linear, &matmul_integer, &qlinear_matmul, &dynamic_quantize_linear, &conv_integer, &qlinear_conv, &nll_loss, &softmax_cross_entropy, &instance_norm, &rnn, &gru, &lstm,
         &sequence_empty, &sequence_construct, &sequence_insert, &sequence_at, &sequence_erase, &sequence_length, &split_to_sequence, &concat_from_sequence,
-        &non_max_suppression, &roi_align, &grid_sample, &max_unpool, &if_op, &loop, &scan, &sequence_map, &bit_shift, &dft, &stft, &mel_weight_matrix, &tfidf_vectorizer};
+        &non_max_suppression, &roi_align, &grid_sample, &max_unpool, &if_op, &loop, &scan, &sequence_map, &bit_shift, &dft, &stft, &mel_weight_matrix, &tfidf_vectorizer,
+        &optional, &optional_has_element, &optional_get_element};
     return all;
 }
 

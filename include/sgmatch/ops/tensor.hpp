@@ -404,8 +404,8 @@ inline constexpr attr_spec dropout_attrs[] = {{"ratio", attr_type::real, def::va
                                               {"seed", attr_type::integer, def::absent(), support::any()},
                                               {"is_test", attr_type::integer, def::value(1), support::only(1, "training")},
                                               {"consumed_inputs", attr_type::integers, def::absent(), support::any()}};
-/// Cast: `to` is an ONNX element type code; the ones sgmatch has no type for (strings, unsigned
-/// 16 to 64 bits, complex) are refused by the type rule.
+/// Cast: `to` is an ONNX element type code; the ones sgmatch has no type for (strings, complex)
+/// are refused by the type rule.
 inline constexpr attr_spec cast_attrs[] = {{"to", attr_type::integer, def::required(), support::range(1, 16)},
                                            {"saturate", attr_type::integer, def::value(1), support::any()}};
 
@@ -422,13 +422,13 @@ inline constexpr op_schema expand = typed(describe<Expand>(expand_inputs), types
 inline constexpr op_schema dropout = typed(describe<Dropout>(dropout_inputs, dropout_attrs, type_rule{type_rule::from::input, 0, dtype::unknown, {}, dtype::boolean}, 2), types::all);
 inline constexpr op_schema cast = typed(describe<Cast>(data_only, cast_attrs,
                                                        type_rule{type_rule::from::attribute, 0, dtype::unknown, "to"}),
-                                        types::all);
+                                        types::all | types::more_integers);
 /// CastLike: input 0 converted to the element type of input 1 (whose values are not read): any
 /// type sgmatch has.
 inline constexpr input_spec cast_like_inputs[] = {{"input"}, {"target_type"}};
 inline constexpr op_schema cast_like = typed(describe<CastLike>(cast_like_inputs,
                                                                 type_rule{type_rule::from::input, 1, dtype::unknown, {}}),
-                                             types::all);
+                                             types::all | types::more_integers);
 inline constexpr attr_spec shape_attrs[] = {{"start", attr_type::integer, def::value(0), support::any()},
                                             {"end", attr_type::integer, def::absent(), support::any()}};
 inline constexpr type_rule to_int64{type_rule::from::fixed, 0, dtype::i64, {}};

@@ -179,6 +179,11 @@ SGMATCH_DETAIL_OP(Loop, "Loop")
 SGMATCH_DETAIL_OP(Scan, "Scan")
 SGMATCH_DETAIL_OP(SequenceMap, "SequenceMap")
 
+// ONNX's optional type.
+SGMATCH_DETAIL_OP(Optional, "Optional")
+SGMATCH_DETAIL_OP(OptionalHasElement, "OptionalHasElement")
+SGMATCH_DETAIL_OP(OptionalGetElement, "OptionalGetElement")
+
 // Signal processing, and the determinant.
 SGMATCH_DETAIL_OP(HannWindow, "HannWindow")
 SGMATCH_DETAIL_OP(HammingWindow, "HammingWindow")

@@ -4,7 +4,8 @@
 // What shape subgraphs and masks compute: Shape, Size, ConstantOfShape, Cast, comparisons and
 // logic (bool results), IsNaN and IsInf, Where, Split, the integer (and double) forms of Add, Sub, Mul, Div, Pow,
 // Mod, Neg, Abs, Clip, Max and Min (Mod, Max and Min on float16 and bfloat16 too, computed in f32
-// exactly), BitShift on uint8, and the ops that move data without arithmetic (Reshape, Unsqueeze, Squeeze,
+// exactly; Cast, the element-wise arithmetic and comparisons, Max, Min and Mod on int16, uint16,
+// uint32 and uint64 too), BitShift on the unsigned integers, and the ops that move data without arithmetic (Reshape, Unsqueeze, Squeeze,
 // Flatten, Transpose, Concat, Slice, Gather, Expand, Identity, Dropout) on any element type;
 // CastLike; Resize (kernels/resize.hpp) on f32; Tile, Trilu, Range, CumSum, ArgMax, ArgMin, TopK,
 // GatherElements, ScatterElements, GatherND, ScatterND, DepthToSpace, SpaceToDepth and Pad (kernels/positions.hpp);
@@ -17,7 +18,8 @@
 // (kernels/quantize.hpp); EyeLike, NonZero, Compress and Unique (kernels/selection.hpp);
 // ReverseSequence (kernels/positions.hpp); MeanVarianceNormalization on f32 and f64
 // (kernels/losses.hpp); the Hann, Hamming and Blackman windows, DFT, STFT and MelWeightMatrix
-// (kernels/signal.hpp); TfIdfVectorizer (kernels/text.hpp); Det on f32
+// (kernels/signal.hpp); TfIdfVectorizer (kernels/text.hpp); Optional, OptionalHasElement and
+// OptionalGetElement; Det on f32
 // and f64 (kernels/linalg.hpp); the ops on sequences of tensors (kernels/sequence.hpp);
 // NonMaxSuppression, RoiAlign, GridSample and MaxUnpool (kernels/vision.hpp).
 //
@@ -40,6 +42,7 @@
 #include <functional>
 #include <limits>
 #include <optional>
+#include <random>
 #include <string>
 #include <type_traits>
 #include <unordered_map>
@@ -66,6 +69,7 @@
 #include "sgmatch/ops/attrs.hpp"
 #include "sgmatch/ops/elementwise.hpp"
 #include "sgmatch/ops/nn.hpp"
+#include "sgmatch/ops/optional.hpp"
 #include "sgmatch/ops/shape_rules.hpp"
 #include "sgmatch/ops/table.hpp"
 #include "sgmatch/ops/tensor.hpp"
@@ -141,7 +145,7 @@ inline value binary(const value& x0, const value& y0, binop k, const ops::op_att
     const shape out_dims = ops::rules::broadcast(a, x.dims(), y.dims());
     value out = value::zeros(cmp ? dtype::boolean : x.type(), out_dims);
     const std::array<shape, 2> st{broadcast_strides(x.dims(), out_dims), broadcast_strides(y.dims(), out_dims)};
-    visit_type(x.type(), [&](auto t) {
+    visit_any_type(x.type(), [&](auto t) {
         using T = typename decltype(t)::type;
         const T* p = x.as<T>();
         if (k == binop::pow) {
@@ -202,21 +206,29 @@ inline typed_fn mod(const ops::op_attrs& a0, const ops::node_source&) {
     };
 }
 
-/// BitShift on uint8: X << Y or X >> Y, numpy broadcasting; a shift by 8 or more gives 0.
+/// BitShift on the unsigned integers: X << Y or X >> Y (both of one type), numpy broadcasting;
+/// a shift by the type's width or more gives 0.
 inline typed_fn bit_shift(const ops::op_attrs& a0, const ops::node_source&) {
     return [a = a0, left = a0.s("direction") == "LEFT"](const values& xs) {
         const value x = in(xs, 0, a).dense_value(), y = in(xs, 1, a).dense_value();
-        if (x.type() != dtype::u8 || y.type() != dtype::u8)
-            fail(a, "inputs of types " + std::string(name_of(x.type())) + " and " + std::string(name_of(y.type())) + " (uint8 expected)");
+        if (x.type() != y.type())
+            fail(a, "inputs of types " + std::string(name_of(x.type())) + " and " + std::string(name_of(y.type())) + " (the same type expected)");
+        require_type(a, x);
         const shape out_dims = ops::rules::broadcast(a, x.dims(), y.dims());
-        value out = value::zeros(dtype::u8, out_dims);
-        const std::uint8_t* p = x.as<std::uint8_t>();
-        const std::uint8_t* q = y.as<std::uint8_t>();
-        std::uint8_t* o = out.as<std::uint8_t>();
-        const std::array<shape, 2> st{broadcast_strides(x.dims(), out_dims), broadcast_strides(y.dims(), out_dims)};
-        nd_loop<2>(out_dims, st, [&](std::int64_t i, const std::array<std::int64_t, 2>& off) {
-            const unsigned v = p[off[0]], by = q[off[1]];
-            o[i] = by >= 8 ? std::uint8_t{0} : static_cast<std::uint8_t>(left ? v << by : v >> by);
+        value out = value::zeros(x.type(), out_dims);
+        visit_any_type(x.type(), [&](auto t) {
+            using T = typename decltype(t)::type;
+            if constexpr (std::is_unsigned_v<T> && !std::is_same_v<T, bool>) {
+                using W = std::common_type_t<unsigned, T>;  // shifted without promotion to int
+                const T* p = x.as<T>();
+                const T* q = y.as<T>();
+                T* o = out.as<T>();
+                const std::array<shape, 2> st{broadcast_strides(x.dims(), out_dims), broadcast_strides(y.dims(), out_dims)};
+                nd_loop<2>(out_dims, st, [&](std::int64_t i, const std::array<std::int64_t, 2>& off) {
+                    const W v = p[off[0]], by = q[off[1]];
+                    o[i] = by >= 8 * sizeof(T) ? T{0} : static_cast<T>(left ? v << by : v >> by);
+                });
+            }
         });
         return values{out};
     };
@@ -332,29 +344,85 @@ inline typed_fn identity(const ops::op_attrs& a0, const ops::node_source&) {
     return [a = a0](const values& x) { return values{in(x, 0, a)}; };
 }
 
-/// Dropout in inference, or in training with a ratio of 0: the data and a mask of all true.
-/// Otherwise refused (the output would be random): when the executor is built where both are
-/// constants, else when the node runs.
-inline typed_fn dropout(const ops::op_attrs& a0, const ops::node_source& node) {
-    const char* random = "training_mode (input 2) is true and the ratio not 0: the output would be random";
-    if (node.input_count() > 2) {
-        const auto t = node.constant_input(2);
-        const auto r = node.constant_input(1);
-        const auto training = t && t->data ? t->scalar() : std::nullopt;
-        const auto ratio = r && r->data ? r->scalar() : std::nullopt;
-        if (training && *training != 0 && ratio && *ratio != 0) refuse(a0, random);
+// ---- optionals (ops/optional.hpp) -----------------------------------------------------------
+
+/// Optional: its input (an optional holding a value is that value), or an empty optional of the
+/// type the `type` attribute names.
+inline typed_fn optional(const ops::op_attrs& a0, const ops::node_source& node) {
+    if (node.input_count() > 0) return identity(a0, node);
+    if (!a0.has("type")) refuse(a0, "without an input, the type attribute must say what the empty optional is of");
+    const auto t = ops::parse_type_notation(a0.s("type"));
+    if (!t || t->optional) refuse(a0, "type '" + std::string(a0.s("type")) + "' is not a tensor or a sequence of tensors of a type sgmatch has");
+    return [t = *t](const values&) { return values{value::none(t.type, t.sequence)}; };
+}
+/// OptionalHasElement: a bool scalar, false for an empty optional or an absent input.
+inline typed_fn optional_has_element(const ops::op_attrs&, const ops::node_source&) {
+    return [](const values& x) { return values{value::of<bool>({}, {!x.empty() && !x[0].is_none()})}; };
+}
+/// OptionalGetElement: the value an optional holds; an error for an empty one.
+inline typed_fn optional_get_element(const ops::op_attrs& a0, const ops::node_source&) {
+    return [a = a0](const values& x) {
+        if (in(x, 0, a).is_none()) fail(a, "the optional is empty");
+        return values{x[0]};
+    };
+}
+
+/// Dropout's keep mask in training: element i is kept when the i-th draw of a Mersenne Twister
+/// (MT19937) seeded with `seed`, as a double in [0, 1) made of 53 random bits from two 32-bit
+/// outputs, is at least `ratio`. These are numpy's draws: with the same seed, the mask of
+/// `np.random.seed(seed); np.random.uniform(0, 1, n) >= ratio`, which is how ONNX's reference
+/// computes Dropout, so a seeded node reproduces it.
+inline std::vector<bool> dropout_keep(std::uint32_t seed, std::size_t n, double ratio) {
+    std::mt19937 g(seed);
+    std::vector<bool> keep(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::uint32_t hi = static_cast<std::uint32_t>(g()) >> 5, lo = static_cast<std::uint32_t>(g()) >> 6;
+        keep[i] = (hi * 67108864.0 + lo) / 9007199254740992.0 >= ratio;
     }
-    return [a = a0, random](const values& x) {
+    return keep;
+}
+
+/// Dropout: in inference (no training_mode, or false, or a ratio of 0) the data and a mask of
+/// all true. In training, each element is kept with probability 1 - ratio and scaled by
+/// 1 / (1 - ratio), the others are 0; the mask says which were kept. With a `seed` attribute the
+/// mask is the same on every run (dropout_keep: its low 32 bits seed the generator); without,
+/// each run draws a new seed. A ratio outside [0, 1) is an error naming the node.
+inline typed_fn dropout(const ops::op_attrs& a0, const ops::node_source&) {
+    const std::optional<std::int64_t> seed = a0.has("seed") ? std::optional<std::int64_t>(a0.i("seed")) : std::nullopt;
+    return [a = a0, seed](const values& x) {
+        double ratio = 0;
         if (x.size() > 2) {
             const auto training = x[2].dense_value().as_constant().scalar();
-            const auto ratio = x[1].size() == 0 ? std::optional<double>(0.5) : x[1].dense_value().as_constant().scalar();
-            if (!training || !ratio) fail(a, "training_mode and ratio must hold one value each");
-            if (*training != 0 && *ratio != 0) fail(a, random);
+            const auto r = x[1].size() == 0 ? std::optional<double>(0.5) : x[1].dense_value().as_constant().scalar();
+            if (!training || !r) fail(a, "training_mode and ratio must hold one value each");
+            if (*training != 0) ratio = *r;
+            if (!(ratio >= 0 && ratio < 1)) fail(a, "ratio " + std::to_string(ratio) + " is outside [0, 1)");
         }
         const value& d = in(x, 0, a);
         value mask = value::zeros(dtype::boolean, d.dims());
-        std::fill_n(mask.as<bool>(), static_cast<std::size_t>(mask.size()), true);
-        values out{d};
+        const auto n = static_cast<std::size_t>(mask.size());
+        if (ratio == 0) {
+            std::fill_n(mask.as<bool>(), n, true);
+            values out{d};
+            if (a.outputs() > 1) out.push_back(mask);
+            return out;
+        }
+        const std::vector<bool> keep =
+            dropout_keep(seed ? static_cast<std::uint32_t>(*seed) : static_cast<std::uint32_t>(std::random_device{}()), n, ratio);
+        for (std::size_t i = 0; i < n; ++i) mask.as<bool>()[i] = keep[i];
+        const dtype t = d.type();
+        if (t != dtype::f32 && t != dtype::f64 && t != dtype::f16 && t != dtype::bf16)
+            fail(a, "training on " + std::string(name_of(t)) + " data (float types only)");
+        value y = t == dtype::f32 || t == dtype::f64 ? d.clone() : cast_to(d, dtype::f32);  // written below
+        visit_type(y.type(), [&](auto e) {
+            using T = typename decltype(e)::type;
+            if constexpr (std::is_floating_point_v<T>) {
+                const T scale = static_cast<T>(1 / (1 - ratio));
+                T* p = y.as<T>();
+                for (std::size_t i = 0; i < n; ++i) p[i] = keep[i] ? p[i] * scale : T(0);
+            }
+        });
+        values out{cast_to(y, t)};
         if (a.outputs() > 1) out.push_back(mask);
         return out;
     };
@@ -565,6 +633,9 @@ inline const typed_binding typed_ops[] = {
     {&ops::schemas::layer_norm, typed::layer_norm},
     {&ops::schemas::identity, typed::identity},
     {&ops::schemas::dropout, typed::dropout},
+    {&ops::schemas::optional, typed::optional},
+    {&ops::schemas::optional_has_element, typed::optional_has_element},
+    {&ops::schemas::optional_get_element, typed::optional_get_element},
     {&ops::schemas::reshape, typed::same_data},
     {&ops::schemas::unsqueeze, typed::same_data},
     {&ops::schemas::squeeze, typed::same_data},

@@ -145,7 +145,8 @@ void nd_loop(const shape& out, const std::array<shape, N>& strides, F&& f) {
 template <class T, class Op>
 T wrap(T a, T b, Op op) {
     if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-        using U = std::make_unsigned_t<T>;
+        // In unsigned int at least: 16-bit operands would be promoted to int, and overflow it.
+        using U = std::common_type_t<unsigned, std::make_unsigned_t<T>>;
         return static_cast<T>(static_cast<U>(op(static_cast<U>(a), static_cast<U>(b))));
     } else {
         return static_cast<T>(op(a, b));
@@ -272,7 +273,8 @@ inline value cast_to(const value& x0, dtype to) {
         for (std::size_t i = 0; i < n; ++i) o[i] = to == dtype::f16 ? half_bits(c.at(i)) : bf16_bits(static_cast<float>(c.at(i)));
         return out;
     }
-    const bool done = visit_type(to, [&](auto t) {
+    bool from_known = true;
+    const bool done = visit_any_type(to, [&](auto t) {
         using T = typename decltype(t)::type;
         T* o = out.as<T>();
         if (from_half) {
@@ -280,13 +282,14 @@ inline value cast_to(const value& x0, dtype to) {
             for (std::size_t i = 0; i < n; ++i) o[i] = convert<T>(static_cast<float>(c.at(i)));
             return;
         }
-        visit_type(x.type(), [&](auto s) {
+        from_known = visit_any_type(x.type(), [&](auto s) {
             using S = typename decltype(s)::type;
             const S* p = x.as<S>();
             for (std::size_t i = 0; i < n; ++i) o[i] = convert<T>(p[i]);
         });
     });
-    if (!done) throw value_error("sgmatch::exec: no conversion to " + std::string(name_of(to)));
+    if (!done || !from_known)
+        throw value_error("sgmatch::exec: no conversion from " + std::string(name_of(x.type())) + " to " + std::string(name_of(to)));
     return out;
 }
 
