@@ -281,6 +281,30 @@ TEST_CASE("executor modes: one oneDNN primitive per op (format any, or plain NCH
     }
 }
 
+TEST_CASE("LogSoftmax, GlobalMaxPool, Neg and Reciprocal run on oneDNN primitives == reference") {
+    graph g;
+    const node_id x = g.add_input("x", tensor_type{dtype::f32, {2, 8, 5, 5}});
+    g.mark_output(g.add_op("LogSoftmax", "ls", {x}, {{"axis", 1}}));
+    g.mark_output(g.add_op("GlobalMaxPool", "gmp", {x}));
+    g.mark_output(g.add_op("Neg", "neg", {x}));
+    g.mark_output(g.add_op("Reciprocal", "rcp", {g.add_op("Sigmoid", "sig", {x})}));  // of values in (0, 1)
+    std::mt19937 rng(5);
+    const std::map<std::string, array> in{{"x", test::random_array({2, 8, 5, 5}, rng, 3.0f)}};
+    const auto expect = exec::executor(g)(in);
+    for (exec::mode m : {exec::mode::onednn, exec::mode::onednn_plain}) {
+        exec::run_stats st;
+        const auto got = exec::executor(g, m)(in, &st);
+        REQUIRE(got.size() == 4);
+        for (std::size_t o = 0; o < 4; ++o) {
+            CAPTURE(o);
+            CHECK(got[o].shape() == expect[o].shape());
+            CHECK(test::max_rel_error(got[o], expect[o]) <= 1e-5);
+        }
+        CHECK(st.onednn_nodes == 5);
+        CHECK(st.reference_nodes == 0);
+    }
+}
+
 TEST_CASE("single-op oneDNN kernels on random DAGs of element-wise and pooling ops == reference") {
     const char* unary_ops[] = {"Relu", "Sigmoid", "Tanh", "MaxPool", "HardSwish", "Abs"};
     const char* binary_ops[] = {"Add", "Mul", "Max", "Sub", "Min"};

@@ -316,6 +316,8 @@ TEST_CASE("the new op kernels reject bad input with a kernel_error naming the ke
                          onednn::kernel_error);
     CHECK_THROWS_WITH_AS(onednn::softmax_kernel(4).run({t({2, 3, 4})}),
                          doctest::Contains("softmax_kernel: axis 4 is out of range for rank 3"), onednn::kernel_error);
+    CHECK_THROWS_WITH_AS(onednn::log_softmax_kernel(-4).run({t({2, 3, 4})}),
+                         doctest::Contains("log_softmax_kernel: axis -4 is out of range for rank 3"), onednn::kernel_error);
     CHECK_THROWS_WITH_AS(onednn::lrn_kernel(4, 1e-4f, 0.75f, 1.0f), doctest::Contains("lrn_kernel: size 4 must be odd"),
                          onednn::kernel_error);
     CHECK_THROWS_WITH_AS(onednn::layer_norm_kernel({1, 1, 1}, {}, -1, 1e-5f).run({t({2, 4})}),

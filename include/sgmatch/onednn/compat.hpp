@@ -189,6 +189,23 @@ inline dnnl::softmax_forward::primitive_desc softmax_pd(const dnnl::engine& eng,
 #endif
 }
 
+/// The primitive that computes log-softmax: 3.x's softmax with algorithm softmax_log, 2.x's
+/// softmax_v2 with it.
+#if DNNL_VERSION_MAJOR >= 3
+using log_softmax_forward = dnnl::softmax_forward;
+#else
+using log_softmax_forward = dnnl::softmax_v2_forward;
+#endif
+inline log_softmax_forward::primitive_desc log_softmax_pd(const dnnl::engine& eng, const dnnl::memory::desc& d, int axis,
+                                                          const dnnl::primitive_attr& attr) {
+#if DNNL_VERSION_MAJOR >= 3
+    return dnnl::softmax_forward::primitive_desc(eng, dnnl::prop_kind::forward_inference, dnnl::algorithm::softmax_log, d, d, axis, attr);
+#else
+    return dnnl::softmax_v2_forward::primitive_desc(
+        dnnl::softmax_v2_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::softmax_log, d, d, axis), attr, eng);
+#endif
+}
+
 /// A forward-inference LRN across channels over layout d: x / (k + alpha / size * sum x^2)^beta.
 inline dnnl::lrn_forward::primitive_desc lrn_pd(const dnnl::engine& eng, const dnnl::memory::desc& d, std::int64_t size,
                                                 float alpha, float beta, float k, const dnnl::primitive_attr& attr) {

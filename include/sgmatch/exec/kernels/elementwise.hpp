@@ -80,6 +80,14 @@ std::shared_ptr<const onednn::op_kernel> onednn_binary(const node_context& c, bo
     return std::make_shared<onednn::binary_kernel>(onednn::lowering<Tag>::alg);
 }
 
+/// One eltwise primitive with fixed parameters: Neg (linear: -1 x + 0) and Reciprocal (pow: 1 x^-1).
+template <dnnl::algorithm Alg, int Alpha, int Beta>
+std::shared_ptr<const onednn::op_kernel> onednn_linear_eltwise(const node_context& c, bool) {
+    if (c.input_is_constant(0)) return nullptr;
+    return std::make_shared<onednn::eltwise_kernel>(
+        std::vector<onednn::post_op>{onednn::post_op::eltwise(Alg, static_cast<float>(Alpha), static_cast<float>(Beta))});
+}
+
 /// x ^ c for a one-value constant c: eltwise pow (alpha x^beta); null otherwise.
 inline std::shared_ptr<const onednn::op_kernel> onednn_pow(const node_context& c, bool) {
     if (c.input_is_constant(0)) return nullptr;
@@ -135,8 +143,8 @@ inline const kernel_binding elementwise[] = {
     {&ops::schemas::gelu, [](const node_context& c) { return unary(c.a.s("approximate") == "tanh" ? uk::gelu_tanh : uk::gelu_erf); },
      onednn_eltwise<ops::Gelu>},
     {&ops::schemas::clip, clip, onednn_eltwise<ops::Clip>},
-    {&ops::schemas::neg, plain_unary<uk::neg>, nullptr},
-    {&ops::schemas::reciprocal, plain_unary<uk::reciprocal>, nullptr},
+    {&ops::schemas::neg, plain_unary<uk::neg>, onednn_linear_eltwise<dnnl::algorithm::eltwise_linear, -1, 0>},
+    {&ops::schemas::reciprocal, plain_unary<uk::reciprocal>, onednn_linear_eltwise<dnnl::algorithm::eltwise_pow, 1, -1>},
     {&ops::schemas::softsign, plain_unary<uk::softsign>, nullptr},
     {&ops::schemas::selu,
      [](const node_context& c) { return unary(uk::selu, static_cast<float>(c.a.f("alpha")), static_cast<float>(c.a.f("gamma"))); },

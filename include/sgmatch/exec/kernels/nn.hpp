@@ -208,13 +208,19 @@ inline std::shared_ptr<const onednn::op_kernel> onednn_softmax(const node_contex
 inline reference_fn log_softmax(const node_context& c) {
     return [axis = c.a.i("axis")](const std::vector<const array*>& x) { return reference::log_softmax(*x.at(0), axis); };
 }
+inline std::shared_ptr<const onednn::op_kernel> onednn_log_softmax(const node_context& c, bool) {
+    return std::make_shared<onednn::log_softmax_kernel>(c.a.i("axis"));
+}
 inline reference_fn global_max_pool(const node_context&) {
     return [](const std::vector<const array*>& x) { return reference::global_max_pool(*x.at(0)); };
 }
+inline std::shared_ptr<const onednn::op_kernel> onednn_global_max_pool(const node_context&, bool plain) {
+    return std::make_shared<onednn::pool_kernel>(true, onednn::dims{}, onednn::dims{}, onednn::dims{}, onednn::dims{}, false, plain);
+}
 
 inline const kernel_binding nn[] = {
-    {&ops::schemas::log_softmax, log_softmax, nullptr},
-    {&ops::schemas::global_max_pool, global_max_pool, nullptr},
+    {&ops::schemas::log_softmax, log_softmax, onednn_log_softmax},
+    {&ops::schemas::global_max_pool, global_max_pool, onednn_global_max_pool},
     {&ops::schemas::conv, conv, onednn_conv<ops::Conv>},
     {&ops::schemas::conv_transpose, conv_transpose, onednn_conv<ops::ConvTranspose>},
     {&ops::schemas::max_pool, pool<reference::pool_kind::max>, onednn_pool<reference::pool_kind::max>},

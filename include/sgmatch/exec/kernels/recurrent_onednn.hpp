@@ -10,8 +10,8 @@
 //
 // Forms oneDNN has no primitive for are refused when the kernel is made (the executor then runs
 // the reference kernel): `clip`, LSTM's input_forget, layout 1, weights computed at run time.
-// Forms only known at run time (f64 data, sequence lengths shorter than the sequence) run on the
-// reference kernel then.
+// Forms only known at run time (f64 data, sequence lengths shorter than the sequence, a shape
+// oneDNN has no implementation for) run on the reference kernel then.
 #pragma once
 
 #include <algorithm>
@@ -58,10 +58,12 @@ struct rnn_state {
     dnnl::memory::desc desc(dnnl::memory::dims d, dnnl::memory::format_tag tag) const {
         return dnnl::memory::desc(d, dnnl::memory::data_type::f32, tag);
     }
+    // The primitive for (seq, batch); null where oneDNN has none (the reference kernel runs).
     std::shared_ptr<const plan> plan_for(std::int64_t seq, std::int64_t batch) {
         std::lock_guard<std::mutex> lock(mu);
+        const auto known = plans.find({seq, batch});
+        if (known != plans.end()) return known->second;
         auto& slot = plans[{seq, batch}];
-        if (slot) return slot;
         using tag = dnnl::memory::format_tag;
         const std::int64_t D = dirs, H = hidden, G = gates;
         onednn::compat::rnn_memory_descs d;
@@ -78,8 +80,8 @@ struct rnn_state {
         auto p = std::make_shared<plan>();
         try {
             p->p = onednn::compat::make_rnn(onednn::cpu_engine(), cell, direction, d, onednn::detail::user_scratchpad());
-        } catch (const dnnl::error& e) {
-            throw onednn::kernel_error(std::string("sgmatch::onednn: no recurrent primitive for this form (") + e.what() + ")");
+        } catch (const dnnl::error&) {
+            return nullptr;  // remembered: not asked again
         }
         dnnl::stream s(onednn::cpu_engine());
         auto converted = [&](const std::vector<float>& w, dnnl::memory::dims dims, const dnnl::memory::desc& want) {
@@ -178,7 +180,6 @@ inline typed_fn onednn_recurrent(const ops::op_attrs& a0, const ops::node_source
             for (std::int64_t k = 0; k < 3; ++k)
                 for (std::int64_t h = 0; h < H; ++h) st->peep[static_cast<std::size_t>((d * 3 + peep_order[k]) * H + h)] = p[(d * 3 + k) * H + h];
     }
-    (void)st->plan_for(1, 1);  // oneDNN takes this form: refused now otherwise
     typed_fn reference = recurrent(a0, node);
     return [a = a0, st, reference](const values& xs) -> values {
         const value x = in(xs, 0, a).dense_value();
@@ -194,6 +195,7 @@ inline typed_fn onednn_recurrent(const ops::op_attrs& a0, const ops::node_source
         for (std::size_t slot : {std::size_t{5}, std::size_t{6}})
             if (given(slot) && (xs[slot].type() != dtype::f32 || xs[slot].dims() != state)) return reference(xs);
         const auto p = st->plan_for(T, N);
+        if (!p) return reference(xs);
         using tag = dnnl::memory::format_tag;
         const auto& eng = onednn::cpu_engine();
         auto user = [&](const value& v, dnnl::memory::dims d, tag t) {

@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -155,30 +156,35 @@ private:
     detail::shape_cache<std::string, detail::built_primitive<pd_t, compat::pooling_forward>> cache_;
 };
 
-/// Softmax along one axis (ONNX opset 13), in the input's layout where oneDNN has a softmax for
-/// it, else in the plain layout.
-class softmax_kernel final : public op_kernel {
+/// Softmax, or with Log its logarithm (LogSoftmax), along one axis (ONNX opset 13), in the
+/// input's layout where oneDNN has a softmax for it, else in the plain layout.
+template <bool Log>
+class softmax_kernel_of final : public op_kernel {
 public:
-    explicit softmax_kernel(std::int64_t axis) : axis_(axis) {}
-    const char* kind() const override { return "softmax"; }
+    explicit softmax_kernel_of(std::int64_t axis) : axis_(axis) {}
+    const char* kind() const override { return Log ? "log_softmax" : "softmax"; }
     tensor run(const std::vector<tensor>& in) const override {
         const tensor& x = in.at(0);
         const dnnl::memory::desc d = x.desc();
-        const int axis = detail::axis_index(axis_, x.shape().size(), "softmax_kernel");
+        const char* what = Log ? "log_softmax_kernel" : "softmax_kernel";
+        const int axis = detail::axis_index(axis_, x.shape().size(), what);
         auto pd = cache_.get(detail::layout_key(d), [&] {
-            return detail::with_primitive<dnnl::softmax_forward>(
-                detail::pd_in_layout_or_plain<pd_t>(d, "softmax_kernel", [&](const dnnl::memory::desc& md) {
-                    return compat::softmax_pd(cpu_engine(), md, axis, detail::user_scratchpad());
-                }));
+            return detail::with_primitive<prim_t>(detail::pd_in_layout_or_plain<pd_t>(d, what, [&](const dnnl::memory::desc& md) {
+                if constexpr (Log) return compat::log_softmax_pd(cpu_engine(), md, axis, detail::user_scratchpad());
+                else return compat::softmax_pd(cpu_engine(), md, axis, detail::user_scratchpad());
+            }));
         });
         return detail::run_src_dst(*pd, x);
     }
 
 private:
-    using pd_t = dnnl::softmax_forward::primitive_desc;
+    using prim_t = std::conditional_t<Log, compat::log_softmax_forward, dnnl::softmax_forward>;
+    using pd_t = typename prim_t::primitive_desc;
     std::int64_t axis_;
-    detail::shape_cache<std::string, detail::built_primitive<pd_t, dnnl::softmax_forward>> cache_;
+    detail::shape_cache<std::string, detail::built_primitive<pd_t, prim_t>> cache_;
 };
+using softmax_kernel = softmax_kernel_of<false>;
+using log_softmax_kernel = softmax_kernel_of<true>;
 
 /// ONNX LRN (across channels): x / (bias + alpha / size * sum of x^2 over `size` channels)^beta,
 /// in the input's layout where oneDNN has an LRN for it. oneDNN's window is centred, so `size`
