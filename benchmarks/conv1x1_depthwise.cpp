@@ -130,12 +130,7 @@ std::unique_ptr<bench_case> make_case(const shape& sh, std::int64_t n, std::int6
 }  // namespace
 
 int main(int argc, char** argv) {
-    bool check = false;
-    std::vector<char*> rest{argv[0]};  // what is left for Google Benchmark
-    for (int i = 1; i < argc; ++i) {
-        if (!std::strcmp(argv[i], "--check")) check = true;
-        else rest.push_back(argv[i]);
-    }
+    auto [check, rest] = sgbench::take_check(argc, argv);
     std::mt19937 g(5);
     std::vector<std::unique_ptr<bench_case>> cases;
     std::vector<sgbench::ratio> ratios;

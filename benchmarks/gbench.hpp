@@ -55,6 +55,20 @@ void on_fresh_copies(benchmark::State& st, const Graph& base, F&& f) {
     }
 }
 
+/// The command line without --check (what Google Benchmark reads), and whether it was given.
+struct command_line {
+    bool check = false;
+    std::vector<char*> rest;
+};
+inline command_line take_check(int argc, char** argv) {
+    command_line c{false, {argv[0]}};
+    for (int i = 1; i < argc; ++i) {
+        if (std::string(argv[i]) == "--check") c.check = true;
+        else c.rest.push_back(argv[i]);
+    }
+    return c;
+}
+
 /// Runs what is registered with our defaults under the user's flags; prints the ratios.
 /// Returns main's exit code (1 on an unknown flag or a ratio whose benchmarks did not run).
 inline int run(int argc, char** argv, const std::vector<ratio>& ratios) {

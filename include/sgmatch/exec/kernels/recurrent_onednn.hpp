@@ -11,7 +11,8 @@
 // Forms oneDNN has no primitive for are refused when the kernel is made (the executor then runs
 // the reference kernel): `clip`, LSTM's input_forget, layout 1, weights computed at run time.
 // Forms only known at run time (f64 data, sequence lengths shorter than the sequence, a shape
-// oneDNN has no implementation for) run on the reference kernel then.
+// oneDNN has no implementation for) run on the reference kernel then, and so do layers too small
+// to gain (onednn_recurrent_min_work).
 #pragma once
 
 #include <algorithm>
@@ -37,6 +38,13 @@
 SGMATCH_BEGIN_NAMESPACE
 namespace exec {
 namespace typed {
+
+/// The work (multiply-adds: sequence x batch x directions x gates x hidden x (input + hidden))
+/// below which a layer runs on the reference kernel: oneDNN's recurrent primitives cost some
+/// 20-80 us a run whatever the size, which the reference kernel's 3-7 us beat on layers as small
+/// as the test models' (benchmarks/recurrent.cpp: 0.08-0.16x at 672 multiply-adds, 1.4-12x at
+/// half a million, 65-95x at 60 million).
+inline constexpr std::int64_t onednn_recurrent_min_work = std::int64_t{1} << 16;
 
 namespace detail {
 
@@ -194,6 +202,7 @@ inline typed_fn onednn_recurrent(const ops::op_attrs& a0, const ops::node_source
         const shape state{D, N, H};
         for (std::size_t slot : {std::size_t{5}, std::size_t{6}})
             if (given(slot) && (xs[slot].type() != dtype::f32 || xs[slot].dims() != state)) return reference(xs);
+        if (T * N * D * st->gates * H * (st->input + H) < onednn_recurrent_min_work) return reference(xs);
         const auto p = st->plan_for(T, N);
         if (!p) return reference(xs);
         using tag = dnnl::memory::format_tag;
