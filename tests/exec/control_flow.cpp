@@ -277,6 +277,9 @@ TEST_CASE("optionals: Optional, OptionalHasElement and OptionalGetElement, an em
     const auto empty = exec::executor(probe).run({{"x", none}});
     CHECK_FALSE(empty.at(0).as<bool>()[0]);
     CHECK(empty.at(1).is_none());
+    CHECK(empty.at(1).size() == 0);  // nothing to read, as a tensor or as a sequence
+    CHECK_THROWS_AS((void)empty.at(1).as_constant(), exec::value_error);
+    CHECK_THROWS_AS((void)empty.at(1).items(), exec::value_error);
 
     // If: an empty optional of sequences of int64 (Optional's type attribute) or one holding the
     // sequence the other branch makes.

@@ -6,8 +6,8 @@
 //   s.type(); s.dims(); s.as<std::int64_t>()[1];
 //
 // - Every element type sgmatch knows (graph/types.hpp: f32, f16, bf16, f64, i8, u8, i32, i64,
-//   bool, i16, u16, u32, u64). Shape subgraphs compute int64 values, comparisons compute bool masks; the executor
-//   checks each computed value's type against the one the graph declares.
+//   bool, i16, u16, u32, u64). Shape subgraphs compute int64 values, comparisons compute bool
+//   masks; the executor checks each computed value's type against the one the graph declares.
 // - A view keeps no ownership: the caller keeps the buffer alive while the run reads it. Strides
 //   (in elements) describe a non-dense view; kernels read dense values, so a strided one is
 //   copied once when read (dense()).
@@ -233,7 +233,7 @@ public:
     }
     /// Whether sgmatch owns the data (else it is a view of a buffer someone else keeps alive).
     bool owned() const { return owner_ != nullptr; }
-    std::int64_t size() const { return items_ ? 0 : element_count(dims_); }
+    std::int64_t size() const { return items_ || none_ ? 0 : element_count(dims_); }
     std::size_t bytes() const { return static_cast<std::size_t>(size()) * size_of(type_); }
 
     const void* data() const { return data_; }

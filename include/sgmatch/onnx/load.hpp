@@ -300,7 +300,10 @@ private:
         const auto& t = unwrap_optional(v.type(), optional);
         const auto* seq = sequence_of_tensors(t);
         if (!t.has_tensor_type() && seq == nullptr) {
-            const char* kind = t.has_sequence_type() ? "a sequence of non-tensors" : t.has_optional_type() ? "an optional of neither a tensor nor a sequence" : t.has_map_type() ? "a map" : "not a tensor";
+            const char* kind = t.has_sequence_type()   ? "a sequence of non-tensors"
+                               : t.has_optional_type() ? "an optional of neither a tensor nor a sequence"
+                               : t.has_map_type()      ? "a map"
+                                                       : "not a tensor";
             report_->unsupported.push_back(std::string(what) + " '" + v.name() + "' is " + kind +
                                            " (tensors, sequences of tensors and optionals of either only)");
             return;
@@ -599,14 +602,11 @@ private:
                                    (spec->kind == ops::value_kind::sequence ? "sequence" : "tensor") + " there");
         }
         // Optional without an input: an empty optional of the type its attribute names.
-        std::optional<tensor_type> empty_optional;
-        if (s.output_kind == ops::value_kind::optional && g.input_count(id) == 0 && a.has("type")) {
-            empty_optional = ops::parse_type_notation(a.s("type"));
-            if (empty_optional) {
-                input0_sequence = empty_optional->sequence;
-                in.assign(1, empty_optional->type);
+        if (s.output_kind == ops::value_kind::optional && g.input_count(id) == 0 && a.has("type"))
+            if (const auto t = ops::parse_type_notation(a.s("type"))) {
+                input0_sequence = t->sequence;
+                in.assign(1, t->type);
             }
-        }
         const std::size_t data = s.types.input;
         if (data < in.size() && in[data] != dtype::unknown && !ops::types::has(s.dtypes, in[data]))
             unsupported(n, "input " + std::to_string(data) + " is " + std::string(sgmatch::name_of(in[data])) + ": the kernels of " +

@@ -78,7 +78,8 @@ inline constexpr op_schema round = describe<Round>(x_only);
 inline constexpr op_schema erf = describe<Erf>(x_only);
 /// Identity: its input, a tensor or a sequence.
 inline constexpr input_spec identity_inputs[] = {{"input", input_spec::presence::required, false, value_kind::either}};
-inline constexpr op_schema identity = output_kind(typed(describe<Identity>(identity_inputs), types::all | types::more_integers), value_kind::either);
+inline constexpr op_schema identity =
+    output_kind(typed(describe<Identity>(identity_inputs), types::all | types::more_integers), value_kind::either);
 inline constexpr op_schema leaky_relu = describe<LeakyRelu>(x_only, alpha_001);
 inline constexpr op_schema elu = describe<Elu>(x_only, alpha_1);
 inline constexpr op_schema swish = describe<Swish>(x_only, alpha_1);

@@ -59,7 +59,7 @@ inline ops::shape_inputs shapes_of(const values& x) {
     ops::shape_inputs s;
     for (const value& v : x) {
         s.shapes.push_back(v.dims());
-        if (v.is_sequence()) {  // no shape, no values
+        if (v.is_sequence() || v.is_none()) {  // no shape, no values
             s.values.push_back(std::nullopt);
             s.reals.push_back(std::nullopt);
             continue;
