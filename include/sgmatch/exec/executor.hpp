@@ -657,9 +657,7 @@ private:
     void check_sequences(node_id n, const ops::op_schema& schema, const values& in) const {
         for (std::size_t i = 0; i < in.size(); ++i) {
             const ops::input_spec* spec = schema.input(i);
-            if (spec != nullptr && (spec->kind == ops::value_kind::either || spec->kind == ops::value_kind::body ||
-                                    spec->kind == ops::value_kind::optional))
-                continue;
+            if (spec != nullptr && spec->any_kind()) continue;
             if (in[i].is_none())
                 throw exec_error("sgmatch::exec::executor: node '" + std::string(g_.name(n)) + "' (" + std::string(g_.op_name(n)) +
                                  ") input " + std::to_string(i) + " is an empty optional; the op reads a value there");

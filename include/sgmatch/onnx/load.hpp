@@ -596,8 +596,7 @@ private:
             if (i == 0) input0_sequence = !c && t && t->sequence;
             if (i == 0) input0_optional = !c && t && t->optional;
             const ops::input_spec* spec = s.input(i);
-            if (!c && t && t->optional && spec != nullptr && spec->kind != ops::value_kind::either &&
-                spec->kind != ops::value_kind::body && spec->kind != ops::value_kind::optional)
+            if (!c && t && t->optional && spec != nullptr && !spec->any_kind())
                 unsupported(n, "input " + std::to_string(i) + " is an optional; the op reads a " +
                                    (spec->kind == ops::value_kind::sequence ? "sequence" : "tensor") + " there");
         }

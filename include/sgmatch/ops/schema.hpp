@@ -130,6 +130,9 @@ struct input_spec {
     /// is refused.
     bool run_time = false;
     value_kind kind = value_kind::tensor;
+    /// Whether a value of any kind may come here (a tensor, a sequence, an optional, empty or
+    /// not): a pass-through (either), a body's (body) or an optional's reader (optional).
+    constexpr bool any_kind() const { return kind == value_kind::either || kind == value_kind::body || kind == value_kind::optional; }
 };
 
 /// What a shape rule sees: every input's shape, and the values of the inputs that are small
