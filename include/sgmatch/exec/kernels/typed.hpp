@@ -46,6 +46,7 @@
 #include <string>
 #include <type_traits>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "sgmatch/detail/config.hpp"
@@ -371,15 +372,13 @@ inline typed_fn optional_get_element(const ops::op_attrs& a0, const ops::node_so
 /// (MT19937) seeded with `seed`, as a double in [0, 1) made of 53 random bits from two 32-bit
 /// outputs, is at least `ratio`. These are numpy's draws: with the same seed, the mask of
 /// `np.random.seed(seed); np.random.uniform(0, 1, n) >= ratio`, which is how ONNX's reference
-/// computes Dropout, so a seeded node reproduces it.
-inline std::vector<bool> dropout_keep(std::uint32_t seed, std::size_t n, double ratio) {
+/// computes Dropout, so a seeded node reproduces it. Written to keep[0, n).
+inline void dropout_keep(std::uint32_t seed, double ratio, bool* keep, std::size_t n) {
     std::mt19937 g(seed);
-    std::vector<bool> keep(n);
     for (std::size_t i = 0; i < n; ++i) {
         const std::uint32_t hi = static_cast<std::uint32_t>(g()) >> 5, lo = static_cast<std::uint32_t>(g()) >> 6;
         keep[i] = (hi * 67108864.0 + lo) / 9007199254740992.0 >= ratio;
     }
-    return keep;
 }
 
 /// Dropout: in inference (no training_mode, or false, or a ratio of 0) the data and a mask of
@@ -407,9 +406,8 @@ inline typed_fn dropout(const ops::op_attrs& a0, const ops::node_source&) {
             if (a.outputs() > 1) out.push_back(mask);
             return out;
         }
-        const std::vector<bool> keep =
-            dropout_keep(seed ? static_cast<std::uint32_t>(*seed) : static_cast<std::uint32_t>(std::random_device{}()), n, ratio);
-        for (std::size_t i = 0; i < n; ++i) mask.as<bool>()[i] = keep[i];
+        dropout_keep(seed ? static_cast<std::uint32_t>(*seed) : static_cast<std::uint32_t>(std::random_device{}()), ratio, mask.as<bool>(), n);
+        const bool* keep = std::as_const(mask).as<bool>();
         const dtype t = d.type();
         if (t != dtype::f32 && t != dtype::f64 && t != dtype::f16 && t != dtype::bf16)
             fail(a, "training on " + std::string(name_of(t)) + " data (float types only)");
