@@ -305,6 +305,47 @@ TEST_CASE("LogSoftmax, GlobalMaxPool, Neg and Reciprocal run on oneDNN primitive
     }
 }
 
+TEST_CASE("PRelu, Sum and Mean run on oneDNN primitives == reference, Sum of broadcast inputs on its reference kernel") {
+    graph g;
+    const node_id x = g.add_input("x", tensor_type{dtype::f32, {2, 8, 5, 5}});
+    const node_id y = g.add_input("y", tensor_type{dtype::f32, {2, 8, 5, 5}});
+    const node_id slope = g.add_input("slope", tensor_type{dtype::f32, {8, 1, 1}});
+    std::mt19937 rng(6);
+    const array per_channel = test::random_array({8, 1, 1}, rng, 1.0f);
+    const std::vector<float> pc(per_channel.data(), per_channel.data() + 8);
+    // Slopes: per channel (a constant, as PyTorch's nn.PReLU(C) exports it), one shared value,
+    // the full shape, and a computed per-channel slope.
+    g.mark_output(g.add_op("PRelu", "prelu_c", {x, g.add_constant("pc", {8, 1, 1}, pc)}));
+    g.mark_output(g.add_op("PRelu", "prelu_1", {x, g.add_constant("one", {1}, {0.25f})}));
+    g.mark_output(g.add_op("PRelu", "prelu_full", {x, y}));
+    g.mark_output(g.add_op("PRelu", "prelu_computed", {g.add_op("Relu", "r", {x}), slope}));
+    g.mark_output(g.add_op("Sum", "sum3", {x, y, g.add_op("Sigmoid", "sig", {y})}));
+    g.mark_output(g.add_op("Mean", "mean2", {x, y}));
+    g.mark_output(g.add_op("Sum", "sum_bcast", {x, slope}));  // broadcasts: oneDNN's sum does not
+    const std::map<std::string, array> in{{"x", test::random_array({2, 8, 5, 5}, rng, 3.0f)},
+                                          {"y", test::random_array({2, 8, 5, 5}, rng, 3.0f)},
+                                          {"slope", test::random_array({8, 1, 1}, rng, 1.0f)}};
+    const auto expect = exec::executor(g)(in);
+    // The closed form of one output, against the reference kernel's.
+    for (std::size_t i = 0; i < expect[1].size(); ++i) {
+        const float v = in.at("x").data()[i];
+        CHECK(expect[1].data()[i] == (v >= 0 ? v : 0.25f * v));
+    }
+    for (exec::mode m : {exec::mode::onednn, exec::mode::onednn_plain}) {
+        CAPTURE(static_cast<int>(m));
+        exec::run_stats st;
+        const auto got = exec::executor(g, m)(in, &st);
+        REQUIRE(got.size() == 7);
+        for (std::size_t o = 0; o < 7; ++o) {
+            CAPTURE(o);
+            CHECK(got[o].shape() == expect[o].shape());
+            CHECK(test::max_rel_error(got[o], expect[o]) <= 1e-5);
+        }
+        CHECK(st.onednn_nodes == 4 + 2 + 2);  // four PRelu, two Sum and Mean, Relu and Sigmoid
+        CHECK(st.reference_nodes == 1);       // the broadcasting Sum
+    }
+}
+
 TEST_CASE("single-op oneDNN kernels on random DAGs of element-wise and pooling ops == reference") {
     const char* unary_ops[] = {"Relu", "Sigmoid", "Tanh", "MaxPool", "HardSwish", "Abs"};
     const char* binary_ops[] = {"Add", "Mul", "Max", "Sub", "Min"};

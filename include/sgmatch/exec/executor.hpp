@@ -58,7 +58,7 @@
 #include "sgmatch/exec/fused_plan.hpp"
 #include "sgmatch/exec/fallback.hpp"
 #include "sgmatch/exec/kernels.hpp"
-#include "sgmatch/exec/kernels/recurrent_onednn.hpp"
+#include "sgmatch/exec/kernels/typed_onednn.hpp"
 #include "sgmatch/exec/kernels/typed.hpp"
 #include "sgmatch/exec/run_stats.hpp"
 #include "sgmatch/exec/value.hpp"
@@ -399,7 +399,7 @@ private:
                 s.typed = tk->make(a, ops::node_of<graph>(g_, n));
                 s.attrs = std::make_shared<const ops::op_attrs>(a);
                 // In the oneDNN modes, oneDNN's kernel where it has one for this form (recurrent
-                // layers: kernels/recurrent_onednn.hpp).
+                // layers, Resize: kernels/typed_onednn.hpp).
                 if (const typed_binding* ok = m != mode::reference ? typed::find_onednn_typed_kernel(schema) : nullptr) {
                     try {
                         s.typed = ok->make(a, ops::node_of<graph>(g_, n));

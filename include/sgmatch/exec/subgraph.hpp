@@ -59,7 +59,8 @@ using region_ops =
                   ops::Max, ops::Min, ops::MaxPool, ops::AveragePool, ops::GlobalAveragePool, ops::Gemm, ops::MatMul,
                   ops::Flatten, ops::Softmax, ops::Concat, ops::LRN, ops::LayerNorm, ops::Reshape, ops::Transpose, ops::Pow,
                   ops::Erf, ops::Slice, ops::ReduceMean, ops::ReduceSum, ops::ReduceMax, ops::ReduceMin, ops::ReduceProd,
-                  ops::ReduceL1, ops::ReduceL2, ops::ReduceSumSquare>;
+                  ops::ReduceL1, ops::ReduceL2, ops::ReduceSumSquare, ops::LogSoftmax, ops::GlobalMaxPool, ops::Neg,
+                  ops::Reciprocal, ops::PRelu, ops::Sum, ops::Mean>;
 
 /// Whether a node goes into a region: its op is one of region_ops, its attributes are ones the
 /// kernels implement (ops::op_attrs accepts them), and every value it computes or

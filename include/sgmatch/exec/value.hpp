@@ -22,7 +22,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <new>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -121,15 +123,20 @@ class value {
 public:
     value() = default;
 
-    /// An owned value of zeros.
+    /// An owned value of zeros, its data aligned to 64 bytes (a oneDNN primitive may write it
+    /// with non-temporal stores, which fault on less: resampling into a large output does).
     static value zeros(dtype t, shape dims) {
         if (size_of(t) == 0) throw value_error("sgmatch::exec::value: no element type");
         value v;
         v.type_ = t;
         v.dims_ = std::move(dims);
         const auto bytes = static_cast<std::size_t>(element_count(v.dims_)) * size_of(t);
-        std::shared_ptr<std::byte[]> b(new std::byte[bytes == 0 ? 1 : bytes]());
-        v.data_ = b.get();
+        const std::size_t rounded = (bytes + 63) / 64 * 64;
+        void* p = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
+        if (p == nullptr) throw std::bad_alloc();
+        std::shared_ptr<void> b(p, [](void* q) { std::free(q); });
+        std::memset(p, 0, rounded == 0 ? 64 : rounded);
+        v.data_ = p;
         v.owner_ = std::move(b);
         return v;
     }

@@ -245,6 +245,41 @@ inline dnnl::reduction::primitive_desc reduction_pd(const dnnl::engine& eng, dnn
 #endif
 }
 
+/// PReLU of src with slopes `weights` (dims 1 where they broadcast), into dst.
+inline dnnl::prelu_forward::primitive_desc prelu_pd(const dnnl::engine& eng, const dnnl::memory::desc& src,
+                                                    const dnnl::memory::desc& weights, const dnnl::memory::desc& dst,
+                                                    const dnnl::primitive_attr& attr) {
+#if DNNL_VERSION_MAJOR >= 3
+    return dnnl::prelu_forward::primitive_desc(eng, dnnl::prop_kind::forward_inference, src, weights, dst, attr);
+#else
+    (void)dst;  // 2.x: the destination is the source's layout
+    return dnnl::prelu_forward::primitive_desc(dnnl::prelu_forward::desc(dnnl::prop_kind::forward_inference, src, weights), attr,
+                                               eng);
+#endif
+}
+
+/// The sum of `srcs`, each times its scale, into dst (its layout given).
+inline dnnl::sum::primitive_desc sum_pd(const dnnl::engine& eng, const dnnl::memory::desc& dst, const std::vector<float>& scales,
+                                        const std::vector<dnnl::memory::desc>& srcs, const dnnl::primitive_attr& attr) {
+#if DNNL_VERSION_MAJOR >= 3
+    return dnnl::sum::primitive_desc(eng, dst, scales, srcs, attr);
+#else
+    return dnnl::sum::primitive_desc(dst, scales, srcs, eng, attr);
+#endif
+}
+
+/// Resampling of src into dst (nearest or linear; the factors are dst's dims over src's).
+inline dnnl::resampling_forward::primitive_desc resampling_pd(const dnnl::engine& eng, dnnl::algorithm alg,
+                                                              const dnnl::memory::desc& src, const dnnl::memory::desc& dst,
+                                                              const dnnl::primitive_attr& attr) {
+#if DNNL_VERSION_MAJOR >= 3
+    return dnnl::resampling_forward::primitive_desc(eng, dnnl::prop_kind::forward_inference, alg, src, dst, attr);
+#else
+    return dnnl::resampling_forward::primitive_desc(
+        dnnl::resampling_forward::desc(dnnl::prop_kind::forward_inference, alg, src, dst), attr, eng);
+#endif
+}
+
 /// The layout of `like` for other dims of the same rank, where it is one of the layouts the
 /// kernels' primitives choose (plain, channels last, channels blocked by 4, 8 or 16); none
 /// otherwise.

@@ -98,6 +98,32 @@ inline std::shared_ptr<const onednn::op_kernel> onednn_pow(const node_context& c
         std::vector<onednn::post_op>{onednn::post_op::eltwise(dnnl::algorithm::eltwise_pow, 1.0f, static_cast<float>(*e))});
 }
 
+/// PReLU as oneDNN's prelu primitive (the slope broadcasts to the data), or null when the data
+/// is a constant.
+inline std::shared_ptr<const onednn::op_kernel> onednn_prelu(const node_context& c, bool) {
+    if (c.input_is_constant(0)) return nullptr;
+    return std::make_shared<onednn::prelu_kernel>();
+}
+
+/// Sum or Mean as oneDNN's sum primitive (scales 1 or 1 / n), or null when the data is a
+/// constant or the declared shapes differ (inputs that broadcast run on the reference kernel;
+/// undeclared ones that turn out to broadcast fall back to it at run time).
+template <bool Mean>
+std::shared_ptr<const onednn::op_kernel> onednn_sum(const node_context& c, bool) {
+    if (c.input_count() < 1 || c.input_is_constant(0)) return nullptr;
+    const auto dims_of = [&](std::size_t i) {
+        const auto in = c.g.input(c.n, i);
+        const auto t = c.g.value_type(in.node, in.port);
+        return t && t->ranked() ? std::optional<std::vector<std::int64_t>>(t->dims) : std::nullopt;
+    };
+    const auto first = dims_of(0);
+    for (std::size_t i = 1; i < c.input_count(); ++i) {
+        const auto d = dims_of(i);
+        if (first && d && *d != *first) return nullptr;
+    }
+    return std::make_shared<onednn::sum_kernel>(Mean);
+}
+
 inline const kernel_binding elementwise[] = {
     {&ops::schemas::relu, plain_unary<uk::relu>, onednn_eltwise<ops::Relu>},
     {&ops::schemas::sigmoid, plain_unary<uk::sigmoid>, onednn_eltwise<ops::Sigmoid>},
@@ -156,9 +182,9 @@ inline const kernel_binding elementwise[] = {
      [](const node_context&) -> reference_fn {
          return [](const std::vector<const array*>& x) { return reference::prelu(*x.at(0), *x.at(1)); };
      },
-     nullptr},
-    {&ops::schemas::sum, fold<bk::add>, nullptr},
-    {&ops::schemas::mean, fold<bk::add, true>, nullptr},
+     onednn_prelu},
+    {&ops::schemas::sum, fold<bk::add>, onednn_sum<false>},
+    {&ops::schemas::mean, fold<bk::add, true>, onednn_sum<true>},
     {&ops::schemas::add, binary<bk::add>, onednn_binary<ops::Add>},
     {&ops::schemas::sub, binary<bk::sub>, onednn_binary<ops::Sub>},
     {&ops::schemas::mul, binary<bk::mul>, onednn_binary<ops::Mul>},

@@ -244,21 +244,6 @@ inline typed_fn onednn_recurrent(const ops::op_attrs& a0, const ops::node_source
     };
 }
 
-namespace detail {
-inline const typed_binding onednn_typed_ops[] = {
-    {&ops::schemas::rnn, onednn_recurrent},
-    {&ops::schemas::gru, onednn_recurrent},
-    {&ops::schemas::lstm, onednn_recurrent},
-};
-}  // namespace detail
-
-/// The oneDNN kernel over typed values of the op described by `s` (RNN, GRU, LSTM), or null.
-inline const typed_binding* find_onednn_typed_kernel(const ops::op_schema* s) {
-    for (const auto& b : detail::onednn_typed_ops)
-        if (b.schema == s) return &b;
-    return nullptr;
-}
-
 }  // namespace typed
 }  // namespace exec
 SGMATCH_END_NAMESPACE

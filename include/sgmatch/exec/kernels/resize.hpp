@@ -179,11 +179,10 @@ inline std::vector<float> resize(const float* x, const ops::dims& in, const ops:
 
 namespace typed {
 
-/// Resize's kernel: roi, scales and sizes read from the values at run time; the output's dims by
-/// the description's rule (which checks them against the input).
-inline typed_fn resize(const ops::op_attrs& a0, const ops::node_source&) {
+/// The interpolation Resize's attributes ask for.
+inline resize_spec resize_spec_of(const ops::op_attrs& a) {
     resize_spec s;
-    const std::string_view mode = a0.s("mode"), ctm = a0.s("coordinate_transformation_mode"), nm = a0.s("nearest_mode");
+    const std::string_view mode = a.s("mode"), ctm = a.s("coordinate_transformation_mode"), nm = a.s("nearest_mode");
     s.mode = mode == "linear" ? resize_mode::linear : mode == "cubic" ? resize_mode::cubic : resize_mode::nearest;
     using rc = resize_coordinates;
     s.coordinates = ctm == "pytorch_half_pixel"     ? rc::pytorch_half_pixel
@@ -194,29 +193,53 @@ inline typed_fn resize(const ops::op_attrs& a0, const ops::node_source&) {
                                                     : rc::half_pixel;
     using rr = resize_rounding;
     s.rounding = nm == "round_prefer_ceil" ? rr::round_prefer_ceil : nm == "floor" ? rr::floor : nm == "ceil" ? rr::ceil : rr::round_prefer_floor;
-    s.cubic_a = a0.f("cubic_coeff_a");
-    s.exclude_outside = a0.i("exclude_outside") != 0;
-    s.extrapolation = a0.f("extrapolation_value");
-    return [a = a0, s](const values& xs) {
-        if (xs.empty() || xs[0].type() != dtype::f32) fail(a, "the data is not float");
-        const value x = xs[0].dense_value();
-        // What the rule reads: every input's dims, sizes as integers, roi and scales as reals.
-        const ops::shape_inputs si = shapes_of(xs);
-        const ops::dims out = rule(a, si).at(0);
-        auto reals = [&](std::size_t i) { return i < si.reals.size() && si.reals[i] ? *si.reals[i] : std::vector<double>{}; };
-        std::int64_t count = 1;
-        for (auto d : out) count = d == 0 ? 0 : count;
-        if (count == 0) return values{value::zeros(dtype::f32, out)};  // no taps to lay out
-        resize_spec sp = s;
-        if (sp.coordinates == resize_coordinates::tf_crop_and_resize) sp.roi = reals(1);
-        const bool by_sizes = xs.size() > 3 && xs[3].size() > 0;
-        const std::vector<double> given = by_sizes ? std::vector<double>{} : reals(2);
-        std::vector<double> scales;
-        for (std::size_t i = 0; i < out.size(); ++i)
-            scales.push_back(by_sizes ? static_cast<double>(out[i]) / static_cast<double>(std::max<std::int64_t>(x.dims()[i], 1))
-                                      : given.at(i));
-        return values{value::of<float>(out, resize(x.as<float>(), x.dims(), out, scales, sp))};
-    };
+    s.cubic_a = a.f("cubic_coeff_a");
+    s.exclude_outside = a.i("exclude_outside") != 0;
+    s.extrapolation = a.f("extrapolation_value");
+    return s;
+}
+
+/// One run of Resize: the data, the output's dims (by the description's rule, which checks them
+/// against the input), the scales the coordinate transformation divides by and the spec with
+/// its roi.
+struct resize_call {
+    value x;
+    ops::dims out;
+    std::vector<double> scales;
+    resize_spec spec;
+    bool empty() const {
+        for (auto d : out)
+            if (d == 0) return true;
+        return false;
+    }
+};
+
+/// Resize's inputs read: roi, scales and sizes from the values at run time.
+inline resize_call resize_call_of(const ops::op_attrs& a, const resize_spec& s, const values& xs) {
+    if (xs.empty() || xs[0].type() != dtype::f32) fail(a, "the data is not float");
+    resize_call c{xs[0].dense_value(), {}, {}, s};
+    // What the rule reads: every input's dims, sizes as integers, roi and scales as reals.
+    const ops::shape_inputs si = shapes_of(xs);
+    c.out = rule(a, si).at(0);
+    auto reals = [&](std::size_t i) { return i < si.reals.size() && si.reals[i] ? *si.reals[i] : std::vector<double>{}; };
+    if (c.spec.coordinates == resize_coordinates::tf_crop_and_resize) c.spec.roi = reals(1);
+    const bool by_sizes = xs.size() > 3 && xs[3].size() > 0;
+    const std::vector<double> given = by_sizes ? std::vector<double>{} : reals(2);
+    for (std::size_t i = 0; i < c.out.size(); ++i)
+        c.scales.push_back(by_sizes ? static_cast<double>(c.out[i]) / static_cast<double>(std::max<std::int64_t>(c.x.dims()[i], 1))
+                                    : given.at(i));
+    return c;
+}
+
+/// A resize_call on the reference kernel.
+inline values run_resize(const resize_call& c) {
+    if (c.empty()) return values{value::zeros(dtype::f32, c.out)};  // no taps to lay out
+    return values{value::of<float>(c.out, resize(c.x.as<float>(), c.x.dims(), c.out, c.scales, c.spec))};
+}
+
+/// Resize's kernel.
+inline typed_fn resize(const ops::op_attrs& a0, const ops::node_source&) {
+    return [a = a0, s = resize_spec_of(a0)](const values& xs) { return run_resize(resize_call_of(a, s, xs)); };
 }
 
 }  // namespace typed

@@ -120,6 +120,19 @@ inline int axis_index(std::int64_t axis, std::size_t rank, const char* what) {
     return static_cast<int>(axis < 0 ? axis + r : axis);
 }
 
+// The dims of an operand that broadcasts one way to `to` (NumPy rules), with leading 1s up to its
+// rank, or a kernel_error naming the kernel.
+inline dims broadcast_operand(dims b, const dims& to, const char* what) {
+    const dims given = b;
+    bool ok = b.size() <= to.size();
+    if (ok) b.insert(b.begin(), to.size() - b.size(), 1);
+    for (std::size_t i = 0; ok && i < to.size(); ++i) ok = b[i] == to[i] || b[i] == 1;
+    if (!ok)
+        throw kernel_error(std::string("sgmatch::onednn::") + what + ": operand " + to_string(given) + " does not broadcast to " +
+                           to_string(to) + " (only the second operand broadcasts)");
+    return b;
+}
+
 }  // namespace detail
 
 }  // namespace onednn

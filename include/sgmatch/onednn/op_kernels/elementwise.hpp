@@ -63,16 +63,8 @@ public:
     tensor run(const std::vector<tensor>& in) const override {
         const tensor& a = in.at(0);
         const dnnl::memory::desc da = a.desc();
-        dims db = in.at(1).shape();
         const dims sa = a.shape();
-        if (db.size() > sa.size())
-            throw kernel_error("sgmatch::onednn::binary_kernel: operand " + to_string(db) + " has a higher rank than " +
-                               to_string(sa));
-        db.insert(db.begin(), sa.size() - db.size(), 1);
-        for (std::size_t i = 0; i < sa.size(); ++i)
-            if (db[i] != sa[i] && db[i] != 1)
-                throw kernel_error("sgmatch::onednn::binary_kernel: operand " + to_string(in[1].shape()) +
-                                   " does not broadcast to " + to_string(sa) + " (only the second operand broadcasts)");
+        const dims db = detail::broadcast_operand(in.at(1).shape(), sa, "binary_kernel");
         const dnnl::memory::desc dbm = db == sa ? da : plain_desc(db);
         auto pd = cache_.get(detail::layout_key(da) + "|" + detail::layout_key(dbm), [&] {
             return detail::with_primitive<dnnl::binary>(
@@ -89,6 +81,79 @@ public:
 private:
     dnnl::algorithm alg_;
     detail::shape_cache<std::string, detail::built_primitive<dnnl::binary::primitive_desc, dnnl::binary>> cache_;
+};
+
+/// PReLU: x where x >= 0, slope * x elsewhere, in x's layout; the slope (any computed or constant
+/// tensor that broadcasts to x one way, NumPy rules) read plain.
+class prelu_kernel final : public op_kernel {
+public:
+    const char* kind() const override { return "prelu"; }
+    bool reads_constants() const override { return true; }
+    tensor run(const std::vector<tensor>& in) const override {
+        const tensor& x = in.at(0);
+        const dnnl::memory::desc dx = x.desc();
+        const dims sx = x.shape();
+        const dims sw = detail::broadcast_operand(in.at(1).shape(), sx, "prelu_kernel");
+        const dnnl::memory::desc dw = plain_desc(sw);
+        auto pd = cache_.get(detail::layout_key(dx) + "|" + to_string(sw), [&] {
+            return detail::with_primitive<dnnl::prelu_forward>(detail::make_pd<pd_t>(
+                [&] { return compat::prelu_pd(cpu_engine(), dx, dw, dx, detail::user_scratchpad()); },
+                [&] { return "sgmatch::onednn::prelu_kernel: oneDNN has no PReLU of " + to_string(sx) + " with slopes " + to_string(sw); }));
+        });
+        dnnl::stream s(cpu_engine());
+        const tensor w = in[1].in_layout(plain_desc(in[1].shape()), s).reshaped(sw);
+        s.wait();
+        tensor y = tensor::allocate(pd->dst_desc());
+        detail::exec_with_scratch(pd->prim, pd->scratchpad_desc(),
+                                  {{DNNL_ARG_SRC, x.memory()}, {DNNL_ARG_WEIGHTS, w.memory()}, {DNNL_ARG_DST, y.memory()}});
+        return y;
+    }
+
+private:
+    using pd_t = dnnl::prelu_forward::primitive_desc;
+    detail::shape_cache<std::string, detail::built_primitive<pd_t, dnnl::prelu_forward>> cache_;
+};
+
+/// Sum (scale 1) or Mean (scale 1 / n) of inputs of one shape, into the first input's layout
+/// (the others reordered to it). Inputs that broadcast are a kernel_error: the reference kernel
+/// runs them.
+class sum_kernel final : public op_kernel {
+public:
+    explicit sum_kernel(bool mean) : mean_(mean) {}
+    const char* kind() const override { return mean_ ? "mean" : "sum"; }
+    bool reads_constants() const override { return true; }
+    tensor run(const std::vector<tensor>& in) const override {
+        const dnnl::memory::desc d = in.at(0).desc();
+        const dims shape = in[0].shape();
+        for (const tensor& t : in)
+            if (t.shape() != shape)
+                throw kernel_error("sgmatch::onednn::sum_kernel: inputs " + to_string(shape) + " and " + to_string(t.shape()) +
+                                   " differ: they broadcast, which oneDNN's sum does not");
+        auto pd = cache_.get(detail::layout_key(d) + "x" + std::to_string(in.size()), [&] {
+            const std::vector<float> scales(in.size(), mean_ ? 1.0f / static_cast<float>(in.size()) : 1.0f);
+            const std::vector<dnnl::memory::desc> srcs(in.size(), d);
+            return detail::with_primitive<dnnl::sum>(detail::make_pd<pd_t>(
+                [&] { return compat::sum_pd(cpu_engine(), d, scales, srcs, detail::user_scratchpad()); },
+                [&] { return "sgmatch::onednn::sum_kernel: oneDNN has no sum of " + std::to_string(in.size()) + " x " + to_string(shape); }));
+        });
+        dnnl::stream s(cpu_engine());
+        std::vector<tensor> same;  // every input in the first one's layout
+        std::unordered_map<int, dnnl::memory> args;
+        for (std::size_t i = 0; i < in.size(); ++i) {
+            same.push_back(in[i].in_layout(d, s));
+            args[DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i)] = same.back().memory();
+        }
+        s.wait();
+        tensor y = tensor::allocate(d);
+        args[DNNL_ARG_DST] = y.memory();
+        detail::exec_with_scratch(pd->prim, pd->scratchpad_desc(), std::move(args));
+        return y;
+    }
+
+private:
+    using pd_t = dnnl::sum::primitive_desc;
+    bool mean_;
+    detail::shape_cache<std::string, detail::built_primitive<pd_t, dnnl::sum>> cache_;
 };
 
 }  // namespace onednn
