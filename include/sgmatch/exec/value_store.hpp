@@ -97,6 +97,13 @@ public:
         const auto v = g_.input(n, input_slot);
         slot& s = slots_[v.node.value].at(v.port);
         if (!s.t.empty()) return s.t;
+        if (s.typed && !s.plain && !s.foreign() && s.typed->dense() && s.typed->rank() >= 1 && s.typed->rank() <= 6 &&
+            s.typed->size() > 0) {
+            // A dense f32 value (a graph input, a typed kernel's output) read in place: a view,
+            // the value lives in the store for the run.
+            const auto& d = s.typed->dims();
+            return onednn::tensor::view(static_cast<const float*>(s.typed->data()), onednn::dims(d.begin(), d.end()));
+        }
         if (s.typed && !s.plain) {
             run_stats ignored;
             (void)plain_of(v, ignored);  // f32 only, else a clear error
