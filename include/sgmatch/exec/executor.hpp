@@ -399,7 +399,7 @@ private:
                 s.typed = tk->make(a, ops::node_of<graph>(g_, n));
                 s.attrs = std::make_shared<const ops::op_attrs>(a);
                 // In the oneDNN modes, oneDNN's kernel where it has one for this form (recurrent
-                // layers, Resize: kernels/typed_onednn.hpp).
+                // layers, Resize, comparisons: kernels/typed_onednn.hpp).
                 if (const typed_binding* ok = m != mode::reference ? typed::find_onednn_typed_kernel(schema) : nullptr) {
                     try {
                         s.typed = ok->make(a, ops::node_of<graph>(g_, n));

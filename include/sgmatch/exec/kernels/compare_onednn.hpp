@@ -54,9 +54,13 @@ constexpr dnnl::algorithm compare_alg(binop k, bool swapped) {
     }
 }
 
+using compare_plan = onednn::detail::built_primitive<dnnl::binary::primitive_desc, dnnl::binary>;
+
+// The primitives made so far, by (result dims, second operand's dims, swapped); null where
+// oneDNN has none.
 struct compare_state {
     std::mutex mu;
-    std::map<std::tuple<ops::dims, ops::dims, bool>, std::shared_ptr<const onednn::detail::built_primitive<dnnl::binary::primitive_desc, dnnl::binary>>> plans;
+    std::map<std::tuple<ops::dims, ops::dims, bool>, std::shared_ptr<const compare_plan>> plans;
 };
 
 }  // namespace detail
@@ -84,7 +88,7 @@ typed_fn onednn_compare(const ops::op_attrs& a0, const ops::node_source& node) {
         d1.insert(d1.begin(), out.size() - d1.size(), 1);
         const dnnl::memory::desc md0 = onednn::plain_desc(out), md1 = onednn::plain_desc(d1);
         const dnnl::memory::desc mdst(out, dnnl::memory::data_type::u8, onednn::plain_tag(out.size()));
-        std::shared_ptr<const onednn::detail::built_primitive<dnnl::binary::primitive_desc, dnnl::binary>> p;
+        std::shared_ptr<const detail::compare_plan> p;
         {
             std::lock_guard<std::mutex> lock(st->mu);
             const auto [it, made] = st->plans.try_emplace({out, d1, swapped}, nullptr);

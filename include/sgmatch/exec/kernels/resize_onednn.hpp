@@ -51,7 +51,7 @@ inline std::vector<std::pair<std::int64_t, double>> onednn_resample_taps(bool li
 }
 
 // Whether the weights two lists of taps give each input index agree within `tol`.
-inline bool same_taps(std::vector<std::pair<std::int64_t, double>> a, std::vector<std::pair<std::int64_t, double>> b,
+inline bool same_taps(const std::vector<std::pair<std::int64_t, double>>& a, const std::vector<std::pair<std::int64_t, double>>& b,
                       double tol) {
     std::map<std::int64_t, double> w;
     for (const auto& [i, x] : a) w[i] += x;
