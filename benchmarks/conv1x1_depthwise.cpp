@@ -147,13 +147,7 @@ int main(int argc, char** argv) {
             if (check) continue;
             const std::string id = std::string(sh.name) + " b" + std::to_string(n);
             const bench_case* k = c.get();
-            benchmark::RegisterBenchmark(("fused/" + id).c_str(), [k](benchmark::State& st) {
-                for (auto _ : st) k->fused();
-            })->Unit(benchmark::kMicrosecond)->UseRealTime();
-            benchmark::RegisterBenchmark(("two/" + id).c_str(), [k](benchmark::State& st) {
-                for (auto _ : st) k->two();
-            })->Unit(benchmark::kMicrosecond)->UseRealTime();
-            ratios.push_back({id + " two/fused", "two/" + id, "fused/" + id, c->implementation});
+            sgbench::register_pair(id, "fused", [k] { k->fused(); }, "two", [k] { k->two(); }, ratios, c->implementation);
             cases.push_back(std::move(c));
         }
     if (bad) return 1;

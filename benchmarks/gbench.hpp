@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <unistd.h>
@@ -53,6 +54,20 @@ void on_fresh_copies(benchmark::State& st, const Graph& base, F&& f) {
         st.ResumeTiming();
         benchmark::DoNotOptimize(f(*copy));
     }
+}
+
+/// Two variants of one case registered as `first/id` and `second/id` (each call of f runs the
+/// variant once; real time, microseconds), and the ratio second / first added to `ratios`.
+template <class F1, class F2>
+void register_pair(const std::string& id, const std::string& first, F1 f1, const std::string& second, F2 f2,
+                   std::vector<ratio>& ratios, std::string note = "") {
+    benchmark::RegisterBenchmark((first + "/" + id).c_str(), [f1](benchmark::State& st) {
+        for (auto _ : st) f1();
+    })->Unit(benchmark::kMicrosecond)->UseRealTime();
+    benchmark::RegisterBenchmark((second + "/" + id).c_str(), [f2](benchmark::State& st) {
+        for (auto _ : st) f2();
+    })->Unit(benchmark::kMicrosecond)->UseRealTime();
+    ratios.push_back({id + " " + second + "/" + first, second + "/" + id, first + "/" + id, std::move(note)});
 }
 
 /// The command line without --check (what Google Benchmark reads), and whether it was given.

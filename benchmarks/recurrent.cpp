@@ -105,13 +105,9 @@ int main(int argc, char** argv) {
             }
             if (check) continue;
             const bench_case* k = b.get();
-            benchmark::RegisterBenchmark(("onednn/" + id).c_str(), [k](benchmark::State& st) {
-                for (auto _ : st) benchmark::DoNotOptimize(k->onednn->run(k->in));
-            })->Unit(benchmark::kMicrosecond)->UseRealTime();
-            benchmark::RegisterBenchmark(("reference/" + id).c_str(), [k](benchmark::State& st) {
-                for (auto _ : st) benchmark::DoNotOptimize(k->reference->run(k->in));
-            })->Unit(benchmark::kMicrosecond)->UseRealTime();
-            ratios.push_back({id + " reference/onednn", "reference/" + id, "onednn/" + id, ""});
+            sgbench::register_pair(
+                id, "onednn", [k] { benchmark::DoNotOptimize(k->onednn->run(k->in)); }, "reference",
+                [k] { benchmark::DoNotOptimize(k->reference->run(k->in)); }, ratios);
             cases.push_back(std::move(b));
         }
     if (bad) return 1;

@@ -124,13 +124,9 @@ int main(int argc, char** argv) {
         }
         if (check) continue;
         const bench_case* k = b.get();
-        benchmark::RegisterBenchmark(("onednn/" + c.id).c_str(), [k](benchmark::State& st) {
-            for (auto _ : st) benchmark::DoNotOptimize(k->onednn->run(k->in));
-        })->Unit(benchmark::kMicrosecond)->UseRealTime();
-        benchmark::RegisterBenchmark(("reference/" + c.id).c_str(), [k](benchmark::State& st) {
-            for (auto _ : st) benchmark::DoNotOptimize(k->reference->run(k->in));
-        })->Unit(benchmark::kMicrosecond)->UseRealTime();
-        ratios.push_back({c.id + " reference/onednn", "reference/" + c.id, "onednn/" + c.id, ""});
+        sgbench::register_pair(
+            c.id, "onednn", [k] { benchmark::DoNotOptimize(k->onednn->run(k->in)); }, "reference",
+            [k] { benchmark::DoNotOptimize(k->reference->run(k->in)); }, ratios);
         cases.push_back(std::move(b));
     }
     if (bad) return 1;
