@@ -38,6 +38,11 @@ struct node_context {
     const ops::op_attrs& a;
 
     std::size_t input_count() const { return g.input_count(n); }
+    /// The type the graph declares for input `slot`'s value; none where it declares none.
+    std::optional<tensor_type> input_type(std::size_t slot) const {
+        const auto in = g.input(n, slot);
+        return g.value_type(in.node, in.port);
+    }
     bool input_is_constant(std::size_t slot) const {
         return slot < input_count() && g.kind(g.input(n, slot).node) == node_kind::constant;
     }

@@ -131,11 +131,11 @@ public:
         v.type_ = t;
         v.dims_ = std::move(dims);
         const auto bytes = static_cast<std::size_t>(element_count(v.dims_)) * size_of(t);
-        const std::size_t rounded = (bytes + 63) / 64 * 64;
-        void* p = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
+        const std::size_t rounded = bytes == 0 ? 64 : (bytes + 63) / 64 * 64;  // aligned_alloc takes a multiple of 64
+        void* p = std::aligned_alloc(64, rounded);
         if (p == nullptr) throw std::bad_alloc();
         std::shared_ptr<void> b(p, [](void* q) { std::free(q); });
-        std::memset(p, 0, rounded == 0 ? 64 : rounded);
+        std::memset(p, 0, rounded);
         v.data_ = p;
         v.owner_ = std::move(b);
         return v;

@@ -112,8 +112,7 @@ template <bool Mean>
 std::shared_ptr<const onednn::op_kernel> onednn_sum(const node_context& c, bool) {
     if (c.input_count() < 1 || c.input_is_constant(0)) return nullptr;
     const auto dims_of = [&](std::size_t i) {
-        const auto in = c.g.input(c.n, i);
-        const auto t = c.g.value_type(in.node, in.port);
+        const auto t = c.input_type(i);
         return t && t->ranked() ? std::optional<std::vector<std::int64_t>>(t->dims) : std::nullopt;
     };
     const auto first = dims_of(0);

@@ -95,7 +95,7 @@ std::shared_ptr<const onednn::op_kernel> onednn_pool(const node_context& c, bool
     const auto ks = c.a.ints("kernel_shape");
     reference::dims b, e;
     if (c.a.i("ceil_mode") != 0) {
-        const auto t = c.g.value_type(c.g.input(c.n, 0).node, c.g.input(c.n, 0).port);
+        const auto t = c.input_type(0);
         if (!t || t->dims.size() != ks.size() + 2) return nullptr;
         const ops::dims in_spatial(t->dims.begin() + 2, t->dims.end());
         for (auto d : in_spatial)

@@ -45,8 +45,7 @@ std::shared_ptr<const onednn::op_kernel> onednn_reduce(const node_context& c, bo
     // the reference kernel makes it.
     if (c.a.i("keepdims") == 0) {
         if (axes.empty()) return nullptr;
-        const auto x = c.g.input(c.n, 0);
-        const auto t = c.g.value_type(x.node, x.port);
+        const auto t = c.input_type(0);
         if (t && !t->dims.empty() && axes.size() >= t->dims.size()) return nullptr;  // (else the kernel refuses at run time)
     }
     return std::make_shared<onednn::reduce_kernel>(Alg, static_cast<float>(P), axes, c.a.i("keepdims") != 0);
