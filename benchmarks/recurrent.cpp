@@ -9,7 +9,6 @@
 // pass through); the ratios reference / onednn follow the table. Both variants' outputs are
 // compared before anything is timed.
 // usage: recurrent [--check] [--benchmark_...]
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -20,6 +19,7 @@
 #include <vector>
 
 #include "gbench.hpp"
+#include "outputs.hpp"
 #include "sgmatch/exec/executor.hpp"
 
 using namespace sgmatch;
@@ -94,10 +94,7 @@ int main(int argc, char** argv) {
         for (const size_case& s : sizes) {
             if (check && s.hidden > 64) continue;
             auto b = make_case(c, s, rng);
-            const auto x = b->onednn->run(b->in), y = b->reference->run(b->in);
-            double diff = 0;
-            for (std::size_t o = 0; o < x.size(); ++o)
-                for (std::int64_t i = 0; i < x[o].size(); ++i) diff = std::max(diff, static_cast<double>(std::abs(x[o].as<float>()[i] - y[o].as<float>()[i])));
+            const double diff = sgbench::max_abs_diff(b->onednn->run(b->in), b->reference->run(b->in));
             const std::string id = std::string(c.op) + " " + c.direction + " " + s.name;
             if (!(diff <= 1e-4)) {
                 std::printf("MISMATCH %s: max abs diff %g\n", id.c_str(), diff);

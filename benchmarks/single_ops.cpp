@@ -11,10 +11,7 @@
 // pass through); the ratios reference / onednn follow the table. Both variants' outputs are
 // compared before anything is timed.
 // usage: single_ops [--check] [--benchmark_...]
-#include <algorithm>
-#include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <map>
 #include <memory>
 #include <random>
@@ -22,6 +19,7 @@
 #include <vector>
 
 #include "gbench.hpp"
+#include "outputs.hpp"
 #include "sgmatch/exec/executor.hpp"
 
 using namespace sgmatch;
@@ -104,7 +102,6 @@ int main(int argc, char** argv) {
         {"Less [1, 12, 128, 128]", {1, 12, 128, 128}, "Less", {}, 0},
         {"Less [1, 1, 64, 64]", {1, 1, 64, 64}, "Less", {}, 0},
         {"Less [1, 1, 16, 64]", {1, 1, 16, 64}, "Less", {}, 0},
-
     };
     std::mt19937 rng(7);
     std::vector<std::unique_ptr<bench_case>> cases;
@@ -112,12 +109,7 @@ int main(int argc, char** argv) {
     int bad = 0;
     for (const op_case& c : all) {
         auto b = make_case(c, rng);
-        const auto x = b->onednn->run(b->in), y = b->reference->run(b->in);
-        double diff = x.at(0).dims() == y.at(0).dims() && x[0].type() == y[0].type() ? 0 : 1e9;
-        const bool mask = x[0].type() == dtype::boolean;
-        for (std::int64_t i = 0; diff < 1e9 && i < x[0].size(); ++i)
-            diff = std::max(diff, mask ? (x[0].as<bool>()[i] != y[0].as<bool>()[i] ? 1.0 : 0.0)
-                                       : static_cast<double>(std::abs(x[0].as<float>()[i] - y[0].as<float>()[i])));
+        const double diff = sgbench::max_abs_diff(b->onednn->run(b->in), b->reference->run(b->in));
         if (!(diff <= 1e-5)) {
             std::printf("MISMATCH %s: max abs diff %g\n", c.id.c_str(), diff);
             ++bad;
