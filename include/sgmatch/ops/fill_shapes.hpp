@@ -64,6 +64,8 @@ inline std::size_t fill_shapes(graph& g) {
                 g.set_type({id, p}, t);
                 ++filled;
             }
+        } catch (const size_overflow&) {
+            throw;  // no model computes that: refused with the node's name
         } catch (const op_error&) {
             // left unknown: the executor computes and checks it at run time
         }

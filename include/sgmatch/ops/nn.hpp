@@ -61,10 +61,14 @@ inline std::vector<dims> conv_transpose(const shape_inputs& in, const op_attrs& 
     if (x[1] != w[0]) fail(a, "input " + to_string(x) + " does not have the weights' " + std::to_string(w[0]) + " channels");
     const dims op = a.ints("output_padding", c.sp);
     if (op.size() != c.sp) fail(a, "output_padding has " + std::to_string(op.size()) + " values");
-    dims out{x[0], w[1] * c.group};
+    dims out{x[0], mul(a, w[1], c.group, "channels times groups")};
     for (std::size_t i = 0; i < c.sp; ++i) {
-        const std::int64_t o = c.k.strides[i] * (x[i + 2] - 1) + op[i] + (c.k.kernel[i] - 1) * c.k.dilations[i] + 1 - c.k.pads[i] -
-                               c.k.pads[i + c.sp];
+        const char* what = "the output size's terms";
+        std::int64_t o = mul(a, c.k.strides[i], x[i + 2] - 1, what);
+        o = add(a, o, op[i], what);
+        o = add(a, o, add(a, mul(a, c.k.kernel[i] - 1, c.k.dilations[i], what), 1, what), what);
+        o = add(a, o, -c.k.pads[i], what);
+        o = add(a, o, -c.k.pads[i + c.sp], what);
         if (o < 1) fail(a, "the output would be empty");
         out.push_back(o);
     }

@@ -44,6 +44,13 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+/// Raised where a node's sizes overflow (an output's element count past int64): never a valid
+/// model, so what skips a shape it cannot compute (ops::fill_shapes) still raises this one.
+class size_overflow : public op_error {
+public:
+    using op_error::op_error;
+};
+
 /// Raised by a shape rule that needs the value of an input computed at run time (a Reshape's
 /// shape from a Shape subgraph): the shape is unknown until the op runs.
 class unknown_value : public op_error {

@@ -10,9 +10,11 @@
 // Adding an op: its rule here, beside its description in ops/table.hpp.
 #pragma once
 
+#include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "sgmatch/detail/checked.hpp"
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/ops/table.hpp"
 
@@ -185,7 +187,15 @@ inline shape_rule shape_rule_of(const op_schema& s) {
 inline std::vector<dims> infer_shapes(const op_attrs& a, const shape_inputs& in) {
     const shape_rule rule = shape_rule_of(a.schema());
     if (rule == nullptr) throw op_error("sgmatch: " + a.where() + ": no shape rule");
-    return rule(in, a);
+    std::vector<dims> out = rule(in, a);
+    for (std::size_t p = 0; p < out.size(); ++p)
+        if (!detail::checked_product(out[p])) {
+            std::string d;
+            for (auto k : out[p]) d += (d.empty() ? "" : ", ") + std::to_string(k);
+            throw size_overflow("sgmatch: " + a.where() + ": output " + std::to_string(p) + " of shape [" + d +
+                                "] holds more elements than int64 counts (overflow)");
+        }
+    return out;
 }
 
 }  // namespace ops

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "sgmatch/detail/checked.hpp"
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/ops/attrs.hpp"
 #include "sgmatch/ops/schema.hpp"
@@ -18,6 +19,19 @@ namespace ops {
 namespace rules {
 
 [[noreturn]] inline void fail(const op_attrs& a, const std::string& why) { throw op_error("sgmatch: " + a.where() + ": " + why); }
+
+/// x + y and x * y of sizes, pads and strides from a model: past int64, a size_overflow naming
+/// the node (`what`: which sizes).
+inline std::int64_t add(const op_attrs& a, std::int64_t x, std::int64_t y, const char* what) {
+    const auto r = detail::checked_signed_add(x, y);
+    if (!r) throw size_overflow("sgmatch: " + a.where() + ": " + what + " overflow int64 (" + std::to_string(x) + " + " + std::to_string(y) + ")");
+    return *r;
+}
+inline std::int64_t mul(const op_attrs& a, std::int64_t x, std::int64_t y, const char* what) {
+    const auto r = detail::checked_signed_mul(x, y);
+    if (!r) throw size_overflow("sgmatch: " + a.where() + ": " + what + " overflow int64 (" + std::to_string(x) + " * " + std::to_string(y) + ")");
+    return *r;
+}
 
 /// An axis in [-rank, rank) as an index in [0, rank).
 inline std::size_t axis(const op_attrs& a, std::int64_t ax, std::size_t rank, const char* what = "axis") {
@@ -79,8 +93,10 @@ inline std::vector<double> real_param(const shape_inputs& in, const op_attrs& a,
 /// The spatial extent of a sliding window: floor((in + pads - ((k - 1) d + 1)) / s) + 1.
 inline std::int64_t window_out(const op_attrs& a, std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t d,
                                std::int64_t pb, std::int64_t pe, bool ceil) {
-    const std::int64_t span = (k - 1) * d + 1, room = in + pb + pe - span;
     if (s < 1 || d < 1 || k < 1) fail(a, "window sizes, strides and dilations must be positive");
+    const char* what = "the window's sizes and pads";
+    const std::int64_t span = add(a, mul(a, k - 1, d, what), 1, what);
+    const std::int64_t room = add(a, add(a, add(a, in, pb, what), pe, what), -span, what);
     if (room < 0) fail(a, "a window of " + std::to_string(span) + " does not fit an input of " + std::to_string(in) + " padded by " +
                           std::to_string(pb) + "+" + std::to_string(pe));
     std::int64_t o = (ceil ? (room + s - 1) / s : room / s) + 1;

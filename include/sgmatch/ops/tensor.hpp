@@ -118,7 +118,7 @@ inline std::vector<dims> pad(const shape_inputs& in, const op_attrs& a) {
     }
     if (pads.size() != 2 * x.size()) fail(a, "pads has " + std::to_string(pads.size()) + " values for rank " + std::to_string(x.size()));
     for (std::size_t i = 0; i < x.size(); ++i) {
-        x[i] += pads[i] + pads[i + x.size()];
+        x[i] = add(a, x[i], add(a, pads[i], pads[i + x.size()], "pads"), "the padded dims");
         if (x[i] < 0) fail(a, "pads " + to_string(pads) + " leave a negative dim");
     }
     return {x};
