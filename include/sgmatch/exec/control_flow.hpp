@@ -9,7 +9,8 @@
 // own executor. Values carried from one iteration to the next are owned copies.
 //
 // Loop runs while the iteration number is below M and the condition holds (a model whose loop
-// never ends does not end here either: ONNX's meaning). Scan outputs and Loop's scan outputs are
+// never ends does not end here either, ONNX's meaning, unless exec::limits::max_loop_iterations
+// bounds it: past the bound the node is refused). Scan outputs and Loop's scan outputs are
 // the iterations' values joined along a new axis; they must agree in type and shape.
 #pragma once
 
@@ -24,6 +25,7 @@
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/exec/error.hpp"
 #include "sgmatch/exec/kernels/typed_support.hpp"
+#include "sgmatch/exec/limits.hpp"
 #include "sgmatch/exec/run_stats.hpp"
 #include "sgmatch/exec/value.hpp"
 #include "sgmatch/graph/graph.hpp"
@@ -58,7 +60,7 @@ struct body_run {
 /// The body in attribute `key`, on an executor of its own; the node's last `captured` inputs
 /// are the enclosing values it reads.
 template <class Exec>
-body_run<Exec> make_body(const ops::op_attrs& a, std::string_view key, mode m, std::size_t node_inputs) {
+body_run<Exec> make_body(const ops::op_attrs& a, std::string_view key, mode m, std::size_t node_inputs, const std::shared_ptr<limits>& l) {
     const graph_body* b = a.body(key);
     if (b == nullptr || !b->g) typed::refuse(a, "attribute " + std::string(key) + " holds no graph");
     body_run<Exec> r;
@@ -74,7 +76,7 @@ body_run<Exec> make_body(const ops::op_attrs& a, std::string_view key, mode m, s
                              std::to_string(node_inputs) + " inputs");
     r.outputs = b->g->graph_output_count();
     try {
-        r.exec = std::make_shared<const Exec>(*b->g, m);
+        r.exec = std::make_shared<const Exec>(*b->g, m, l);
     } catch (const exec_error& e) {
         typed::refuse(a, "its " + std::string(key) + ": " + e.what());
     }
@@ -83,11 +85,13 @@ body_run<Exec> make_body(const ops::op_attrs& a, std::string_view key, mode m, s
 
 namespace detail {
 
-/// One bool (or number) as a condition.
+/// One bool as a condition (ONNX's type B: a condition of another element type is refused).
 inline bool condition(const ops::op_attrs& a, const value& c, const char* what) {
     if (c.is_sequence() || c.size() != 1)
         typed::fail(a, std::string(what) + " holds " + (c.is_sequence() ? std::string("a sequence") : std::to_string(c.size()) + " values") +
                            " (one bool expected)");
+    if (c.type() != dtype::boolean)
+        typed::fail(a, std::string(what) + " is " + std::string(name_of(c.type())) + " (a condition is one bool)");
     return c.dense_value().as_constant().at(0) != 0;
 }
 
@@ -137,9 +141,9 @@ inline std::size_t axis_of(const ops::op_attrs& a, std::int64_t axis, std::size_
 
 /// If: then_branch's outputs when the condition holds, else else_branch's.
 template <class Exec>
-typed_fn make_if(const ops::op_attrs& a0, std::size_t node_inputs, std::size_t node_outputs, mode m) {
-    const auto then_b = std::make_shared<const body_run<Exec>>(make_body<Exec>(a0, "then_branch", m, node_inputs - 1));
-    const auto else_b = std::make_shared<const body_run<Exec>>(make_body<Exec>(a0, "else_branch", m, node_inputs - 1));
+typed_fn make_if(const ops::op_attrs& a0, std::size_t node_inputs, std::size_t node_outputs, mode m, const std::shared_ptr<limits>& l) {
+    const auto then_b = std::make_shared<const body_run<Exec>>(make_body<Exec>(a0, "then_branch", m, node_inputs - 1, l));
+    const auto else_b = std::make_shared<const body_run<Exec>>(make_body<Exec>(a0, "else_branch", m, node_inputs - 1, l));
     for (const auto* b : {then_b.get(), else_b.get()}) {
         if (b->own != 0) typed::refuse(a0, "a branch reads " + std::to_string(b->own) + " inputs of its own (none expected)");
         if (b->outputs != node_outputs)
@@ -153,8 +157,9 @@ typed_fn make_if(const ops::op_attrs& a0, std::size_t node_inputs, std::size_t n
 
 /// Loop: the body while the iteration number is below M and the condition holds.
 template <class Exec>
-typed_fn make_loop(const ops::op_attrs& a0, std::size_t node_inputs, std::size_t node_outputs, std::vector<dtype> declared, mode m) {
-    const auto body = std::make_shared<const body_run<Exec>>(make_body<Exec>(a0, "body", m, node_inputs - 2));
+typed_fn make_loop(const ops::op_attrs& a0, std::size_t node_inputs, std::size_t node_outputs, std::vector<dtype> declared, mode m,
+                   const std::shared_ptr<limits>& l) {
+    const auto body = std::make_shared<const body_run<Exec>>(make_body<Exec>(a0, "body", m, node_inputs - 2, l));
     if (body->own < 2) typed::refuse(a0, "the body reads " + std::to_string(body->own) + " inputs of its own (the iteration number, the condition, the carried values)");
     const std::size_t carried = body->own - 2;
     const std::size_t captured = body->inputs.size() - body->own;
@@ -164,7 +169,13 @@ typed_fn make_loop(const ops::op_attrs& a0, std::size_t node_inputs, std::size_t
         typed::refuse(a0, "the body computes " + std::to_string(body->outputs) + " outputs; the node's " + std::to_string(node_outputs) +
                               " outputs and " + std::to_string(carried) + " carried values need the condition, the carried values and the scan outputs");
     const std::size_t scans = node_outputs - carried;
-    return [a = a0, body, carried, scans, declared](const values& xs) {
+    if (body->g->graph_output_count() > 0) {
+        const auto c = body->g->graph_output(0);
+        if (const auto t = body->g->value_type(c.node, c.port); t && t->type != dtype::unknown && t->type != dtype::boolean)
+            typed::refuse(a0, "the body's condition (its first output) is declared " + std::string(name_of(t->type)) + " (a condition is one bool)");
+    }
+    const std::shared_ptr<const limits> bound = l;
+    return [a = a0, body, carried, scans, declared, bound](const values& xs) {
         const value& m_in = typed::in(xs, 0, a);
         if (m_in.is_sequence() || m_in.size() != 1) typed::fail(a, "M holds " + std::to_string(m_in.size()) + " values (one integer expected)");
         const std::int64_t trips = m_in.dense_value().to_ints().at(0);
@@ -173,7 +184,10 @@ typed_fn make_loop(const ops::op_attrs& a0, std::size_t node_inputs, std::size_t
         for (std::size_t k = 0; k < carried; ++k) state.push_back(detail::owned(typed::in(xs, 2 + k, a)));
         const values enclosing(xs.begin() + static_cast<std::ptrdiff_t>(2 + carried), xs.end());
         std::vector<values> scanned(scans);
+        const std::int64_t most = bound ? bound->max_loop_iterations : 0;
         for (std::int64_t i = 0; i < trips && go; ++i) {
+            if (most > 0 && i >= most)
+                typed::fail(a, "ran " + std::to_string(most) + " iterations, the bound (exec::limits::max_loop_iterations), and its condition still holds");
             values own{value::of<std::int64_t>({}, {i}), value::of<bool>({}, {go})};
             own.insert(own.end(), state.begin(), state.end());
             values out = (*body)(a, own, enclosing);
@@ -191,8 +205,8 @@ typed_fn make_loop(const ops::op_attrs& a0, std::size_t node_inputs, std::size_t
 
 /// Scan (opset 9 and later): the body once per slice of the scanned inputs.
 template <class Exec>
-typed_fn make_scan(const ops::op_attrs& a0, std::size_t node_inputs, std::size_t node_outputs, mode m) {
-    const auto body = std::make_shared<const body_run<Exec>>(make_body<Exec>(a0, "body", m, node_inputs));
+typed_fn make_scan(const ops::op_attrs& a0, std::size_t node_inputs, std::size_t node_outputs, mode m, const std::shared_ptr<limits>& l) {
+    const auto body = std::make_shared<const body_run<Exec>>(make_body<Exec>(a0, "body", m, node_inputs, l));
     const auto scan_in = static_cast<std::size_t>(a0.i("num_scan_inputs"));
     const std::size_t captured = body->inputs.size() - body->own;
     if (scan_in > body->own) typed::refuse(a0, "num_scan_inputs = " + std::to_string(scan_in) + " exceeds the body's " + std::to_string(body->own) + " inputs");
@@ -249,8 +263,9 @@ typed_fn make_scan(const ops::op_attrs& a0, std::size_t node_inputs, std::size_t
 
 /// SequenceMap: the body on each tensor of the input sequence; each output a sequence.
 template <class Exec>
-typed_fn make_sequence_map(const ops::op_attrs& a0, std::size_t node_inputs, std::size_t node_outputs, std::vector<dtype> declared, mode m) {
-    const auto body = std::make_shared<const body_run<Exec>>(make_body<Exec>(a0, "body", m, node_inputs));
+typed_fn make_sequence_map(const ops::op_attrs& a0, std::size_t node_inputs, std::size_t node_outputs, std::vector<dtype> declared, mode m,
+                           const std::shared_ptr<limits>& l) {
+    const auto body = std::make_shared<const body_run<Exec>>(make_body<Exec>(a0, "body", m, node_inputs, l));
     const std::size_t captured = body->inputs.size() - body->own;
     if (body->own < 1 || node_inputs != body->own + captured)
         typed::refuse(a0, std::to_string(node_inputs - captured) + " inputs; the body reads " + std::to_string(body->own));
@@ -290,15 +305,15 @@ typed_fn make_sequence_map(const ops::op_attrs& a0, std::size_t node_inputs, std
 /// The kernel of control-flow node n of g (its attributes a), its bodies on executors of type
 /// Exec in mode m.
 template <class Exec>
-typed_fn make(const ops::op_attrs& a, const graph& g, node_id n, mode m) {
+typed_fn make(const ops::op_attrs& a, const graph& g, node_id n, mode m, const std::shared_ptr<limits>& l) {
     const std::size_t ins = g.input_count(n), outs = g.output_count(n);
     std::vector<dtype> declared;
     for (std::uint32_t p = 0; p < outs; ++p) declared.push_back(g.value_type(n, p).value_or(tensor_type{}).type);
     const std::string_view op = a.schema().name();
-    if (op == "If") return make_if<Exec>(a, ins, outs, m);
-    if (op == "Loop") return make_loop<Exec>(a, ins, outs, std::move(declared), m);
-    if (op == "Scan") return make_scan<Exec>(a, ins, outs, m);
-    if (op == "SequenceMap") return make_sequence_map<Exec>(a, ins, outs, std::move(declared), m);
+    if (op == "If") return make_if<Exec>(a, ins, outs, m, l);
+    if (op == "Loop") return make_loop<Exec>(a, ins, outs, std::move(declared), m, l);
+    if (op == "Scan") return make_scan<Exec>(a, ins, outs, m, l);
+    if (op == "SequenceMap") return make_sequence_map<Exec>(a, ins, outs, std::move(declared), m, l);
     typed::refuse(a, "no control-flow kernel");
 }
 

@@ -53,6 +53,7 @@
 #include <string>
 #include <vector>
 
+#include "sgmatch/detail/checked.hpp"
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/exec/control_flow.hpp"
 #include "sgmatch/exec/fused_plan.hpp"
@@ -60,6 +61,7 @@
 #include "sgmatch/exec/kernels.hpp"
 #include "sgmatch/exec/kernels/typed_onednn.hpp"
 #include "sgmatch/exec/kernels/typed.hpp"
+#include "sgmatch/exec/limits.hpp"
 #include "sgmatch/exec/run_stats.hpp"
 #include "sgmatch/exec/value.hpp"
 #include "sgmatch/exec/value_store.hpp"
@@ -70,6 +72,7 @@
 #include "sgmatch/onednn/property.hpp"
 #include "sgmatch/onednn/threads.hpp"
 #include "sgmatch/ops/attrs.hpp"
+#include "sgmatch/ops/shape_rule_table.hpp"
 #include "sgmatch/ops/table.hpp"
 #include "sgmatch/reference/kernels.hpp"
 #include "sgmatch/reference/onednn.hpp"
@@ -91,7 +94,10 @@ struct subgraph_node {
 
 class executor {
 public:
-    explicit executor(const graph& g, mode m = mode::reference) : g_(g) {
+    explicit executor(const graph& g, mode m = mode::reference) : executor(g, m, nullptr) {}
+    /// An executor whose runs are bounded by `l`, shared (the bodies of control-flow nodes share
+    /// their node's executor's limits); null: limits of its own, the defaults.
+    executor(const graph& g, mode m, std::shared_ptr<limits> l) : g_(g), limits_(l ? std::move(l) : std::make_shared<limits>()) {
         const op_index<graph> checked(g);  // raises graph_error for a malformed graph
         (void)checked;
         for (node_id n : g.nodes()) {
@@ -166,9 +172,11 @@ public:
         }
     }
 
-    /// The most bytes one value computed by a typed kernel may take (16 GiB unless set): a shape
-    /// computed at run time is checked against it before anything is allocated.
-    void limit_value_bytes(std::size_t bytes) { max_value_bytes_ = bytes; }
+    /// Bound this executor's runs (exec/limits.hpp): the memory budget, checked before each
+    /// node allocates, and the iterations of a Loop. The bodies of its control-flow nodes, and
+    /// copies of this executor, share the setting. Set it before runs begin.
+    void set_limits(const limits& l) { *limits_ = l; }
+    const limits& run_limits() const { return *limits_; }
 
     /// Cap the threads oneDNN's kernels use in this executor's runs to n (0, the default: the
     /// calling thread's own setting). The cap holds on the calling thread for the length of a run
@@ -265,9 +273,13 @@ private:
             }
         }
         const placement where{plan.get(), arena, rec ? &*rec : nullptr};
+        // The memory budget: each node's outputs, by its shape rule on the inputs it has now,
+        // checked before it allocates; the bytes held until their values are dropped.
+        budget held(g_.index_bound());
         for (const step& s : steps_) {
             const node_id n = s.n;
             values[n.value].resize(g_.output_count(n));
+            if (!s.region) held.take(g_, n, output_bytes(s, values), *limits_);
             const auto t0 = st.times ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
             const char* kernel = "reference";
             if (s.region) {
@@ -302,8 +314,10 @@ private:
             for (std::size_t i = 0; i < g_.input_count(n); ++i) {
                 const auto v = g_.input(n, i);
                 if (--uses[v.node.value][v.port] == 0 && !g_.is_graph_output(v.node, v.port) &&
-                    g_.kind(v.node) == node_kind::op)
+                    g_.kind(v.node) == node_kind::op) {
                     values[v.node.value][v.port] = slot{};
+                    held.drop_if_unread(g_, v.node, uses[v.node.value]);
+                }
             }
         }
         if (rec) {
@@ -409,6 +423,7 @@ private:
                 }
             }
             s.typed_only = s.ref == nullptr;
+            if (!s.attrs) s.attrs = std::make_shared<const ops::op_attrs>(a);
         } catch (const ops::op_error& e) {
             std::string_view m = e.what();
             if (m.substr(0, 9) == "sgmatch: ") m.remove_prefix(9);
@@ -420,7 +435,7 @@ private:
     void bind_control(step& s, const ops::op_schema& schema, mode m) const {
         try {
             const ops::op_attrs a(schema, ops::node_of<graph>(g_, s.n));
-            s.typed = control::make<executor>(a, g_, s.n, m);
+            s.typed = control::make<executor>(a, g_, s.n, m, limits_);
             s.attrs = std::make_shared<const ops::op_attrs>(a);
             s.typed_only = true;
         } catch (const ops::op_error& e) {
@@ -468,6 +483,151 @@ private:
     }
 
     using use_counts = std::vector<std::vector<std::uint32_t>>;
+
+    // The bytes a run holds in computed values, against the limits.
+    class budget {
+    public:
+        explicit budget(std::size_t nodes) : bytes_(nodes, 0) {}
+        // Node n is about to compute `bytes` (0: not known before it runs).
+        void take(const graph& g, node_id n, std::uint64_t bytes, const limits& l) {
+            auto refuse = [&](const std::string& why) {
+                throw exec_error("sgmatch::exec::executor: node '" + std::string(g.name(n)) + "' (" + std::string(g.op_name(n)) + ") " + why);
+            };
+            if (bytes > l.max_allocation)
+                refuse("would compute " + std::to_string(bytes) + " bytes, over the memory budget of " + std::to_string(l.max_allocation) +
+                       " bytes for one value (exec::limits::max_allocation)");
+            if (bytes > l.max_live || live_ > l.max_live - bytes)
+                refuse("would compute " + std::to_string(bytes) + " bytes while the run holds " + std::to_string(live_) +
+                       ", over the memory budget of " + std::to_string(l.max_live) + " bytes live at once (exec::limits::max_live)");
+            bytes_[n.value] = bytes;
+            live_ += bytes;
+        }
+        // Node n's values are all read and none is a graph output: its bytes are free again.
+        void drop_if_unread(const graph& g, node_id n, const std::vector<std::uint32_t>& uses) {
+            for (std::uint32_t p = 0; p < uses.size(); ++p)
+                if (uses[p] != 0 || g.is_graph_output(n, p)) return;
+            live_ -= bytes_[n.value];
+            bytes_[n.value] = 0;
+        }
+
+    private:
+        std::vector<std::uint64_t> bytes_;
+        std::uint64_t live_ = 0;
+    };
+
+    // What a shape rule reads of node n's inputs as they are now: dims, and the values of small
+    // integer and real inputs (a Reshape's shape, Resize's scales).
+    ops::shape_inputs shapes_now(node_id n, const store& vs) const {
+        ops::shape_inputs in;
+        for (std::size_t i = 0; i < g_.input_count(n); ++i) {
+            const auto v = g_.input(n, i);
+            std::optional<std::vector<std::int64_t>> ints;
+            std::optional<std::vector<double>> reals;
+            if (g_.kind(v.node) == node_kind::constant) {
+                const auto c = g_.constant(v.node);
+                if (!c) return {};
+                in.shapes.emplace_back(c->dims, c->dims + c->rank);
+                if (c->element_count() <= 64) {
+                    ints = c->to_ints();
+                    reals = c->to_reals();
+                }
+            } else {
+                const slot& x = vs[v.node.value].at(v.port);
+                if (x.typed) {
+                    if (x.typed->is_sequence() || x.typed->is_none()) return {};
+                    in.shapes.emplace_back(x.typed->dims().begin(), x.typed->dims().end());
+                    const value& t = *x.typed;
+                    if ((t.has_data() || t.size() == 0) && t.size() <= 64 && (t.type() == dtype::i64 || t.type() == dtype::i32))
+                        ints = t.dense_value().to_ints();
+                    if ((t.has_data() || t.size() == 0) && t.size() <= 64 && (t.type() == dtype::f32 || t.type() == dtype::f64))
+                        reals = t.dense_value().as_constant().to_reals();
+                } else if (x.plain) {
+                    in.shapes.emplace_back(x.plain->shape().begin(), x.plain->shape().end());
+                    if (x.plain->size() <= 64) reals = std::vector<double>(x.plain->begin(), x.plain->end());
+                } else if (!x.t.empty()) {
+                    in.shapes.push_back(x.t.shape());
+                } else {
+                    return {};
+                }
+            }
+            in.values.push_back(std::move(ints));
+            in.reals.push_back(std::move(reals));
+        }
+        return in;
+    }
+
+    // The bytes step s's outputs will take, by its op's shape rule (a fused node: its ops'
+    // rules in order) on the inputs it has now, 8 bytes an element for typed kernels and 4 for
+    // the f32 ones; 0 where no rule answers (the kernel then computes what it computes, and
+    // the declared shape is checked after).
+    std::uint64_t output_bytes(const step& s, const store& vs) const {
+        const std::uint64_t element = s.typed && (s.typed_only || reads_foreign(s, vs)) ? 8 : 4;
+        std::vector<ops::dims> outs;
+        try {
+            if (s.fused) {
+                outs = fused_output_shapes(*s.fused, s.n, vs);
+            } else if (s.attrs && ops::shape_rule_of(s.attrs->schema()) != nullptr) {
+                const ops::shape_inputs in = shapes_now(s.n, vs);
+                if (in.shapes.size() != g_.input_count(s.n)) return 0;
+                outs = ops::infer_shapes(*s.attrs, in);
+            }
+        } catch (const ops::size_overflow& e) {
+            std::string_view m = e.what();
+            if (m.substr(0, 9) == "sgmatch: ") m.remove_prefix(9);
+            throw exec_error("sgmatch::exec::executor: " + std::string(m));
+        } catch (const ops::op_error&) {
+            return 0;  // the kernel says what is wrong
+        }
+        std::uint64_t bytes = 0;
+        for (const auto& d : outs) {
+            const auto count = sgmatch::detail::checked_product(d);
+            const auto b = count ? sgmatch::detail::checked_bytes(*count, static_cast<std::int64_t>(element)) : std::nullopt;
+            if (!b || bytes > UINT64_MAX - static_cast<std::uint64_t>(*b)) return UINT64_MAX;
+            bytes += static_cast<std::uint64_t>(*b);
+        }
+        return bytes;
+    }
+
+    // A fused node's output shape: its ops' shape rules, in order, over the member graph whose
+    // input "k" is the node's input ops_inputs[k].
+    std::vector<ops::dims> fused_output_shapes(const onednn::fused_node& f, node_id n, const store& vs) const {
+        if (!f.ops) return {};
+        const graph& m = *f.ops;
+        const ops::shape_inputs outer = shapes_now(n, vs);
+        if (outer.shapes.size() != g_.input_count(n)) return {};
+        std::vector<std::vector<ops::dims>> shape_of(m.index_bound());
+        for (node_id x : m.nodes()) {
+            if (m.kind(x) == node_kind::input) {
+                std::size_t k = 0;
+                const std::string_view name = m.name(x);
+                for (char c : name) k = k * 10 + static_cast<std::size_t>(c - '0');
+                if (k >= f.ops_inputs.size() || f.ops_inputs[k] >= outer.shapes.size()) return {};
+                shape_of[x.value] = {outer.shapes[f.ops_inputs[k]]};
+            } else if (m.kind(x) == node_kind::constant) {
+                const auto c = m.constant(x);
+                if (!c) return {};
+                shape_of[x.value] = {ops::dims(c->dims, c->dims + c->rank)};
+            } else if (m.kind(x) == node_kind::op) {
+                const ops::op_schema* schema = ops::find_schema(m.op_name(x));
+                if (schema == nullptr || ops::shape_rule_of(*schema) == nullptr) return {};
+                ops::shape_inputs in;
+                for (std::size_t i = 0; i < m.input_count(x); ++i) {
+                    const auto v = m.input(x, i);
+                    if (shape_of[v.node.value].size() <= v.port) return {};
+                    in.shapes.push_back(shape_of[v.node.value][v.port]);
+                    const auto c = m.constant(v.node);
+                    const bool small = c && c->element_count() <= 64;
+                    in.values.push_back(small ? c->to_ints() : std::nullopt);
+                    in.reals.push_back(small ? c->to_reals() : std::nullopt);
+                }
+                const ops::op_attrs a(*schema, ops::node_of<graph>(m, x));
+                shape_of[x.value] = ops::infer_shapes(a, in);
+            }
+        }
+        if (m.graph_output_count() == 0) return {};
+        const auto o = m.graph_output(0);
+        return shape_of[o.node.value].size() > o.port ? std::vector<ops::dims>{shape_of[o.node.value][o.port]} : std::vector<ops::dims>{};
+    }
 
     // A single op on its oneDNN kernel; its reference kernel when the kernel rejects the input.
     void run_op(const step& s, store& vs, run_stats& st) const {
@@ -628,15 +788,6 @@ private:
         }
         values out;
         try {
-            // The outputs' size by the op's shape rule before the kernel allocates them: values
-            // computed at run time (an Expand to a computed shape) may ask for anything.
-            if (s.attrs) {
-                const long double bytes = typed::estimated_bytes(*s.attrs, in);
-                if (bytes > static_cast<long double>(max_value_bytes_))
-                    throw exec_error("sgmatch::exec::executor: node '" + std::string(g_.name(n)) + "' (" + std::string(g_.op_name(n)) +
-                                     ") would compute " + std::to_string(static_cast<double>(bytes)) + " bytes, over the limit of " +
-                                     std::to_string(max_value_bytes_) + " (executor::limit_value_bytes)");
-            }
             out = s.typed(in);
         } catch (const value_error& e) {
             throw exec_error("sgmatch::exec::executor: node '" + std::string(g_.name(n)) + "' (" + std::string(g_.op_name(n)) +
@@ -711,13 +862,13 @@ private:
     }
 
     const graph& g_;
+    std::shared_ptr<limits> limits_;
     std::vector<step> steps_;
     std::vector<std::size_t> step_of_;  // by node index: its step (npos: not an op)
     std::vector<node_id> step_nodes_;   // by step: its node, and its fused node (or null)
     std::vector<const onednn::fused_node*> step_fused_;
     bool has_fused_ = false;
     std::shared_ptr<plan_cache> plans_ = std::make_shared<plan_cache>();
-    std::size_t max_value_bytes_ = std::size_t{16} << 30;
     int threads_ = 0;
 };
 

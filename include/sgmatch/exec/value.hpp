@@ -156,8 +156,11 @@ public:
         return v;
     }
     /// A view of the caller's buffer (no copy; read-only). Strides in elements; empty: dense.
+    /// A value of no elements may have no buffer (an empty array's data() is null).
     static value view(const void* data, dtype t, shape dims, shape strides = {}) {
-        if (data == nullptr) throw value_error("sgmatch::exec::value::view: a null buffer");
+        static const std::int64_t nothing = 0;
+        if (data == nullptr && element_count(dims) == 0) data = &nothing;
+        if (data == nullptr) throw value_error("sgmatch::exec::value::view: a null buffer for " + to_string(dims));
         if (!strides.empty() && strides.size() != dims.size())
             throw value_error("sgmatch::exec::value::view: " + std::to_string(strides.size()) + " strides for rank " +
                               std::to_string(dims.size()));

@@ -111,6 +111,10 @@ inline std::shared_ptr<const onednn::op_kernel> onednn_prelu(const node_context&
 template <bool Mean>
 std::shared_ptr<const onednn::op_kernel> onednn_sum(const node_context& c, bool) {
     if (c.input_count() < 1 || c.input_is_constant(0)) return nullptr;
+    // oneDNN holds a memory descriptor (about a kilobyte) per source, several times over: past a
+    // few hundred inputs the reference kernel's loop is the cheaper one (and oneDNN 2.6 fails to
+    // run a sum of 100,000 after building it).
+    if (c.input_count() > 256) return nullptr;
     const auto dims_of = [&](std::size_t i) {
         const auto t = c.input_type(i);
         return t && t->ranked() ? std::optional<std::vector<std::int64_t>>(t->dims) : std::nullopt;
