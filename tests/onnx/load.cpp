@@ -720,7 +720,7 @@ TEST_CASE("onnx::load: Scan before opset 9 (a batch axis) runs as a Loop of opse
     }
     // Per-element lengths are refused by name.
     builder lens(8);
-    lens.input("n", {2}, ::onnx::TensorProto::INT32);
+    lens.input("n", {2}, ::onnx::TensorProto::INT64);
     lens.input("s0", {2, 2});
     lens.input("x", {2, 3, 2});
     lens.input("k", {1});

@@ -34,6 +34,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cctype>
 #include <cfloat>
 #include <cstddef>
 #include <cstdint>
@@ -50,6 +51,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include <google/protobuf/io/coded_stream.h>
 #include <onnx/onnx_pb.h>
 // <sys/mman.h> (the built-in graph's storage) defines MAP_TYPE, a name ONNX's parser uses.
 #pragma push_macro("MAP_TYPE")
@@ -132,7 +134,13 @@ public:
         model out;
         for (const auto& op : m_.opset_import())
             if (default_domain(op.domain())) out.opset = op.version();
-        if (out.opset == 0) out.opset = 1;
+        bool imported = false;
+        for (const auto& op : m_.opset_import()) imported = imported || default_domain(op.domain());
+        if (!imported) out.opset = 1;  // IR version 1 and 2: no imports, the first opset
+        const std::int64_t newest = newest_opset();
+        if (out.opset < 1 || out.opset > newest)
+            throw load_error("sgmatch::onnx: opset " + std::to_string(out.opset) +
+                             " for the default domain is outside the opsets this loader implements (1 to " + std::to_string(newest) + ")");
         opset_ = out.opset;
         out.report.ir_version = m_.ir_version();
         out.report.producer = m_.producer_name() + (m_.producer_version().empty() ? "" : " " + m_.producer_version());
@@ -176,6 +184,8 @@ public:
         // Weights stored as raw_data stay in the strings the protobuf parsed them into: the
         // graph's constants hold those (add_constant with an owner), no copy is made.
         for (auto& t : *m_.mutable_graph()->mutable_initializer()) {
+            check_initializer_as_input(t, gp);
+            elem_[t.name()] = t.data_type();
             tensor v;
             const std::uint64_t count = detail::decode_header(t, v, o_.max_tensor_bytes), want = count * size_of(v.type);
             if (t.data_location() != ::onnx::TensorProto::EXTERNAL && t.has_raw_data() && want >= 4096 &&
@@ -189,8 +199,10 @@ public:
             }
             ++out.report.initializers;
         }
+        std::unordered_map<std::string, int> seen_inputs;
         for (const auto& in : gp.input()) {
-            if (values_.count(in.name())) continue;  // an initializer listed as an input (IR < 4)
+            if (seen_inputs[in.name()]++) throw load_error("sgmatch::onnx: graph input '" + in.name() + "' is listed twice");
+            if (values_.count(in.name())) continue;  // an initializer listed as an input: the initializer (checked above)
             check_value_type(in, "graph input");
             const node_id n = g.add_input(in.name(), type_of(in.name()));
             define(in.name(), input_ref(n), "graph input");
@@ -198,6 +210,7 @@ public:
         }
         for (const int i : topological_order(gp)) add_node(g, gp.node(i));
         out.report.nodes = static_cast<std::size_t>(gp.node_size());
+        if (gp.output_size() == 0) throw load_error("sgmatch::onnx: the graph has no outputs");
         std::map<std::string, int> seen_outputs;
         for (const auto& o : gp.output()) {
             check_value_type(o, "graph output");
@@ -235,6 +248,92 @@ public:
     }
 
 private:
+    // The newest opset of the default domain that libonnx (and so this loader's conversions)
+    // describes.
+    static std::int64_t newest_opset() {
+        const auto& m = ::onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+        const auto it = m.find(::onnx::ONNX_DOMAIN);
+        return it == m.end() ? 1 : it->second.second;
+    }
+
+    // An initializer that is also a graph input (IR >= 4: the input's default value) is a
+    // constant here: its value wins. A declared type of the input that disagrees with it is
+    // refused, naming both.
+    void check_initializer_as_input(const ::onnx::TensorProto& t, const ::onnx::GraphProto& gp) const {
+        for (const auto& in : gp.input()) {
+            if (in.name() != t.name() || !in.has_type() || !in.type().has_tensor_type()) continue;
+            const auto& tt = in.type().tensor_type();
+            auto text = [](auto begin, auto end) {
+                std::string d;
+                for (auto i = begin; i != end; ++i) d += (d.empty() ? "" : ", ") + std::to_string(*i);
+                return "[" + d + "]";
+            };
+            const std::string init = text(t.dims().begin(), t.dims().end());
+            if (tt.elem_type() != 0 && tt.elem_type() != t.data_type())
+                throw load_error("sgmatch::onnx: graph input '" + in.name() + "' is declared " + onnx_type_name(tt.elem_type()) +
+                                 "; its initializer is " + onnx_type_name(t.data_type()));
+            if (!tt.has_shape()) continue;
+            std::vector<std::int64_t> declared;
+            bool same = tt.shape().dim_size() == t.dims_size();
+            for (int i = 0; i < tt.shape().dim_size(); ++i) {
+                const auto& d = tt.shape().dim(i);
+                declared.push_back(d.has_dim_value() ? d.dim_value() : -1);
+                same = same && (!d.has_dim_value() || d.dim_value() == t.dims(i));
+            }
+            if (!same)
+                throw load_error("sgmatch::onnx: graph input '" + in.name() + "' is declared of shape " +
+                                 text(declared.begin(), declared.end()) + "; its initializer has shape " + init +
+                                 " (the initializer is the value used: a conflicting declaration is refused)");
+        }
+    }
+
+    // The lower-case ONNX name of an element type ("float", "int64"), as in type constraints.
+    static std::string constraint_name(std::int32_t t) {
+        std::string n = onnx_type_name(t);
+        for (char& c : n) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        return n;
+    }
+
+    // Each input whose element type is known against the op's type constraints in libonnx's
+    // schema (ONNX's checker's rule): inputs bound to one type parameter share one type, and
+    // that type is one the parameter allows.
+    void check_type_constraints(const ::onnx::NodeProto& n) const {
+        const ::onnx::OpSchema* schema = ::onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(opset_), "");
+        if (schema == nullptr || schema->inputs().empty()) return;
+        std::map<std::string, std::pair<int, std::int32_t>> bound;  // type parameter -> first input and its type
+        for (int i = 0; i < n.input_size(); ++i) {
+            if (n.input(i).empty()) continue;
+            const auto e = elem_.find(n.input(i));
+            if (e == elem_.end() || e->second == 0) continue;
+            const auto k = static_cast<std::size_t>(std::min<int>(i, static_cast<int>(schema->inputs().size()) - 1));
+            const auto& formal = schema->inputs()[k];
+            if (k + 1 == schema->inputs().size() && i > static_cast<int>(k) && !formal.GetIsHomogeneous()) continue;
+            const std::string& param = formal.GetTypeStr();
+            const std::string type = constraint_name(e->second);
+            for (const auto& c : schema->typeConstraintParams()) {
+                if (c.type_param_str != param) continue;
+                bool allowed = false, tensors = false;
+                std::string list;
+                for (const auto& a : c.allowed_type_strs) {
+                    allowed = allowed || a == "tensor(" + type + ")";
+                    tensors = tensors || a.rfind("tensor(", 0) == 0;
+                    if (a.rfind("tensor(", 0) == 0) list += (list.empty() ? "" : ", ") + a.substr(7, a.size() - 8);
+                }
+                if (tensors && !allowed)
+                    throw load_error("sgmatch::onnx: " + node_label(n) + ": input " + std::to_string(i) + " ('" + n.input(i) + "') is " + type +
+                                     "; its type " + param + " allows " + list);
+            }
+            const auto it = bound.find(param);
+            if (it == bound.end()) {
+                bound.emplace(param, std::make_pair(i, e->second));
+            } else if (it->second.second != e->second) {
+                throw load_error("sgmatch::onnx: " + node_label(n) + ": inputs " + std::to_string(it->second.first) + " ('" +
+                                 n.input(it->second.first) + "', " + constraint_name(it->second.second) + ") and " + std::to_string(i) +
+                                 " ('" + n.input(i) + "', " + type + ") share the type " + param + " and must be of one element type");
+            }
+        }
+    }
+
     // Shapes and types by value name: graph inputs, value_info (shape inference), outputs.
     void collect_types(const ::onnx::GraphProto& gp) {
         auto take = [&](const ::onnx::ValueInfoProto& v, bool input) {
@@ -488,6 +587,7 @@ private:
             unsupported(n, "domain '" + n.domain() + "' is not supported");
             return add_opaque(g, n);
         }
+        check_type_constraints(n);
         if (n.op_type() == "Constant" && n.output_size() == 1 && add_constant_node(g, n)) return;
         // Upsample is written as Resize (write_upsample).
         const std::string op = n.op_type() == "Upsample" ? std::string("Resize") : n.op_type();
@@ -920,14 +1020,26 @@ private:
     std::unordered_map<std::string, std::size_t> rank_;  // values whose rank is known
     std::unordered_map<std::string, std::int64_t> dims_;  // symbolic dims bound
     int depth_ = 0;  // 0: the model's graph; k: a body nested k deep
+public:
     static constexpr int max_body_depth = 64;
 };
+
+// Parses `m` from `size` bytes with messages nested at most `depth` deep.
+inline bool parse_model(::onnx::ModelProto& m, const void* data, std::size_t size, int depth) {
+    google::protobuf::io::CodedInputStream in(static_cast<const std::uint8_t*>(data), static_cast<int>(size));
+    in.SetRecursionLimit(depth);
+    return m.ParseFromCodedStream(&in) && in.ConsumedEntireMessage();
+}
 
 inline model load_proto(::onnx::ModelProto& m, const load_options& o, const std::string& base) {
     try {
         return converter(m, o, base).run();
     } catch (const graph_error& e) {
         throw load_error(std::string("sgmatch::onnx: ") + e.what());
+    } catch (const ops::size_overflow& e) {  // a shape rule's element count past int64
+        std::string_view m = e.what();
+        if (m.substr(0, 9) == "sgmatch: ") m.remove_prefix(9);
+        throw load_error("sgmatch::onnx: " + std::string(m));
     }
 }
 
@@ -937,8 +1049,18 @@ inline model load_proto(::onnx::ModelProto& m, const load_options& o, const std:
 inline model load_bytes(const void* data, std::size_t size, const load_options& o = {}, const std::string& base_dir = {}) {
     ::onnx::ModelProto m;
     if (size > static_cast<std::size_t>(INT32_MAX)) throw load_error("sgmatch::onnx: a model of over 2 GiB in one protobuf");
-    if (!m.ParseFromArray(data, static_cast<int>(size)))
+    // Each body nests three messages (node, attribute, graph): protobuf's default limit of 100
+    // would stop at 32 bodies. The limit here admits the bodies the converter takes; a model
+    // that parses only past it is refused as nested too deep (a limit kept finite: the parser
+    // recurses on the stack).
+    const int limit = 3 * detail::converter::max_body_depth + 16;
+    if (!detail::parse_model(m, data, size, limit)) {
+        ::onnx::ModelProto deeper;
+        if (detail::parse_model(deeper, data, size, 4 * limit))
+            throw load_error("sgmatch::onnx: the model's graphs are nested deeper than " +
+                             std::to_string(detail::converter::max_body_depth) + " levels (refused)");
         throw load_error("sgmatch::onnx: not an ONNX model (the protobuf does not parse: truncated or corrupt)");
+    }
     if (!m.has_graph()) throw load_error("sgmatch::onnx: the model has no graph");
     return detail::load_proto(m, o, base_dir);
 }
@@ -953,7 +1075,9 @@ inline model load(std::istream& in, const load_options& o = {}, const std::strin
 /// is parsed (onnx/file.hpp).
 inline model load(const std::string& path, const load_options& o = {}) {
     const detail::file_bytes bytes(path);
-    return load_bytes(bytes.data(), bytes.size(), o, std::filesystem::path(path).parent_path().string());
+    // A bare file name ("model.onnx") lives in the working directory: its external data too.
+    const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+    return load_bytes(bytes.data(), bytes.size(), o, dir.empty() ? std::string(".") : dir.string());
 }
 
 }  // namespace onnx

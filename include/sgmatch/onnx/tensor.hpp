@@ -23,6 +23,12 @@
 
 #include <onnx/onnx_pb.h>
 
+#if defined(__unix__) || defined(__APPLE__)
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#endif
+
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/exec/value.hpp"
 #include "sgmatch/graph/types.hpp"
@@ -91,19 +97,79 @@ inline std::string onnx_type_name(std::int32_t t) {
 
 namespace detail {
 
+// A whole unsigned decimal number (every character a digit, no sign, no overflow); nullopt
+// otherwise: "12abc", "-1" and "" are not numbers.
+inline std::optional<std::uint64_t> whole_number(const std::string& s) {
+    if (s.empty() || s.size() > 20) return std::nullopt;
+    std::uint64_t v = 0;
+    for (const char c : s) {
+        if (c < '0' || c > '9') return std::nullopt;
+        const auto d = static_cast<std::uint64_t>(c - '0');
+        if (v > (UINT64_MAX - d) / 10) return std::nullopt;
+        v = v * 10 + d;
+    }
+    return v;
+}
+
+// `want` bytes at `offset` of `file`, which must be a regular file: a FIFO, a device or a
+// directory is refused before anything is read (opened without blocking, checked on the open
+// descriptor). `what` names the tensor and `shown` the file in messages.
+inline std::vector<unsigned char> regular_file_bytes(const std::filesystem::path& file, std::uint64_t offset, std::uint64_t want,
+                                                     const std::string& what, const std::string& shown) {
+#if defined(__unix__) || defined(__APPLE__)
+    const int fd = ::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) throw load_error(what + ": cannot open external data '" + shown + "'");
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        ::close(fd);
+        throw load_error(what + ": external data '" + shown + "' is not a regular file (refused)");
+    }
+    const auto size = static_cast<std::uint64_t>(st.st_size);
+    if (offset > size || size - offset < want) {
+        ::close(fd);
+        throw load_error(what + ": external data '" + shown + "' is shorter than its dims need");
+    }
+    std::vector<unsigned char> out(static_cast<std::size_t>(want));
+    std::uint64_t done = 0;
+    while (done < want) {
+        const ssize_t r = ::pread(fd, out.data() + done, static_cast<std::size_t>(want - done), static_cast<off_t>(offset + done));
+        if (r <= 0) {
+            ::close(fd);
+            throw load_error(what + ": reading external data '" + shown + "' failed");
+        }
+        done += static_cast<std::uint64_t>(r);
+    }
+    ::close(fd);
+    return out;
+#else
+    if (!std::filesystem::is_regular_file(file)) throw load_error(what + ": external data '" + shown + "' is not a regular file (refused)");
+    std::ifstream in(file, std::ios::binary);
+    if (!in) throw load_error(what + ": cannot open external data '" + shown + "'");
+    in.seekg(0, std::ios::end);
+    const auto size = static_cast<std::uint64_t>(in.tellg());
+    if (offset > size || size - offset < want) throw load_error(what + ": external data '" + shown + "' is shorter than its dims need");
+    std::vector<unsigned char> out(static_cast<std::size_t>(want));
+    in.seekg(static_cast<std::streamoff>(offset));
+    in.read(reinterpret_cast<char*>(out.data()), static_cast<std::streamsize>(want));
+    if (!in) throw load_error(what + ": reading external data '" + shown + "' failed");
+    return out;
+#endif
+}
+
 // Reads `length` bytes at `offset` of a file beside the model; the path may not leave `base`.
 inline std::vector<unsigned char> external_bytes(const ::onnx::TensorProto& t, const std::string& base, std::uint64_t want) {
     namespace fs = std::filesystem;
     std::string location;
     std::uint64_t offset = 0, length = want;
     for (const auto& kv : t.external_data()) {
-        try {
-            if (kv.key() == "location") location = kv.value();
-            else if (kv.key() == "offset") offset = std::stoull(kv.value());
-            else if (kv.key() == "length") length = std::stoull(kv.value());
-        } catch (const std::exception&) {
-            throw load_error("sgmatch::onnx: tensor '" + t.name() + "': external data " + kv.key() + " '" + kv.value() +
-                             "' is not a number");
+        if (kv.key() == "location") {
+            location = kv.value();
+        } else if (kv.key() == "offset" || kv.key() == "length") {
+            const auto v = whole_number(kv.value());
+            if (!v)
+                throw load_error("sgmatch::onnx: tensor '" + t.name() + "': external data " + kv.key() + " '" + kv.value() +
+                                 "' is not a whole non-negative number");
+            (kv.key() == "offset" ? offset : length) = *v;
         }
     }
     if (location.empty()) throw load_error("sgmatch::onnx: tensor '" + t.name() + "': external data without a location");
@@ -118,17 +184,7 @@ inline std::vector<unsigned char> external_bytes(const ::onnx::TensorProto& t, c
     if (length != want)
         throw load_error("sgmatch::onnx: tensor '" + t.name() + "': external data length " + std::to_string(length) +
                          " disagrees with its dims (" + std::to_string(want) + " bytes)");
-    std::ifstream in(file, std::ios::binary);
-    if (!in) throw load_error("sgmatch::onnx: tensor '" + t.name() + "': cannot open external data '" + location + "'");
-    in.seekg(0, std::ios::end);
-    const auto size = static_cast<std::uint64_t>(in.tellg());
-    if (offset > size || size - offset < want)
-        throw load_error("sgmatch::onnx: tensor '" + t.name() + "': external data '" + location + "' is shorter than its dims need");
-    std::vector<unsigned char> out(static_cast<std::size_t>(want));
-    in.seekg(static_cast<std::streamoff>(offset));
-    in.read(reinterpret_cast<char*>(out.data()), static_cast<std::streamsize>(want));
-    if (!in) throw load_error("sgmatch::onnx: tensor '" + t.name() + "': reading external data '" + location + "' failed");
-    return out;
+    return regular_file_bytes(file, offset, want, "sgmatch::onnx: tensor '" + t.name() + "'", location);
 }
 
 template <class To, class Field>
@@ -180,6 +236,23 @@ inline void decode_data(const ::onnx::TensorProto& t, tensor& out, std::uint64_t
         out.bytes.assign(t.raw_data().begin(), t.raw_data().end());
         return;
     }
+    // The typed field must hold `count` values before anything is allocated: dims that claim
+    // gigabytes with no data behind them are refused at the cost of reading them.
+    const std::uint64_t held = [&]() -> std::uint64_t {
+        switch (out.type) {
+            case dtype::f32: return static_cast<std::uint64_t>(t.float_data_size());
+            case dtype::f64: return static_cast<std::uint64_t>(t.double_data_size());
+            case dtype::i64: return static_cast<std::uint64_t>(t.int64_data_size());
+            case dtype::u32:
+            case dtype::u64: return static_cast<std::uint64_t>(t.uint64_data_size());
+            default: return static_cast<std::uint64_t>(t.int32_data_size());
+        }
+    }();
+    if (held != count) {
+        const char* field = out.type == dtype::f32 ? "float_data" : out.type == dtype::f64 ? "double_data" : out.type == dtype::i64 ? "int64_data"
+                          : out.type == dtype::u32 || out.type == dtype::u64 ? "uint64_data" : "int32_data";
+        expect(held, field);
+    }
     out.bytes.resize(static_cast<std::size_t>(want));
     switch (out.type) {
         case dtype::f32:
@@ -227,6 +300,7 @@ inline tensor decode(const ::onnx::TensorProto& t, const std::string& base = {},
 
 /// A TensorProto file (the ONNX test data's `input_0.pb`), decoded.
 inline tensor read_tensor_file(const std::string& path) {
+    if (!std::filesystem::is_regular_file(path)) throw load_error("sgmatch::onnx: tensor file '" + path + "' is not a regular file");
     std::ifstream in(path, std::ios::binary);
     if (!in) throw load_error("sgmatch::onnx: cannot open tensor file '" + path + "'");
     const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
