@@ -2,7 +2,13 @@
 //
 //   sgmatch-run model.onnx [--backend onednn|onednn.regions|none] [--batch N] [--threads T]
 //               [--input name=file.npy|file.pb ...] [--expect file.npy|file.pb] [--dot out.dot]
-//               [--save out.onnx] [--rounds K] [--explain] [--profile] [--json]
+//               [--save out.onnx] [--rounds K] [--max-memory BYTES] [--max-loop-iterations N]
+//               [--explain] [--profile] [--json]          (sgmatch-run --help: every option)
+//
+// The model and every file are untrusted input: each argument is checked whole
+// (sgmatch_run_options.hpp), runs are bounded by --max-memory (8 GiB for one value and for the
+// values live at once) and --max-loop-iterations (100,000), and every error is a message on
+// stderr with exit status 2.
 //
 // Prints the load report, the partition per property (candidates, fused, declined with
 // reasons), nodes before and after, load and first-run time, fused and unfused times
@@ -37,14 +43,25 @@
 #include <sgmatch/partition/dot.hpp>
 #include <sgmatch/reference/npy.hpp>
 
+#include "sgmatch_run_options.hpp"
+
 using sgmatch::reference::array;
 namespace sx = sgmatch::onnx;
 
 namespace {
 
 [[noreturn]] void die(const std::string& m) {
-    std::fprintf(stderr, "sgmatch-run: %s\n", m.c_str());
+    std::string hint;  // the library names its limits; here they are options
+    if (m.find("exec::limits::max_loop_iterations") != std::string::npos) hint = " (sgmatch-run --max-loop-iterations N)";
+    if (m.find("exec::limits::max_") != std::string::npos && hint.empty()) hint = " (sgmatch-run --max-memory BYTES)";
+    std::fprintf(stderr, "sgmatch-run: %s%s\n", m.c_str(), hint.c_str());
     std::exit(2);
+}
+
+std::string dims_text(const sgmatch::exec::shape& d) {
+    std::string t;
+    for (auto k : d) t += (t.empty() ? "" : ", ") + std::to_string(k);
+    return "[" + t + "]";
 }
 
 using sgmatch::exec::value;
@@ -83,41 +100,26 @@ std::string json_string(const std::string& s) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    std::string model_path, backend = "onednn", expect_path, dot_path, save_path;
-    std::map<std::string, std::string> input_files;
-    std::optional<std::int64_t> batch;
-    int threads = 0, rounds = 5;
-    bool json = false, explain = false, profile = false;
-    for (int i = 1; i < argc; ++i) {
-        const std::string a = argv[i];
-        auto value = [&]() -> std::string {
-            if (i + 1 >= argc) die(a + " needs a value");
-            return argv[++i];
-        };
-        if (a == "--backend") backend = value();
-        else if (a == "--batch") batch = std::stoll(value());
-        else if (a == "--threads") threads = std::stoi(value());
-        else if (a == "--rounds") rounds = std::max(1, std::stoi(value()));
-        else if (a == "--expect") expect_path = value();
-        else if (a == "--dot") dot_path = value();
-        else if (a == "--save") save_path = value();
-        else if (a == "--json") json = true;
-        else if (a == "--explain") explain = true;
-        else if (a == "--input") {
-            const std::string v = value();
-            const auto eq = v.find('=');
-            if (eq == std::string::npos) die("--input takes name=file");
-            input_files[v.substr(0, eq)] = v.substr(eq + 1);
-        } else if (a == "--profile") {
-            profile = true;
-        } else if (!a.empty() && a[0] == '-') {
-            die("unknown option " + a);
-        } else {
-            model_path = a;
-        }
+    sgmatch_run::options opts;
+    try {
+        opts = sgmatch_run::parse(std::vector<std::string>(argv + 1, argv + argc));
+    } catch (const sgmatch_run::usage_error& e) {
+        std::fprintf(stderr, "sgmatch-run: %s\n%s", e.what(), sgmatch_run::usage_text());
+        return 2;
     }
-    if (model_path.empty()) die("usage: sgmatch-run model.onnx [--backend onednn|onednn.regions|none] [--batch N] ...");
-    if (backend != "onednn" && backend != "onednn.regions" && backend != "none") die("unknown backend " + backend);
+    if (opts.help) {
+        std::printf("%s", sgmatch_run::usage_text());
+        return 0;
+    }
+    const std::string& model_path = opts.model;
+    const std::string &backend = opts.backend, &expect_path = opts.expect, &dot_path = opts.dot, &save_path = opts.save;
+    const std::map<std::string, std::string>& input_files = opts.inputs;
+    const std::optional<std::int64_t> batch = opts.batch;
+    const int threads = opts.threads, rounds = opts.rounds;
+    const bool json = opts.json, explain = opts.explain, profile = opts.profile;
+    sgmatch::exec::limits bounds;
+    bounds.max_allocation = bounds.max_live = opts.max_memory;
+    bounds.max_loop_iterations = opts.max_loop_iterations;
     // This program is the framework here: it decides the threads (OpenMP reads the variable when
     // oneDNN first runs in parallel, after this line).
     if (threads > 0) setenv("OMP_NUM_THREADS", std::to_string(threads).c_str(), 1);
@@ -140,21 +142,37 @@ int main(int argc, char** argv) {
                 die("--input " + name + "=" + file + ": the model has no input '" + name + "' (its inputs: " + known + ")");
             }
         for (const auto& name : m.inputs) {
+            std::optional<sgmatch::tensor_type> declared;
+            for (auto n : m.graph.nodes())
+                if (m.graph.kind(n) == sgmatch::node_kind::input && m.graph.name(n) == name) declared = m.graph.value_type(n, 0);
             if (const auto f = input_files.find(name); f != input_files.end()) {
-                inputs[name] = read_tensor(f->second);
+                value v = read_tensor(f->second);
+                if (declared && declared->ranked()) {  // a given input of the declared shape (unknown dims: any)
+                    bool same = v.rank() == declared->dims.size();
+                    for (std::size_t i = 0; same && i < v.rank(); ++i) same = declared->dims[i] < 0 || declared->dims[i] == v.dims()[i];
+                    if (!same)
+                        die("--input " + name + "=" + f->second + ": input '" + name + "' is declared " +
+                            dims_text(sgmatch::exec::shape(declared->dims.begin(), declared->dims.end())) + "; the file holds " + dims_text(v.dims()));
+                }
+                inputs[name] = std::move(v);
                 continue;
             }
             sgmatch::exec::shape shape;
             sgmatch::dtype type = sgmatch::dtype::f32;
-            for (auto n : m.graph.nodes())
-                if (m.graph.kind(n) == sgmatch::node_kind::input && m.graph.name(n) == name)
-                    if (const auto t = m.graph.value_type(n, 0)) {
-                        if (t->type != sgmatch::dtype::unknown) type = t->type;
-                        for (auto d : t->dims) {
-                            if (d < 0) die("input '" + name + "' has an unknown dim: give --batch or --input");
-                            shape.push_back(d);
-                        }
-                    }
+            if (declared) {
+                if (declared->type != sgmatch::dtype::unknown) type = declared->type;
+                for (auto d : declared->dims) {
+                    if (d < 0) die("input '" + name + "' has an unknown dim: give --batch or --input");
+                    shape.push_back(d);
+                }
+            }
+            // Filled inputs come out of the same budget as the run's values.
+            const auto count = sgmatch::detail::checked_product(shape);
+            const auto bytes = count ? sgmatch::detail::checked_bytes(*count, static_cast<std::int64_t>(sgmatch::size_of(type))) : std::nullopt;
+            if (!bytes || static_cast<std::uint64_t>(*bytes) > bounds.max_allocation)
+                die("input '" + name + "' of declared shape " + dims_text(shape) + " would take " +
+                    (bytes ? std::to_string(*bytes) + " bytes" : std::string("more bytes than int64 counts")) +
+                    ", over the memory budget of " + std::to_string(bounds.max_allocation) + " bytes (--max-memory; or give it with --input)");
             value v = value::zeros(type, shape);
             if (type == sgmatch::dtype::f32) {
                 std::uniform_real_distribution<float> u(-1.0f, 1.0f);
@@ -180,15 +198,20 @@ int main(int argc, char** argv) {
         }
         if (!dot_path.empty()) {
             std::ofstream d(dot_path);
+            if (!d) die("--dot " + dot_path + ": cannot open it for writing");
             sgmatch::write_dot(d, fused);
+            d.close();
+            if (!d) die("--dot " + dot_path + ": writing it failed");
         }
 
         t0 = std::chrono::steady_clock::now();
-        const sgmatch::exec::executor fused_run(fused, sgmatch::exec::mode::onednn);
+        sgmatch::exec::executor fused_run(fused, sgmatch::exec::mode::onednn);
+        fused_run.set_limits(bounds);
         sgmatch::exec::run_stats st;
         const value first = fused_run.run(inputs, &st).at(0);
         const double first_ms = ms_since(t0) + partition_ms;
-        const sgmatch::exec::executor unfused_run(m.graph, sgmatch::exec::mode::onednn);
+        sgmatch::exec::executor unfused_run(m.graph, sgmatch::exec::mode::onednn);
+        unfused_run.set_limits(bounds);
         (void)unfused_run.run(inputs);  // primitives created before timing
 
         std::vector<double> fused_t, unfused_t;
@@ -238,19 +261,35 @@ int main(int argc, char** argv) {
 
         double max_abs = -1;
         bool ok = true;
+        std::string mismatch;  // why the comparison could not be made
         if (!expect_path.empty()) {
             const value want = read_tensor(expect_path);
             if (want.dims() != first.dims() || want.type() != first.type()) {
                 ok = false;
                 max_abs = INFINITY;
+                mismatch = "--expect " + expect_path + " holds " + std::string(sgmatch::name_of(want.type())) + " " + dims_text(want.dims()) +
+                           "; the model's first output is " + std::string(sgmatch::name_of(first.type())) + " " + dims_text(first.dims());
             } else {
                 max_abs = 0;
                 const auto w = want.as_constant(), g = first.as_constant();
+                std::size_t nans = 0, got_nans = 0;
                 for (std::size_t i = 0; i < static_cast<std::size_t>(want.size()); ++i) {
+                    if (std::isnan(w.at(i))) {  // an expected NaN is matched by a NaN only
+                        ++nans;
+                        ok = ok && std::isnan(g.at(i));
+                        continue;
+                    }
                     const double d = std::abs(g.at(i) - w.at(i));
-                    max_abs = std::max(max_abs, d);
+                    if (std::isnan(g.at(i))) ++got_nans;
+                    else max_abs = std::max(max_abs, d);
                     ok = ok && d <= 1e-4 + 1e-3 * std::abs(w.at(i));
                 }
+                if (nans > 0)
+                    mismatch += "the expected values hold " + std::to_string(nans) + " NaN(s), each matched only by a NaN" +
+                                std::string(ok ? "" : " (a NaN of --expect met a number, or a number a NaN)");
+                if (got_nans > 0)
+                    mismatch += std::string(mismatch.empty() ? "" : "; ") + "the output holds " + std::to_string(got_nans) +
+                                " NaN(s) where --expect holds numbers";
             }
         }
         const double fused_ms = median(fused_t), unfused_ms = median(unfused_t);
@@ -288,6 +327,7 @@ int main(int argc, char** argv) {
                 for (const auto& [what, ms] : by_what) o << (k++ ? ", " : "") << json_string(what) << ": " << ms;
                 o << "}}";
             }
+            if (!mismatch.empty()) o << ", \"mismatch\": " << json_string(mismatch);
             o << ", \"ok\": " << (ok ? "true" : "false") << "}";
             std::printf("%s\n", o.str().c_str());
         } else {
@@ -305,7 +345,11 @@ int main(int argc, char** argv) {
                         st.fused_nodes, st.onednn_nodes, st.reference_nodes, st.typed_nodes);
             std::printf("first run (partition + build + run) %.2f ms; median of %d: fused %.3f ms, unfused %.3f ms (%.2fx)\n",
                         first_ms, rounds, fused_ms, unfused_ms, fused_ms > 0 ? unfused_ms / fused_ms : 0.0);
-            if (max_abs >= 0) std::printf("max |diff| vs %s: %.3g (%s)\n", expect_path.c_str(), max_abs, ok ? "ok" : "MISMATCH");
+            if (max_abs >= 0) {
+                if (std::isfinite(max_abs)) std::printf("max |diff| vs %s: %.3g (%s)\n", expect_path.c_str(), max_abs, ok ? "ok" : "MISMATCH");
+                else std::printf("vs %s: MISMATCH\n", expect_path.c_str());
+                if (!mismatch.empty()) std::printf("  %s\n", mismatch.c_str());
+            }
             if (profile) {
                 std::printf("profile (median of %d, %zu nodes, %.3f ms in nodes):\n", rounds, rows.size(), profiled_ms);
                 for (std::size_t i = 0; i < rows.size() && i < 20; ++i)

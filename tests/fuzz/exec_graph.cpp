@@ -119,7 +119,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         (void)passes::cleanup(g);
         for (const graph* x : std::initializer_list<const graph*>{&original, &g}) {
             exec::executor run(*x);
-            run.limit_value_bytes(std::size_t{64} << 20);  // the executor refuses larger values before allocating
+            sgmatch::exec::limits l;  // the executor refuses larger values before allocating
+            l.max_allocation = l.max_live = std::uint64_t{64} << 20;
+            l.max_loop_iterations = 10000;
+            run.set_limits(l);
             (void)run.run(feeds);
         }
     } catch (const graph_error&) {

@@ -1,0 +1,1 @@
+Pÿÿÿÿ garbage
