@@ -189,7 +189,7 @@ inline std::vector<dims> infer_shapes(const op_attrs& a, const shape_inputs& in)
     if (rule == nullptr) throw op_error("sgmatch: " + a.where() + ": no shape rule");
     std::vector<dims> out = rule(in, a);
     for (std::size_t p = 0; p < out.size(); ++p)
-        if (!detail::checked_product(out[p])) {
+        if (!sgmatch::detail::checked_product(out[p])) {
             std::string d;
             for (auto k : out[p]) d += (d.empty() ? "" : ", ") + std::to_string(k);
             throw size_overflow("sgmatch: " + a.where() + ": output " + std::to_string(p) + " of shape [" + d +

@@ -23,12 +23,12 @@ namespace rules {
 /// x + y and x * y of sizes, pads and strides from a model: past int64, a size_overflow naming
 /// the node (`what`: which sizes).
 inline std::int64_t add(const op_attrs& a, std::int64_t x, std::int64_t y, const char* what) {
-    const auto r = detail::checked_signed_add(x, y);
+    const auto r = sgmatch::detail::checked_signed_add(x, y);
     if (!r) throw size_overflow("sgmatch: " + a.where() + ": " + what + " overflow int64 (" + std::to_string(x) + " + " + std::to_string(y) + ")");
     return *r;
 }
 inline std::int64_t mul(const op_attrs& a, std::int64_t x, std::int64_t y, const char* what) {
-    const auto r = detail::checked_signed_mul(x, y);
+    const auto r = sgmatch::detail::checked_signed_mul(x, y);
     if (!r) throw size_overflow("sgmatch: " + a.where() + ": " + what + " overflow int64 (" + std::to_string(x) + " * " + std::to_string(y) + ")");
     return *r;
 }
