@@ -3,8 +3,8 @@
 //
 // A binding per op (exec/kernels/*.hpp) makes both from the node's checked attributes
 // (ops::op_attrs) when the executor is built; the executor looks bindings up by the op's
-// description (ops/table.hpp). Adding an op: its description, then its binding in the family's
-// file and one line in `kernel_bindings` (exec/kernels.hpp).
+// description (ops/table.hpp), through find_kernels (exec/kernels.hpp), which gathers the
+// families' binding arrays. What adding an op takes, in every layer: docs/design.md, "Adding an op".
 #pragma once
 
 #include <cmath>

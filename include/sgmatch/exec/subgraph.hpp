@@ -6,7 +6,7 @@
 //   sgmatch::exec::executor(g, sgmatch::exec::mode::onednn)(inputs);
 //
 // make_region_property(name) is a capability property over the ops that have oneDNN kernels
-// (region_ops) on f32 values (region_support): each maximal connected convex region of them becomes one node whose payload is an
+// (region_op_names()) on f32 values (region_support): each maximal connected convex region of them becomes one node whose payload is an
 // exec::subgraph_node. Its factory copies the region into a graph of its own (inputs "0", "1",
 // ... for the values read at run time; constants, weights included, copied in), applies the
 // ready-made backend's fusions inside it (conv / matmul chains with their post-ops, 1x1 +
@@ -35,6 +35,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "sgmatch/detail/config.hpp"
@@ -49,20 +50,35 @@
 SGMATCH_BEGIN_NAMESPACE
 namespace exec {
 
-/// The ops a region takes: those with a oneDNN kernel in the executor, and Erf, the member of a
-/// written-out GELU that has none: the fusions inside a region take a GELU after a conv or matmul
-/// into one post-op; an Erf elsewhere runs on its reference kernel inside the region.
-using region_ops =
-    supported_ops<ops::Conv, ops::ConvTranspose, ops::BatchNorm, ops::Relu, ops::LeakyRelu, ops::Clip, ops::Sigmoid,
-                  ops::Tanh, ops::Elu, ops::Gelu, ops::Swish, ops::HardSwish, ops::HardSigmoid, ops::Mish, ops::Softplus,
-                  ops::Exp, ops::Log, ops::Sqrt, ops::Square, ops::Abs, ops::Round, ops::Add, ops::Sub, ops::Mul, ops::Div,
-                  ops::Max, ops::Min, ops::MaxPool, ops::AveragePool, ops::GlobalAveragePool, ops::Gemm, ops::MatMul,
-                  ops::Flatten, ops::Softmax, ops::Concat, ops::LRN, ops::LayerNorm, ops::Reshape, ops::Transpose, ops::Pow,
-                  ops::Erf, ops::Slice, ops::ReduceMean, ops::ReduceSum, ops::ReduceMax, ops::ReduceMin, ops::ReduceProd,
-                  ops::ReduceL1, ops::ReduceL2, ops::ReduceSumSquare, ops::LogSoftmax, ops::GlobalMaxPool, ops::Neg,
-                  ops::Reciprocal, ops::PRelu, ops::Sum, ops::Mean>;
+namespace detail {
+template <class... T>
+std::vector<std::string_view> region_op_names(ops::tag_list<T...>) {
+    std::vector<std::string_view> v;
+    auto add = [&](auto tag) {
+        using X = decltype(tag);
+        bool onednn = std::is_same_v<X, ops::Erf>;
+        for (std::string_view n : X::names) {
+            const ops::op_schema* s = ops::find_schema(n);
+            const kernel_binding* b = s != nullptr ? find_kernels(s) : nullptr;
+            onednn = onednn || (b != nullptr && b->onednn != nullptr);
+        }
+        if (onednn) v.insert(v.end(), std::begin(X::names), std::end(X::names));
+    };
+    (add(T{}), ...);
+    return v;
+}
+}  // namespace detail
 
-/// Whether a node goes into a region: its op is one of region_ops, its attributes are ones the
+/// The names (every alias) of the ops a region takes: each op whose kernel binding has a
+/// oneDNN kernel (exec/kernels.hpp), and Erf, the member of a written-out GELU that has none:
+/// the fusions inside a region take a GELU after a conv or matmul into one post-op; an Erf
+/// elsewhere runs on its reference kernel inside the region.
+inline const std::vector<std::string_view>& region_op_names() {
+    static const std::vector<std::string_view> names = detail::region_op_names(ops::vocabulary{});
+    return names;
+}
+
+/// Whether a node goes into a region: its op is one of region_op_names(), its attributes are ones the
 /// kernels implement (ops::op_attrs accepts them), and every value it computes or
 /// reads at run time is f32 (or of a type the graph does not say): an int64 shape computation or
 /// a bool mask stays outside, on the typed kernels. Constant inputs of any type are fine (a
@@ -90,18 +106,8 @@ struct region_support {
     }
 
 private:
-    template <class... Tags>
-    static std::vector<std::string_view> names(supported_ops<Tags...>) {
-        std::vector<std::string_view> n;
-        auto add = [&](auto tag) {
-            using T = decltype(tag);
-            for (std::size_t a = 0; a < op_tag_traits<T>::alias_count; ++a) n.push_back(op_tag_traits<T>::alias(a));
-        };
-        (add(Tags{}), ...);
-        return n;
-    }
     static bool has_name(std::string_view op) {
-        static const std::vector<std::string_view> all = names(region_ops{});
+        const auto& all = region_op_names();
         return std::find(all.begin(), all.end(), op) != all.end();
     }
 };

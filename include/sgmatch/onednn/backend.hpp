@@ -42,6 +42,7 @@
 #include "sgmatch/onednn/decomposed.hpp"
 #include "sgmatch/onednn/layer_norm.hpp"
 #include "sgmatch/onednn/layout_plan.hpp"
+#include "sgmatch/onednn/lowering/lists.hpp"
 #include "sgmatch/onednn/property.hpp"
 #include "sgmatch/onednn/register.hpp"
 #include "sgmatch/partition/partition.hpp"
@@ -51,12 +52,15 @@
 SGMATCH_BEGIN_NAMESPACE
 namespace onednn {
 
-/// The unary ops a fused kernel takes as eltwise post-ops.
-inline constexpr auto unary_post_op =
-    op<ops::Relu, ops::LeakyRelu, ops::Clip, ops::Sigmoid, ops::Tanh, ops::Elu, ops::Gelu, ops::Swish, ops::HardSwish,
-       ops::HardSigmoid, ops::Mish, ops::Softplus, ops::Exp, ops::Log, ops::Sqrt, ops::Square, ops::Abs, ops::Round>();
-/// The binary ops a fused kernel takes as sum / binary post-ops (the other operand: anything).
-inline constexpr auto binary_post_op = op<ops::Add, ops::Sub, ops::Mul, ops::Div, ops::Max, ops::Min>(any());
+/// The unary ops a fused kernel takes as eltwise post-ops: every tag with an eltwise lowering.
+inline constexpr auto unary_post_op = boost::hana::unpack(tags_with_role<lowering_role::eltwise>, [](auto... t) {
+    return op<typename decltype(t)::type...>();
+});
+/// The binary ops a fused kernel takes as sum / binary post-ops (the other operand: anything):
+/// every tag with a binary lowering.
+inline constexpr auto binary_post_op = boost::hana::unpack(tags_with_role<lowering_role::binary>, [](auto... t) {
+    return op<typename decltype(t)::type...>(any());
+});
 
 /// A constant with more than one element (a bias; a scalar Add is a post-op, and may be the
 /// "+ 3" of a written-out HardSwish).

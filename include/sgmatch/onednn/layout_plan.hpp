@@ -19,6 +19,7 @@
 // after the ones that ran first.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <string_view>
 #include <vector>
@@ -26,6 +27,7 @@
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/graph/adapter.hpp"
 #include "sgmatch/onednn/fused_conv.hpp"
+#include "sgmatch/onednn/lowering/lists.hpp"
 
 SGMATCH_BEGIN_NAMESPACE
 namespace onednn {
@@ -33,12 +35,11 @@ namespace detail {
 
 inline bool is_conv_op(std::string_view op) { return op == "Conv" || op == "onednn.fused_conv"; }
 
-/// Ops a conv's output may pass through and keep the layout the conv wrote.
+/// Ops a conv's output may pass through and keep the layout the conv wrote: those whose
+/// lowering says keeps_layout (lowering/roles.hpp).
 inline bool keeps_layout(std::string_view op) {
-    for (std::string_view k : {"Add", "Sum", "Mul", "Relu", "Clip", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Elu",
-                               "Tanh", "BatchNormalization", "Identity"})
-        if (op == k) return true;
-    return false;
+    const auto& names = layout_keeping_names();
+    return std::find(names.begin(), names.end(), op) != names.end();
 }
 
 /// Ops that end a conv's layout region without a reorder of their own that matters: pooling

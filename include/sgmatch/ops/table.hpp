@@ -3,9 +3,8 @@
 //
 //   if (const ops::op_schema* s = ops::find_schema(g.op_name(n))) ...
 //
-// Adding an op: its tag in pattern/vocabulary.hpp, its description and shape rule in the family's
-// header (control.hpp, einsum.hpp, elementwise.hpp, losses.hpp, nn.hpp, optional.hpp, positions.hpp, recurrent.hpp, reduce.hpp, sequence.hpp, signal.hpp, tensor.hpp, text.hpp, vision.hpp), one line in
-// `all_schemas` below, one in ops/shape_rule_table.hpp, and its kernels (exec/kernels/, onednn/).
+// An op's description lives in its family's header and has one line in `all_schemas` below; what
+// else adding an op takes, in every layer: docs/design.md, "Adding an op".
 #pragma once
 
 #include <cstddef>

@@ -10,6 +10,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -30,6 +31,12 @@ struct lowering_error : std::runtime_error {
 };
 
 /// The role of Tag in a fused kernel. Not specialized: the op cannot lower.
+///
+/// Minimal complete definition: `role`. Optional: `keeps_layout` (default false), true for an op
+/// that a conv's output may pass through in the blocked layout the conv wrote (layout_plan.hpp);
+/// for the eltwise role `post_ops(attrs, node)`, for the binary role `alg`. The lists built
+/// from these (lists.hpp: the post-op patterns, the ops that keep a layout) are derived from
+/// the specializations over ops::vocabulary, never written out.
 template <class Tag>
 struct lowering {
     static constexpr lowering_role role = lowering_role::none;
@@ -37,6 +44,21 @@ struct lowering {
 
 template <class Tag>
 constexpr bool lowerable_v = lowering<Tag>::role != lowering_role::none;
+
+namespace detail {
+template <class L, class = void>
+struct keeps_layout_of {
+    static constexpr bool value = false;
+};
+template <class L>
+struct keeps_layout_of<L, std::void_t<decltype(L::keeps_layout)>> {
+    static constexpr bool value = L::keeps_layout;
+};
+}  // namespace detail
+
+/// Whether a conv's blocked output may pass through Tag and keep its layout.
+template <class Tag>
+constexpr bool keeps_layout_v = detail::keeps_layout_of<lowering<Tag>>::value;
 
 namespace detail {
 
@@ -75,20 +97,30 @@ struct lowering<ops::Gemm> {
 template <>
 struct lowering<ops::BatchNorm> {
     static constexpr lowering_role role = lowering_role::batch_norm;
+    static constexpr bool keeps_layout = true;
 };
 template <>
 struct lowering<ops::Identity> {
     static constexpr lowering_role role = lowering_role::identity;
+    static constexpr bool keeps_layout = true;
 };
 
 template <>
-struct lowering<ops::Relu> : detail::simple_eltwise<dnnl::algorithm::eltwise_relu> {};
+struct lowering<ops::Relu> : detail::simple_eltwise<dnnl::algorithm::eltwise_relu> {
+    static constexpr bool keeps_layout = true;
+};
 template <>
-struct lowering<ops::Sigmoid> : detail::simple_eltwise<dnnl::algorithm::eltwise_logistic> {};
+struct lowering<ops::Sigmoid> : detail::simple_eltwise<dnnl::algorithm::eltwise_logistic> {
+    static constexpr bool keeps_layout = true;
+};
 template <>
-struct lowering<ops::Tanh> : detail::simple_eltwise<dnnl::algorithm::eltwise_tanh> {};
+struct lowering<ops::Tanh> : detail::simple_eltwise<dnnl::algorithm::eltwise_tanh> {
+    static constexpr bool keeps_layout = true;
+};
 template <>
-struct lowering<ops::HardSwish> : detail::simple_eltwise<dnnl::algorithm::eltwise_hardswish> {};
+struct lowering<ops::HardSwish> : detail::simple_eltwise<dnnl::algorithm::eltwise_hardswish> {
+    static constexpr bool keeps_layout = true;
+};
 template <>
 struct lowering<ops::Mish> : detail::simple_eltwise<dnnl::algorithm::eltwise_mish> {};
 template <>
@@ -109,6 +141,7 @@ struct lowering<ops::Round> : detail::simple_eltwise<dnnl::algorithm::eltwise_ro
 template <>
 struct lowering<ops::LeakyRelu> {
     static constexpr lowering_role role = lowering_role::eltwise;
+    static constexpr bool keeps_layout = true;
     static std::vector<post_op> post_ops(const ops::op_attrs& a, const ops::node_source&) {
         return {post_op::eltwise(dnnl::algorithm::eltwise_relu, a.f("alpha"))};
     }
@@ -116,6 +149,7 @@ struct lowering<ops::LeakyRelu> {
 template <>
 struct lowering<ops::Elu> {
     static constexpr lowering_role role = lowering_role::eltwise;
+    static constexpr bool keeps_layout = true;
     static std::vector<post_op> post_ops(const ops::op_attrs& a, const ops::node_source&) {
         return {post_op::eltwise(dnnl::algorithm::eltwise_elu, a.f("alpha"))};
     }
@@ -124,6 +158,7 @@ struct lowering<ops::Elu> {
 template <>
 struct lowering<ops::Clip> {
     static constexpr lowering_role role = lowering_role::eltwise;
+    static constexpr bool keeps_layout = true;
     static std::vector<post_op> post_ops(const ops::op_attrs& a, const ops::node_source& n) {
         float lo = static_cast<float>(a.f("min")), hi = static_cast<float>(a.f("max"));
         for (std::size_t slot = 1; slot < n.input_count() && slot < 3; ++slot) {
@@ -155,6 +190,7 @@ struct lowering<ops::Swish> {
 template <>
 struct lowering<ops::HardSigmoid> {
     static constexpr lowering_role role = lowering_role::eltwise;
+    static constexpr bool keeps_layout = true;
     static std::vector<post_op> post_ops(const ops::op_attrs& a, const ops::node_source&) {
         return {post_op::eltwise(dnnl::algorithm::eltwise_linear, a.f("alpha"),
                                  a.f("beta")),
@@ -162,12 +198,24 @@ struct lowering<ops::HardSigmoid> {
     }
 };
 
+/// Sum (any number of inputs) lowers as no post-op but keeps a conv's layout: a region's Sum
+/// of blocked conv outputs runs in that layout.
 template <>
-struct lowering<ops::Add> : detail::binary_op<dnnl::algorithm::binary_add> {};
+struct lowering<ops::Sum> {
+    static constexpr lowering_role role = lowering_role::none;
+    static constexpr bool keeps_layout = true;
+};
+
+template <>
+struct lowering<ops::Add> : detail::binary_op<dnnl::algorithm::binary_add> {
+    static constexpr bool keeps_layout = true;
+};
 template <>
 struct lowering<ops::Sub> : detail::binary_op<dnnl::algorithm::binary_sub> {};
 template <>
-struct lowering<ops::Mul> : detail::binary_op<dnnl::algorithm::binary_mul> {};
+struct lowering<ops::Mul> : detail::binary_op<dnnl::algorithm::binary_mul> {
+    static constexpr bool keeps_layout = true;
+};
 template <>
 struct lowering<ops::Div> : detail::binary_op<dnnl::algorithm::binary_div> {};
 template <>
