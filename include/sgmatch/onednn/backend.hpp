@@ -53,14 +53,10 @@ SGMATCH_BEGIN_NAMESPACE
 namespace onednn {
 
 /// The unary ops a fused kernel takes as eltwise post-ops: every tag with an eltwise lowering.
-inline constexpr auto unary_post_op = boost::hana::unpack(tags_with_role<lowering_role::eltwise>, [](auto... t) {
-    return op<typename decltype(t)::type...>();
-});
+inline constexpr auto unary_post_op = op_of(tags_with_role<lowering_role::eltwise>{});
 /// The binary ops a fused kernel takes as sum / binary post-ops (the other operand: anything):
 /// every tag with a binary lowering.
-inline constexpr auto binary_post_op = boost::hana::unpack(tags_with_role<lowering_role::binary>, [](auto... t) {
-    return op<typename decltype(t)::type...>(any());
-});
+inline constexpr auto binary_post_op = op_of(tags_with_role<lowering_role::binary>{}, any());
 
 /// A constant with more than one element (a bias; a scalar Add is a post-op, and may be the
 /// "+ 3" of a written-out HardSwish).
