@@ -198,8 +198,8 @@ struct lowering<ops::HardSigmoid> {
     }
 };
 
-/// Sum (any number of inputs) lowers as no post-op but keeps a conv's layout: a region's Sum
-/// of blocked conv outputs runs in that layout.
+/// Sum (any number of inputs) is no post-op; like Add, it lets a conv's blocked output through
+/// for the layout plan (its oneDNN kernel reads and writes that layout).
 template <>
 struct lowering<ops::Sum> {
     static constexpr lowering_role role = lowering_role::none;
