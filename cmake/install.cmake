@@ -33,6 +33,9 @@ else()
   set(SGMATCH_PC_INCLUDEDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
 endif()
 foreach(c IN LISTS SGMATCH_COMPONENTS)
+  if(c STREQUAL "torch")  # Torch has no pkg-config file to name: CMake only
+    continue()
+  endif()
   set(pc sgmatch-${c})
   if(c STREQUAL "core")
     set(pc sgmatch)
@@ -40,3 +43,9 @@ foreach(c IN LISTS SGMATCH_COMPONENTS)
   configure_file(${PROJECT_SOURCE_DIR}/cmake/${pc}.pc.in ${PROJECT_BINARY_DIR}/${pc}.pc @ONLY)
   install(FILES ${PROJECT_BINARY_DIR}/${pc}.pc DESTINATION ${SGMATCH_PKGCONFIG_DIR})
 endforeach()
+
+# The torch part's plugin function and the one source file it builds.
+if(torch IN_LIST SGMATCH_COMPONENTS)
+  install(FILES ${PROJECT_SOURCE_DIR}/cmake/sgmatch_torch_plugin.cmake ${PROJECT_SOURCE_DIR}/cmake/sgmatch_torch_plugin.cpp
+    DESTINATION ${SGMATCH_CMAKE_DIR})
+endif()

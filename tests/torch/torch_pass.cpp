@@ -1,0 +1,240 @@
+// The TorchScript host: modules defined in TorchScript (no Python), optimized through the view,
+// run by the sgmatch::run kernel and compared with the unoptimized module's output.
+// Torch first: its glog defines CHECK and CHECK_EQ..., which doctest's take over below.
+#include <torch/script.h>
+#undef CHECK
+#undef CHECK_EQ
+#undef CHECK_NE
+#undef CHECK_LE
+#undef CHECK_LT
+#undef CHECK_GE
+#undef CHECK_GT
+#include <doctest/doctest.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "sgmatch/torch/library.hpp"
+#include "support/adapter_laws.hpp"
+
+SGMATCH_TORCH_LIBRARY()
+
+namespace {
+
+namespace tj = ::torch::jit;
+
+// A module with the named float parameters (random, fixed seed) and `forward` as given.
+tj::Module make_module(const std::vector<std::pair<std::string, std::vector<std::int64_t>>>& params, const std::string& code,
+                       std::uint64_t seed = 7) {
+    ::torch::manual_seed(seed);
+    tj::Module m("M");
+    for (const auto& [name, dims] : params) {
+        at::Tensor t = ::torch::randn(dims);
+        if (name.find("var") != std::string::npos) t = t.abs() + 0.5;
+        m.register_buffer(name, t);
+    }
+    m.define(code);
+    m.eval();
+    return m;
+}
+
+at::Tensor forward(tj::Module& m, const std::vector<at::Tensor>& xs) {
+    std::vector<c10::IValue> in(xs.begin(), xs.end());
+    return m.forward(in).toTensor();
+}
+
+// |a - b| <= 1e-4 * max|b|, elementwise.
+void check_close(const at::Tensor& got, const at::Tensor& want) {
+    REQUIRE(got.sizes() == want.sizes());
+    const double scale = std::max(want.abs().max().item<double>(), 1e-12);
+    const double err = (got - want).abs().max().item<double>();
+    CHECK_MESSAGE(err <= 1e-4 * scale, "max error " << err << " against max |value| " << scale);
+}
+
+std::size_t count_kind(const tj::Block* b, const char* kind) {
+    std::size_t n = 0;
+    const auto k = c10::Symbol::fromQualString(kind);
+    for (const tj::Node* x : b->nodes()) {
+        n += x->kind() == k;
+        for (const tj::Block* sub : x->blocks()) n += count_kind(sub, kind);
+    }
+    return n;
+}
+
+// Optimizes a frozen copy of m and compares its output with m's on xs; returns the report.
+sgmatch::torch::report optimized_matches(tj::Module& m, const std::vector<at::Tensor>& xs, const sgmatch::torch::options& opt = {}) {
+    const at::Tensor want = forward(m, xs);
+    tj::Module f = tj::freeze_module(m);
+    const sgmatch::torch::report r = sgmatch::torch::optimize(f, opt);
+    INFO(r.text());
+    INFO(*f.get_method("forward").graph());
+    CHECK(count_kind(f.get_method("forward").graph()->block(), "sgmatch::run") == r.fused);
+    const at::Tensor got = forward(f, xs);
+    check_close(got, want);
+    return r;
+}
+
+const std::vector<std::pair<std::string, std::vector<std::int64_t>>> conv_bn = {
+    {"w", {8, 8, 3, 3}}, {"b", {8}}, {"g", {8}}, {"beta", {8}}, {"mean", {8}}, {"var", {8}}};
+
+}  // namespace
+
+TEST_CASE("torch: conv + batch_norm + relu becomes one fused node") {
+    tj::Module m = make_module(conv_bn, R"(
+def forward(self, x):
+    y = torch.conv2d(x, self.w, self.b, [1, 1], [1, 1], [1, 1], 1)
+    y = torch.batch_norm(y, self.g, self.beta, self.mean, self.var, False, 0.1, 1e-5, False)
+    return torch.relu(y)
+)");
+    const auto r = optimized_matches(m, {::torch::randn({2, 8, 10, 10})});
+    CHECK(r.fused == 1);
+    CHECK(r.fused_by.count("onednn.conv_post_ops") == 1);
+    CHECK(r.nodes_after < r.nodes_before);
+}
+
+TEST_CASE("torch: a residual block with add_ and relu_ fuses conv, bn, the add and the relu") {
+    tj::Module m = make_module(conv_bn, R"(
+def forward(self, x):
+    y = torch.conv2d(x, self.w, self.b, [1, 1], [1, 1], [1, 1], 1)
+    y = torch.batch_norm(y, self.g, self.beta, self.mean, self.var, False, 0.1, 1e-5, False)
+    y += x
+    y.relu_()
+    return y
+)");
+    const auto r = optimized_matches(m, {::torch::randn({1, 8, 12, 12})});
+    CHECK(r.fused == 1);
+    CHECK(r.blocks_left.empty());
+}
+
+TEST_CASE("torch: relu(conv(x) + x), the conv's input also the sum's other operand") {
+    tj::Module m = make_module({{"w", {4, 4, 3, 3}}, {"b", {4}}}, R"(
+def forward(self, x):
+    return torch.relu(torch.conv2d(x, self.w, self.b, [1, 1], [1, 1], [1, 1], 1) + x)
+)");
+    const auto r = optimized_matches(m, {::torch::randn({1, 4, 9, 9})});
+    CHECK(r.fused == 1);
+}
+
+TEST_CASE("torch: linear + gelu on a 2-D input is one matmul with a post-op") {
+    tj::Module m = make_module({{"w", {16, 32}}, {"b", {16}}}, R"(
+def forward(self, x):
+    return torch.gelu(torch.linear(x, self.w, self.b))
+)");
+    const at::Tensor x = ::torch::randn({5, 32});
+    // Without shapes the input's rank is unknown: the linear is declined, with the reason.
+    const auto unknown = optimized_matches(m, {x});
+    CHECK(unknown.fused == 0);
+    REQUIRE(unknown.declined.size() == 1);
+    CHECK(unknown.declined[0].second.find("unknown rank") != std::string::npos);
+    sgmatch::torch::options shaped;
+    shaped.example_inputs = {x};
+    const auto r = optimized_matches(m, {x}, shaped);
+    CHECK(r.fused == 1);
+    CHECK(r.fused_by.count("onednn.matmul_post_ops") == 1);
+    // The node runs on other sizes than the example's.
+    tj::Module f = tj::freeze_module(m);
+    sgmatch::torch::optimize(f, shaped);
+    const at::Tensor x9 = ::torch::randn({9, 32});
+    check_close(forward(f, {x9}), forward(m, {x9}));
+}
+
+TEST_CASE("torch: cat + conv") {
+    tj::Module m = make_module({{"w", {6, 6, 1, 1}}}, R"(
+def forward(self, x, z):
+    y = torch.cat([x, z], 1)
+    return torch.relu(torch.conv2d(y, self.w, None, [1, 1], [0, 0], [1, 1], 1))
+)");
+    const auto r = optimized_matches(m, {::torch::randn({1, 2, 5, 5}), ::torch::randn({1, 4, 5, 5})});
+    CHECK(r.fused == 1);
+    sgmatch::torch::options regions;
+    regions.backend = "onednn.regions";
+    const auto rr = optimized_matches(m, {::torch::randn({1, 2, 5, 5}), ::torch::randn({1, 4, 5, 5})}, regions);
+    CHECK(rr.fused == 1);
+    CHECK(rr.fused_by.count("onednn.regions") == 1);
+}
+
+TEST_CASE("torch: an If whose branches hold convs is rewritten inside each branch") {
+    tj::Module m = make_module({{"w", {4, 4, 3, 3}}, {"b", {4}}, {"w2", {4, 4, 1, 1}}}, R"(
+def forward(self, x, flag: bool):
+    if flag:
+        y = torch.relu(torch.conv2d(x, self.w, self.b, [1, 1], [1, 1], [1, 1], 1))
+    else:
+        y = torch.sigmoid(torch.conv2d(x, self.w2, None, [1, 1], [0, 0], [1, 1], 1))
+    return y + x
+)");
+    const at::Tensor x = ::torch::randn({1, 4, 6, 6});
+    for (bool flag : {true, false}) {
+        std::vector<c10::IValue> in{x, flag};
+        const at::Tensor want = m.forward(in).toTensor();
+        tj::Module f = tj::freeze_module(m);
+        const auto r = sgmatch::torch::optimize(f);
+        INFO(r.text());
+        CHECK(r.fused == 2);
+        check_close(f.forward(in).toTensor(), want);
+    }
+}
+
+TEST_CASE("torch: forms the kernels do not implement are declined with their reason") {
+    tj::Module m = make_module({{"w", {4, 4, 3, 3}}, {"g", {4}}, {"beta", {4}}, {"mean", {4}}, {"var", {4}}}, R"(
+def forward(self, x):
+    y = torch.conv2d(x, self.w, None, [1, 1], "same", [1, 1], 1)
+    y = torch.relu(y)
+    z = torch.batch_norm(x, self.g, self.beta, self.mean, self.var, True, 0.1, 1e-5, False)
+    return torch.relu(z) + y
+)");
+    tj::Module f = tj::freeze_module(m);
+    const auto r = sgmatch::torch::optimize(f);
+    INFO(r.text());
+    CHECK(r.fused == 0);
+    bool padding = false, training = false;
+    for (const auto& [node, why] : r.declined) {
+        padding = padding || why.find("padding given as a string ('same')") != std::string::npos;
+        training = training || why.find("training mode") != std::string::npos;
+    }
+    CHECK(padding);
+    CHECK(training);
+}
+
+TEST_CASE("torch: a module saved after optimizing loads and runs with equal outputs") {
+    tj::Module m = make_module(conv_bn, R"(
+def forward(self, x):
+    y = torch.conv2d(x, self.w, self.b, [1, 1], [1, 1], [1, 1], 1)
+    y = torch.batch_norm(y, self.g, self.beta, self.mean, self.var, False, 0.1, 1e-5, False)
+    return torch.relu(y)
+)");
+    const at::Tensor x = ::torch::randn({1, 8, 7, 7});
+    const at::Tensor want = forward(m, {x});
+    tj::Module f = tj::freeze_module(m);
+    REQUIRE(sgmatch::torch::optimize(f).fused == 1);
+    std::stringstream file;
+    f.save(file);
+    tj::Module loaded = tj::load(file);
+    CHECK(count_kind(loaded.get_method("forward").graph()->block(), "sgmatch::run") == 1);
+    check_close(forward(loaded, {x}), want);
+}
+
+TEST_CASE("torch: the view of a TorchScript graph obeys the adapter laws") {
+    tj::Module m = make_module(conv_bn, R"(
+def forward(self, x, flag: bool):
+    y = torch.conv2d(x, self.w, self.b, [1, 1], [1, 1], [1, 1], 1)
+    y = torch.batch_norm(y, self.g, self.beta, self.mean, self.var, False, 0.1, 1e-5, False)
+    if flag:
+        y = torch.relu(y) + x
+    z = torch.cat([y, x], 1)
+    return z[:, 1:]
+)");
+    tj::Module f = tj::freeze_module(m);
+    const auto g = f.get_method("forward").graph();
+    sgmatch::torch::view v(g->block());
+    sgtest::check_adapter_laws(v);
+    // The If reads x and y from outside its blocks: both are its inputs.
+    for (std::uint32_t n : v.order())
+        if (v.op_name(n) == "prim::If") CHECK(v.inputs(n).size() == 3);
+    // Inside the branch, x and y are inputs of the nested block's view.
+    for (const tj::Node* n : g->nodes())
+        if (n->kind() == c10::prim::If) {
+            sgmatch::torch::view inner(const_cast<tj::Block*>(n->blocks()[0]));
+            sgtest::check_adapter_laws(inner);
+        }
+}
