@@ -33,6 +33,7 @@
 
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/graph/types.hpp"
+#include "sgmatch/torch/translate.hpp"
 
 SGMATCH_BEGIN_NAMESPACE
 namespace torch {
@@ -54,7 +55,10 @@ inline std::string describe_region(const std::vector<::torch::jit::Node*>& set, 
     for (std::size_t k = 0; k < inputs.size(); ++k) {
         tj::Value* v = inputs[k];
         if (map.count(v)) throw graph_error("sgmatch::torch::describe_region: input '" + v->debugName() + "' listed twice");
-        tj::Value* in = g->addInput()->setType(v->type());
+        // A constant typed Tensor? (a bias folded by freezing) holds a tensor: an input of type Tensor.
+        const bool optional_tensor = v->type()->cast<c10::TensorType>() == nullptr && is_tensor_value(v);
+        tj::Value* in = g->addInput()->setType(optional_tensor ? c10::TensorType::create(::torch::jit::toIValue(v)->toTensor())
+                                                                : v->type());
         map[v] = in;
         if (v->node()->kind() == c10::prim::Constant) constants.push_back(k);
     }
@@ -64,7 +68,7 @@ inline std::string describe_region(const std::vector<::torch::jit::Node*>& set, 
         auto it = map.find(v);
         if (it != map.end()) return it->second;
         tj::Node* p = v->node();
-        const bool tensor_constant = p->kind() == c10::prim::Constant && v->type()->cast<c10::TensorType>() != nullptr;
+        const bool tensor_constant = p->kind() == c10::prim::Constant && is_tensor_value(v);
         if ((p->kind() == c10::prim::Constant && !tensor_constant) || p->kind() == c10::prim::ListConstruct) {
             tj::Node* c = g->insertNode(g->createClone(p, env));
             for (std::size_t i = 0; i < p->outputs().size(); ++i) map[p->output(i)] = c->output(i);
@@ -82,9 +86,25 @@ inline std::string describe_region(const std::vector<::torch::jit::Node*>& set, 
         if (it == map.end()) throw graph_error("sgmatch::torch::describe_region: output '" + v->debugName() + "' is not computed by the fused ops");
         g->registerOutput(it->second);
     }
-    // Element types and ranks only: the node runs on whatever sizes it is given.
-    auto general = [](tj::Value* v) {
-        if (const auto tt = v->type()->cast<c10::TensorType>()) v->setType(tt->dimensionedOnly());
+    // Element types and ranks only (the ranks the original graph knows or implies: rank_of):
+    // the node runs on whatever sizes it is given.
+    std::unordered_map<const tj::Value*, const tj::Value*> original;
+    for (const auto& [from, to] : map) original[to] = from;
+    auto general = [&](tj::Value* v) {
+        const auto tt = v->type()->cast<c10::TensorType>();
+        if (tt == nullptr) return;
+        auto t = tt->dimensionedOnly();
+        if (!t->dim()) {
+            auto it = original.find(v);
+            if (it != original.end())
+                if (const auto r = rank_of(it->second)) {
+                    // The IR text has no rank without an element type: float, which the
+                    // kernel checks on every call (another type runs on TorchScript).
+                    t = t->withDim(*r);
+                    if (!t->scalarType()) t = t->withScalarType(c10::ScalarType::Float);
+                }
+        }
+        v->setType(t);
     };
     for (tj::Value* v : g->inputs()) general(v);
     for (tj::Node* n : g->nodes())

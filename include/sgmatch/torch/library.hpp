@@ -6,10 +6,11 @@
 //
 // registers, once per process:
 //   sgmatch::run(str spec, Tensor[] inputs) -> Tensor[]     the fused node's kernel (run.hpp)
-//   sgmatch::optimize(Any module, str backend="onednn") -> str
+//   sgmatch::optimize(Any module, str backend="onednn", Tensor[]? example_inputs=None) -> str
 //                         freezes a scripted module if needed and rewrites its forward method in
 //                         place (pass.hpp); returns the report's text. From Python:
-//                         torch.ops.sgmatch.optimize(scripted_module)
+//                         torch.ops.sgmatch.optimize(scripted_module) (an op cannot return the
+//                         Python module object: the module passed in is the optimized one)
 //   sgmatch::report(Any module) -> str
 //                         the sgmatch::run nodes of an optimized module and the ops each holds
 //   sgmatch::enable(str backend="onednn") -> ()
@@ -94,12 +95,14 @@ inline void define_library(::torch::Library& m) {
     m.def("run(str spec, Tensor[] inputs) -> Tensor[]", [](const std::string& spec, const std::vector<at::Tensor>& inputs) {
         return run(spec, inputs);
     });
-    m.def("optimize(Any module, str backend=\"onednn\") -> str", [](const c10::IValue& module, const std::string& backend) {
-        ::torch::jit::Module mod = detail::module_of(module, "optimize");
-        options o;
-        o.backend = backend;
-        return optimize(mod, o).text();
-    });
+    m.def("optimize(Any module, str backend=\"onednn\", Tensor[]? example_inputs=None) -> str",
+          [](const c10::IValue& module, const std::string& backend, const c10::optional<std::vector<at::Tensor>>& examples) {
+              ::torch::jit::Module mod = detail::module_of(module, "optimize");
+              options o;
+              o.backend = backend;
+              if (examples) o.example_inputs = *examples;
+              return optimize(mod, o).text();
+          });
     m.def("report(Any module) -> str", [](const c10::IValue& module) {
         ::torch::jit::Module mod = detail::module_of(module, "report");
         return describe_fused(mod.get_method("forward").graph()->block());

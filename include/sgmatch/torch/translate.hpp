@@ -59,18 +59,42 @@ inline dtype dtype_of(c10::ScalarType t) {
     }
 }
 
-/// The rank a TorchScript tensor value declares, if it does.
-inline std::optional<std::size_t> rank_of(const ::torch::jit::Value* v) {
+/// The rank of a TorchScript tensor value: as its type declares it, else as the few ops that
+/// fix it say (flatten(x, 1, -1) is 2-D; element-wise ops and pooling keep their input's).
+inline std::optional<std::size_t> rank_of(const ::torch::jit::Value* v, int depth = 0) {
     const auto tt = v->type()->cast<c10::TensorType>();
     if (tt == nullptr) return std::nullopt;
-    const auto d = tt->dim();
-    return d ? std::optional<std::size_t>(*d) : std::nullopt;
+    if (const auto d = tt->dim()) return *d;
+    const ::torch::jit::Node* n = v->node();
+    const std::string k = n->kind().toQualString();
+    if (k == "aten::flatten" && n->inputs().size() == 3) {
+        const auto s = ::torch::jit::toIValue(n->input(1)), e = ::torch::jit::toIValue(n->input(2));
+        if (s && e && s->isInt() && e->isInt() && s->toInt() == 1 && e->toInt() == -1) return 2;
+    }
+    static const char* const keep[] = {"aten::relu", "aten::sigmoid", "aten::tanh", "aten::gelu", "aten::hardswish", "aten::silu", "aten::hardtanh", "aten::clamp",
+                                        "aten::adaptive_avg_pool2d", "aten::max_pool2d", "aten::dropout", "aten::contiguous"};
+    if (depth < 64 && !n->inputs().empty())
+        for (const char* x : keep)
+            if (k == x) return rank_of(n->input(0), depth + 1);
+    return std::nullopt;
+}
+
+/// Whether v is a tensor: by its type, or a constant holding one (typed Tensor? after folding).
+inline bool is_tensor_value(const ::torch::jit::Value* v) {
+    if (v->type()->cast<c10::TensorType>() != nullptr) return true;
+    if (v->node()->kind() != c10::prim::Constant) return false;
+    const auto c = ::torch::jit::toIValue(v);
+    return c && c->isTensor();
 }
 
 /// The type a TorchScript value declares: element type and dims where its TensorType is
 /// complete; unknown parts left unknown; nullopt for a value that is not a tensor.
 inline std::optional<tensor_type> type_of(const ::torch::jit::Value* v) {
-    const auto tt = v->type()->cast<c10::TensorType>();
+    auto tt = v->type()->cast<c10::TensorType>();
+    if (tt == nullptr && v->node()->kind() == c10::prim::Constant) {  // a tensor typed Tensor? (a folded bias)
+        const auto c = ::torch::jit::toIValue(v);
+        if (c && c->isTensor()) tt = c10::TensorType::create(c->toTensor());
+    }
     if (tt == nullptr) return std::nullopt;
     tensor_type t;
     if (const auto s = tt->scalarType()) t.type = dtype_of(*s);
@@ -108,6 +132,7 @@ public:
         if (a == "sqrt") return unary("Sqrt");
         if (a == "exp") return unary("Exp");
         if (a == "gelu") return gelu();
+        if (a == "hardtanh" || a == "clamp") return clip();
         if (a == "contiguous") return unary("Identity");
         if (a == "add") return add_sub("Add");
         if (a == "sub") return add_sub("Sub");
@@ -134,11 +159,12 @@ private:
         return ::torch::jit::toIValue(in(i));
     }
     bool is_none(std::size_t i) const {
-        return i < n_->inputs().size() && in(i)->type()->kind() == c10::TypeKind::NoneType;
+        if (i >= n_->inputs().size()) return false;
+        if (in(i)->type()->kind() == c10::TypeKind::NoneType) return true;
+        const auto c = constant(i);
+        return c && c->isNone();
     }
-    bool is_tensor(std::size_t i) const {
-        return i < n_->inputs().size() && in(i)->type()->cast<c10::TensorType>() != nullptr;
-    }
+    bool is_tensor(std::size_t i) const { return i < n_->inputs().size() && is_tensor_value(in(i)); }
     std::optional<ints> int_list(std::size_t i) const {
         const auto c = constant(i);
         if (!c || !c->isIntList()) return std::nullopt;
@@ -232,6 +258,20 @@ private:
         operand(0);
         t_.attrs.emplace_back("approximate", attribute(approximate));
         return accept("Gelu");
+    }
+    // hardtanh(input, min_val, max_val) (ReLU6) and clamp(input, min, max) with number bounds:
+    // Clip with min and max attributes (a None bound is no bound).
+    translation clip() {
+        if (n_->inputs().size() != 3 || !is_tensor(0)) return t_;
+        for (std::size_t i = 1; i <= 2; ++i) {
+            if (is_none(i)) continue;
+            if (is_tensor(i)) return decline("a tensor bound");
+            const auto b = number(i);
+            if (!b) return fail_constant(i == 1 ? "min" : "max");
+            t_.attrs.emplace_back(i == 1 ? "min" : "max", attribute(*b));
+        }
+        operand(0);
+        return accept("Clip");
     }
     // conv1d/2d/3d(input, weight, bias, stride, padding, dilation, groups) or _convolution(input,
     // weight, bias, stride, padding, dilation, transposed, output_padding, groups, ...).

@@ -74,6 +74,9 @@ public:
     void reindex() {
         order_.clear();
         op_names_.clear();
+        value_at_.clear();
+        previous_.clear();
+        previous_.swap(id_);  // ids of nodes seen before move back into id_ as they are met again
         for (auto& e : entries_) e.live = false;
         // Inputs: the block's own, then what its nodes (and their blocks) read from outside.
         for (::torch::jit::Value* v : block_->inputs()) add_value_entry(v, node_kind::input);
@@ -198,7 +201,7 @@ public:
         for (tj::Node* n : set)
             for (tj::Value* o : n->outputs()) tainted.insert(o);
         std::vector<tj::Node*> movers;
-        for (tj::Node* n = set.front()->next(); n != last; n = n->next()) {
+        for (tj::Node* n = set.front(); n != last; n = n->next()) {
             if (members.count(n)) continue;
             bool reads = false;
             for (tj::Value* v : n->inputs()) reads = reads || tainted.count(v);
@@ -267,8 +270,7 @@ private:
         return out;
     }
     static bool is_tensor_constant(const ::torch::jit::Node* n) {
-        return n->kind() == c10::prim::Constant && n->outputs().size() == 1 &&
-               n->output()->type()->cast<c10::TensorType>() != nullptr;
+        return n->kind() == c10::prim::Constant && n->outputs().size() == 1 && is_tensor_value(n->output());
     }
     // Attribute sources: non-tensor constants and list constructions.
     static bool is_hidden(const ::torch::jit::Node* n) {
@@ -339,8 +341,11 @@ private:
         return t;
     }
     node_type id_of(const void* key) {
-        auto it = id_.find(key);
-        if (it != id_.end() && it->second < entries_.size() && !entries_[it->second].live) return it->second;
+        auto it = previous_.find(key);
+        if (it != previous_.end() && !entries_[it->second].live) {
+            id_[key] = it->second;
+            return it->second;
+        }
         const node_type id = static_cast<node_type>(entries_.size());
         entries_.emplace_back();
         id_[key] = id;
@@ -349,7 +354,9 @@ private:
     value_ref<node_type> ref(const ::torch::jit::Value* v) const {
         auto it = value_at_.find(v);
         if (it == value_at_.end() || !entries_[it->second.node].live)
-            throw graph_error("sgmatch::torch::view: value '" + v->debugName() + "' is not in the view");
+            throw graph_error("sgmatch::torch::view: value '" + v->debugName() + "' (from " +
+                              std::string(v->node()->kind().toQualString()) + (inside(v->node()) ? ", in the block" : ", outside the block") +
+                              ") is not in the view");
         return it->second;
     }
     // v as the view's values: itself, or what a hidden node gathers.
@@ -407,7 +414,7 @@ private:
     ::torch::jit::Block* block_;
     std::string backend_;
     std::vector<entry> entries_;
-    std::unordered_map<const void*, node_type> id_;
+    std::unordered_map<const void*, node_type> id_, previous_;
     std::unordered_map<const ::torch::jit::Value*, value_ref<node_type>> value_at_;
     std::vector<node_type> order_;
     std::vector<std::string> op_names_;
