@@ -238,3 +238,54 @@ def forward(self, x, flag: bool):
             sgtest::check_adapter_laws(inner);
         }
 }
+
+TEST_CASE("torch: a small scripted CNN saved by PyTorch, loaded through torch::jit::load") {
+    // tests/torch/make_small_model.py wrote it: conv-bn-relu6, max pool, a residual block, a 1x1
+    // conv + hardswish, global average pool, flatten, linear.
+    tj::Module m = tj::load(SGMATCH_TORCH_DATA "/small_convnet.pt");
+    m.eval();
+    const at::Tensor x = ::torch::randn({2, 3, 32, 32});
+    at::Tensor want;
+    {
+        ::torch::NoGradGuard no_grad;
+        want = forward(m, {x});
+    }
+    // Everything fuses, the linear too (its input is a flatten: 2-D).
+    tj::Module f = tj::freeze_module(m);
+    const auto r = sgmatch::torch::optimize(f);
+    INFO(r.text());
+    // stem conv+bn+relu6, conv+bn+relu, conv+bn+add+relu, 1x1 conv+hardswish, linear
+    CHECK(r.fused == 5);
+    CHECK(r.fused_by.count("onednn.conv_post_ops") == 1);
+    CHECK(r.fused_by.at("onednn.conv_post_ops") == 4);
+    CHECK(r.fused_by.count("onednn.matmul_post_ops") == 1);
+    for (const auto& [node, why] : r.declined) CHECK_MESSAGE(node.rfind("onednn.", 0) == 0, node << ": " << why);
+    check_close(forward(f, {x}), want);
+}
+
+TEST_CASE("torch: what the kernels refuse at run time runs on TorchScript, counted") {
+    tj::Module m = make_module({{"w", {4, 4, 3, 3}}, {"b", {4}}}, R"(
+def forward(self, x):
+    return torch.relu(torch.conv2d(x, self.w, self.b, [1, 1], [1, 1], [1, 1], 1))
+)");
+    tj::Module f = tj::freeze_module(m);
+    REQUIRE(sgmatch::torch::optimize(f).fused == 1);
+    auto& c = sgmatch::torch::run_counters::instance();
+    const std::size_t native = c.native_runs, refusals = c.refusals;
+    // A non-contiguous input: made contiguous, run by sgmatch.
+    const at::Tensor wide = ::torch::randn({1, 4, 7, 14});
+    const at::Tensor strided = wide.slice(3, 0, 14, 2);
+    REQUIRE(!strided.is_contiguous());
+    const std::size_t copies = c.made_contiguous;
+    check_close(forward(f, {strided}), forward(m, {strided}));
+    CHECK(c.made_contiguous == copies + 1);
+    CHECK(c.native_runs == native);
+    // Autograd on and an input that requires grad: TorchScript runs it, and the gradient flows.
+    const at::Tensor x = ::torch::randn({1, 4, 6, 6}).requires_grad_(true);
+    const at::Tensor y = forward(f, {x});
+    CHECK(c.native_runs == native + 1);
+    y.sum().backward();
+    REQUIRE(x.grad().defined());
+    CHECK(x.grad().abs().sum().item<double>() > 0);
+    CHECK(c.refusals == refusals);  // the grad path is not a refusal: nothing logged
+}

@@ -12,7 +12,8 @@
 // is made contiguous once per call (counted: run_counters).
 // What sgmatch's kernels refuse runs on TorchScript's own kernels, from the same spec: a node
 // none of whose ops has a kernel here, or an input signature (element types, sizes) the
-// kernels reject at run time (a non-float input, a shape no kernel takes); each refusal is
+// kernels reject at run time (a non-float input, a shape no kernel takes), and every call
+// where autograd is on and an input requires grad (TorchScript's kernels record the ops); each refusal is
 // logged once to stderr with its reason and counted (run_counters::refusals, native_runs). Primitives are created once per input shape inside the kernels; a shape
 // a fused primitive rejects runs its ops unfused, as node_call does. Outputs are returned as
 // tensors over the buffers sgmatch computed them in (no copy; each tensor keeps its buffer).
@@ -97,7 +98,10 @@ public:
     std::vector<at::Tensor> operator()(const std::vector<at::Tensor>& inputs) const {
         run_counters& counters = run_counters::instance();
         ++counters.calls;
-        if (region_ != nullptr) {
+        bool grad = false;  // autograd must see the ops: TorchScript's kernels record them
+        if (at::GradMode::is_enabled())
+            for (const at::Tensor& t : inputs) grad = grad || t.requires_grad();
+        if (region_ != nullptr && !grad) {
             std::string shapes;
             for (const at::Tensor& t : inputs) shapes += c10::str(t.scalar_type(), t.sizes(), t.is_contiguous(), ";");
             if (!refused(shapes)) {
