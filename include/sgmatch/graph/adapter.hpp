@@ -70,7 +70,9 @@
 //                                             // (op_index then reads 4 bytes a node, not the node)
 //
 // The write `replace` must either complete or leave the graph unchanged (strong guarantee), and
-// must leave nodes(g) topologically ordered afterwards.
+// must leave nodes(g) topologically ordered afterwards. Handles of the nodes it did not replace
+// must stay valid (and keep their index): a property finds all its matches, then writes them one
+// by one, holding the later matches' handles across the earlier writes.
 //
 // Users of output port p of node n are reported by user(g, n, i) for all ports; a user that
 // reads the same value on two slots appears twice. sgmatch checks the graph it reads: an input
