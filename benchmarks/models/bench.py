@@ -17,7 +17,9 @@ ran (a noisy minute shows there). Every engine's first output is compared with P
 
 Engines: sgmatch (backend onednn), sgmatch.regions (onednn.regions), sgmatch.unfused (one oneDNN
 primitive per op), ort (ONNX Runtime 1.30, CPU, graphOptimizationLevel all), torch (PyTorch
-torch.jit.optimize_for_inference). --smoke runs the sgmatch engines on a committed small model,
+torch.jit.optimize_for_inference). With --torch-plugin, also torch.eager (the nn.Module), and
+torch.sgmatch / torch.sgmatch.regions: the model scripted, frozen and optimized in PyTorch by the
+sgmatch plugin (sgmatch inside TorchScript); name them with --engines. --smoke runs the sgmatch engines on a committed small model,
 one round, and fails on a wrong output (the test preset runs it; no timing is asserted).
 """
 import argparse
@@ -35,6 +37,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ALL_MODELS = ["resnet50", "resnet18", "mobilenet_v2", "densenet121", "shufflenet_v2", "encoder"]
 ALL_ENGINES = ["sgmatch", "sgmatch.regions", "sgmatch.unfused", "ort", "torch"]
+# PyTorch hosting sgmatch (--torch-plugin): eager PyTorch, and scripted modules optimized by the
+# sgmatch plugin; "torch" is PyTorch's own freeze + optimize_for_inference.
+TORCH_ENGINES = ["torch", "torch.eager", "torch.sgmatch", "torch.sgmatch.regions"]
 
 
 def read_npy(path):
@@ -134,6 +139,10 @@ def command(a, engine, name, batch):
         return ["node", os.path.join(HERE, "ort_worker.js"), model, inp, exp, t]
     if engine == "torch":
         return ["/usr/bin/python3", os.path.join(HERE, "torch_worker.py"), name, inp, exp, t]
+    if engine.startswith("torch."):
+        mode = engine[len("torch."):]
+        return ["/usr/bin/python3", os.path.join(HERE, "torch_worker.py"), name, inp, exp, t, mode,
+                os.path.abspath(a.torch_plugin or "")]
     raise ValueError(engine)
 
 
@@ -207,6 +216,8 @@ def main():
     ap.add_argument("--worker", required=True, help="the sgmatch_worker executable")
     ap.add_argument("--node-modules", default=None, help="node_modules holding onnxruntime-node")
     ap.add_argument("--json", default=None, help="write every figure here")
+    ap.add_argument("--torch-plugin", default=None,
+                    help="libsgmatch_torch_plugin.so: makes the torch.sgmatch engines available (--engines ...)")
     ap.add_argument("--smoke", action="store_true", help="resnet_tiny, sgmatch engines, batch 1, one round")
     a = ap.parse_args()
     if a.smoke:
@@ -218,13 +229,14 @@ def main():
         for batch in a.batches:
             rows = bench(a, name, batch)
             results[f"{name}/b{batch}"] = rows
-            base = rows.get("ort")
+            base_name = "ort" if "ort" in rows else "torch"  # the ratio's denominator
+            base = rows.get(base_name)
             print(f"\n{name}, batch {batch}")
-            print(f"  {'engine':16} {'median ms':>10} {'/ ort':>7} {'load ms':>9} {'first ms':>9} {'max|diff|':>10} {'others':>7}")
+            print(f"  {'engine':22} {'median ms':>10} {'/ ' + base_name:>8} {'load ms':>9} {'first ms':>9} {'max|diff|':>10} {'others':>7}")
             for e, r in rows.items():
                 ratio = f"{r['ms'] / base['ms']:.2f}" if base else "-"
                 diff = "n/a" if r["max_abs_diff"] is None else f"{r['max_abs_diff']:.2g}"
-                print(f"  {e:16} {r['ms']:10.2f} {ratio:>7} {r['load_ms']:9.0f} {r['first_run_ms']:9.1f} "
+                print(f"  {e:22} {r['ms']:10.2f} {ratio:>8} {r['load_ms']:9.0f} {r['first_run_ms']:9.1f} "
                       f"{diff:>10}{'' if r['ok'] else '!'} {100 * r['others_cpu']:6.0f}%")
                 if not r["ok"]:
                     bad.append(f"{name} b{batch} {e}")

@@ -1,11 +1,16 @@
 """PyTorch's side of benchmarks/models/bench.py: one model in one process, driven over stdin.
 
-    /usr/bin/python3 torch_worker.py NAME input.npy expected.npy THREADS
+    /usr/bin/python3 torch_worker.py NAME input.npy expected.npy THREADS [MODE [PLUGIN]]
 
-Builds NAME as export.py does (same seed, same weights), traces it and applies
-torch.jit.optimize_for_inference, runs once and prints one JSON line: load_ms (build, trace,
-optimize), first_run_ms, max_abs_diff against expected.npy. Then each line "K" on stdin runs K
-times and prints {"ms": [...]}; end of input ends the process.
+Builds NAME as export.py does (same seed, same weights) and prepares it by MODE:
+  ofi             traced, frozen and torch.jit.optimize_for_inference (the default)
+  eager           the nn.Module itself, under torch.no_grad()
+  sgmatch         scripted, frozen, then torch.ops.sgmatch.optimize(m._c, "onednn", [x]) through the
+                  sgmatch plugin at PLUGIN (libsgmatch_torch_plugin.so)
+  sgmatch.regions the same with the "onednn.regions" backend
+runs once and prints one JSON line: load_ms (build and prepare), first_run_ms, max_abs_diff
+against expected.npy (and for the sgmatch modes fused_nodes: the sgmatch::run nodes made). Then
+each line "K" on stdin runs K times and prints {"ms": [...]}; end of input ends the process.
 """
 import json
 import os
@@ -19,7 +24,22 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from export import MODELS  # noqa: E402
 
 
-def main(name, input_path, expect_path, threads):
+def prepare(model, x, mode, plugin):
+    if mode == "eager":
+        return model, {}
+    if mode == "ofi":
+        return torch.jit.optimize_for_inference(torch.jit.freeze(torch.jit.trace(model, x))), {}
+    if mode in ("sgmatch", "sgmatch.regions"):
+        torch.ops.load_library(plugin)
+        m = torch.jit.freeze(torch.jit.script(model.requires_grad_(False)))
+        backend = "onednn" if mode == "sgmatch" else "onednn.regions"
+        torch.ops.sgmatch.optimize(m._c, backend, [x])
+        fused = sum(1 for n in m.graph.nodes() if n.kind() == "sgmatch::run")
+        return m, {"fused_nodes": fused}
+    raise ValueError(mode)
+
+
+def main(name, input_path, expect_path, threads, mode="ofi", plugin=None):
     torch.set_num_threads(int(threads))
     x = torch.from_numpy(np.load(input_path))
     want = np.load(expect_path)
@@ -27,14 +47,14 @@ def main(name, input_path, expect_path, threads):
     torch.manual_seed(0)
     model = MODELS[name][0]().eval()
     with torch.no_grad():
-        fn = torch.jit.optimize_for_inference(torch.jit.freeze(torch.jit.trace(model, x)))
+        fn, extra = prepare(model, x, mode, plugin)
     load_ms = (time.perf_counter() - t0) * 1e3
     t0 = time.perf_counter()
     with torch.no_grad():
         y = fn(x).numpy()
     first_ms = (time.perf_counter() - t0) * 1e3
     diff = float(np.abs(y - want).max()) if y.shape == want.shape else None
-    print(json.dumps({"load_ms": load_ms, "first_run_ms": first_ms, "max_abs_diff": diff}), flush=True)
+    print(json.dumps(dict({"load_ms": load_ms, "first_run_ms": first_ms, "max_abs_diff": diff}, **extra)), flush=True)
     for line in sys.stdin:
         times = []
         with torch.no_grad():

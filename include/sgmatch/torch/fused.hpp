@@ -97,13 +97,11 @@ inline std::string describe_region(const std::vector<::torch::jit::Node*>& set, 
         if (!t->dim()) {
             auto it = original.find(v);
             if (it != original.end())
-                if (const auto r = rank_of(it->second)) {
-                    // The IR text has no rank without an element type: float, which the
-                    // kernel checks on every call (another type runs on TorchScript).
-                    t = t->withDim(*r);
-                    if (!t->scalarType()) t = t->withScalarType(c10::ScalarType::Float);
-                }
+                if (const auto r = rank_of(it->second)) t = t->withDim(*r);
         }
+        // The IR text has no rank without an element type: float, which the kernel checks on
+        // every call (another type runs on TorchScript).
+        if (t->dim() && !t->scalarType()) t = t->withScalarType(c10::ScalarType::Float);
         v->setType(t);
     };
     for (tj::Value* v : g->inputs()) general(v);

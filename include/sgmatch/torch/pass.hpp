@@ -8,8 +8,9 @@
 // which the fused kernels need) and refuses one in training mode. Then, for the graph and each
 // block nested in it (the bodies of prim::If and prim::Loop), innermost first:
 // - RemoveTensorMutation turns in-place ops into their pure forms where that is safe (relu_,
-//   add_); a block where an in-place op is left is not rewritten (an aliasing write could be
-//   reordered across a fused node), and the report says which op;
+//   add_); a block where an op still writes a tensor in place is not rewritten (an aliasing
+//   write could be reordered across a fused node), and the report says which op; a match whose
+//   outputs a side-effecting node reads between its members is declined (view::why_not);
 // - the view (view.hpp) reads the block; the backend is applied through it: "onednn" (the
 //   ready-made fused properties, each match one node) or "onednn.regions" (each maximal region of
 //   supported ops one node, the fusions applied inside: oneDNN's blocked layouts kept between
@@ -28,6 +29,7 @@
 #include <torch/csrc/jit/passes/shape_analysis.h>
 
 #include <map>
+#include <optional>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -89,17 +91,35 @@ inline std::size_t count_nodes(const ::torch::jit::Block* b) {
     return n;
 }
 
-// The first node of b (not of its nested blocks) that writes memory in place.
+// The first node of b (not of its nested blocks) that writes a tensor in place (a list's
+// append does not: lists are never fused, and a cat reads only a list nothing else touches).
 inline const ::torch::jit::Node* first_mutation(const ::torch::jit::Block* b) {
     for (const ::torch::jit::Node* n : b->nodes()) {
         const c10::FunctionSchema* s = n->maybeSchema();
-        if (s != nullptr && s->is_mutable()) return n;
+        if (s == nullptr || !s->is_mutable()) continue;
+        for (const c10::Argument& a : s->arguments())
+            if (a.alias_info() != nullptr && a.alias_info()->isWrite() && a.type()->cast<c10::TensorType>() != nullptr) return n;
     }
     return nullptr;
 }
 
+// b's properties, each checking first that its match can become one node in place (view::why_not).
+inline backend<view> checked(const backend<view>& b) {
+    backend<view> out(b.name());
+    for (const property<view>& p : b.properties()) {
+        property<view> q = p;
+        q.check([own = p.checker()](const view& g, const std::uint32_t* nodes, std::size_t count) {
+            std::string why = g.why_not(nodes, count);
+            if (why.empty() && own) why = own(g, nodes, count);
+            return why;
+        });
+        out.add(std::move(q));
+    }
+    return out;
+}
+
 inline const backend<view>& fused_backend() {
-    static const backend<view> b = onednn::make_backend<view>();
+    static const backend<view> b = checked(onednn::make_backend<view>());
     return b;
 }
 inline const backend<view>& region_backend(std::size_t min_size) {
@@ -110,7 +130,7 @@ inline const backend<view>& region_backend(std::size_t min_size) {
     if (b == nullptr) {
         backend<view> r("onednn.regions");
         r.add(exec::make_region_property<view>("onednn.regions", min_size));
-        b = std::make_shared<const backend<view>>(std::move(r));
+        b = std::make_shared<const backend<view>>(checked(r));
     }
     return *b;
 }
@@ -123,7 +143,14 @@ inline void optimize_block(::torch::jit::Block* b, const options& opt, report& r
                                   (m->outputs().empty() ? std::string("?") : m->output(0)->debugName()) + "')");
         return;
     }
-    view v(b, opt.backend);
+    std::optional<view> built;
+    try {
+        built.emplace(b, opt.backend);
+    } catch (const graph_error& e) {  // a form the view cannot read: the block stays as it is
+        rep.blocks_left.push_back(e.what());
+        return;
+    }
+    view& v = *built;
     for (const auto& d : v.declined()) rep.declined.push_back(d);
     const backend<view>& be = opt.backend == "onednn.regions" ? region_backend(opt.min_region) : fused_backend();
     apply_options ao;

@@ -60,7 +60,8 @@ inline dtype dtype_of(c10::ScalarType t) {
 }
 
 /// The rank of a TorchScript tensor value: as its type declares it, else as the few ops that
-/// fix it say (flatten(x, 1, -1) is 2-D; element-wise ops and pooling keep their input's).
+/// fix it say (flatten(x, 1, -1) is 2-D; mean over k dims drops k; element-wise ops and
+/// pooling keep their input's).
 inline std::optional<std::size_t> rank_of(const ::torch::jit::Value* v, int depth = 0) {
     const auto tt = v->type()->cast<c10::TensorType>();
     if (tt == nullptr) return std::nullopt;
@@ -70,6 +71,15 @@ inline std::optional<std::size_t> rank_of(const ::torch::jit::Value* v, int dept
     if (k == "aten::flatten" && n->inputs().size() == 3) {
         const auto s = ::torch::jit::toIValue(n->input(1)), e = ::torch::jit::toIValue(n->input(2));
         if (s && e && s->isInt() && e->isInt() && s->toInt() == 1 && e->toInt() == -1) return 2;
+    }
+    if (k == "aten::mean" && n->inputs().size() >= 3 && depth < 64) {  // mean(x, dims, keepdim, dtype)
+        const auto dims = ::torch::jit::toIValue(n->input(1));
+        const auto keepdim = ::torch::jit::toIValue(n->input(2));
+        const auto r = rank_of(n->input(0), depth + 1);
+        if (dims && dims->isIntList() && keepdim && keepdim->isBool() && r) {
+            const std::size_t removed = keepdim->toBool() ? 0 : dims->toIntVector().size();
+            if (removed <= *r) return *r - removed;
+        }
     }
     static const char* const keep[] = {"aten::relu", "aten::sigmoid", "aten::tanh", "aten::gelu", "aten::hardswish", "aten::silu", "aten::hardtanh", "aten::clamp",
                                         "aten::adaptive_avg_pool2d", "aten::max_pool2d", "aten::dropout", "aten::contiguous"};
@@ -384,6 +394,7 @@ private:
         if (!dim) return fail_constant("dim");
         const ::torch::jit::Node* list = in(0)->node();
         if (list->kind() != c10::prim::ListConstruct) return decline("a tensor list not built in the graph");
+        if (list->output()->uses().size() != 1) return decline("a tensor list read or changed elsewhere too");
         for (const ::torch::jit::Value* v : list->inputs()) t_.operands.push_back(v);
         t_.attrs.emplace_back("axis", attribute(*dim));
         return accept("Concat");

@@ -86,7 +86,9 @@ public:
             if (v->node()->owningBlock() != block_ && seen.insert(v).second) foreign_.push_back(v);
         for (const ::torch::jit::Value* v : foreign_) {
             auto* vv = const_cast<::torch::jit::Value*>(v);
-            if (is_hidden(vv->node())) continue;  // an attribute from outside
+            bool output = false;  // a constant from outside that the block returns is an input
+            for (const ::torch::jit::Value* o : block_->outputs()) output = output || o == v;
+            if (is_hidden(vv->node()) && !output) continue;  // an attribute from outside
             add_value_entry(vv, is_tensor_constant(vv->node()) ? node_kind::constant : node_kind::input);
         }
         foreign_.clear();
@@ -193,25 +195,11 @@ public:
             ins.push_back(value_of(v.node, v.port));
         }
         for (const auto& v : r.outputs) outs.push_back(value_of(v.node, v.port));
-        // Everything the block orders between the first and the last member that reads a
-        // member's output moves after the new node; it must be free to move.
         tj::Node* last = set.back();
+        const move_plan plan = plan_move(set);
+        if (!plan.refusal.empty()) throw graph_error(where() + plan.refusal);
         std::unordered_set<const tj::Node*> members(set.begin(), set.end());
-        std::unordered_set<const tj::Value*> tainted;
-        for (tj::Node* n : set)
-            for (tj::Value* o : n->outputs()) tainted.insert(o);
-        std::vector<tj::Node*> movers;
-        for (tj::Node* n = set.front(); n != last; n = n->next()) {
-            if (members.count(n)) continue;
-            bool reads = false;
-            for (tj::Value* v : n->inputs()) reads = reads || tainted.count(v);
-            for (tj::Block* b : n->blocks()) reads = reads || block_reads(b, tainted);
-            if (!reads) continue;
-            if (n->hasSideEffects() || (n->maybeSchema() != nullptr && n->maybeSchema()->is_mutable()))
-                throw graph_error(where() + "node '" + node_name(n) + "' reads the fused ops' outputs and has side effects");
-            movers.push_back(n);
-            for (tj::Value* o : n->outputs()) tainted.insert(o);
-        }
+        members.insert(plan.absorbed.begin(), plan.absorbed.end());
         for (tj::Node* n : set)
             for (tj::Value* o : n->outputs())
                 if (std::find(outs.begin(), outs.end(), o) == outs.end())
@@ -234,18 +222,75 @@ public:
             outs[i]->replaceAllUsesWith(unpack->output(i));
         }
         tj::Node* after = unpack;
-        for (tj::Node* m : movers) {
+        for (tj::Node* m : plan.movers) {
             m->moveAfter(after);
             after = m;
         }
-        for (auto it = set.rbegin(); it != set.rend(); ++it) {
-            (*it)->destroy();  // its outputs' readers were members, destroyed before it
-        }
+        std::vector<tj::Node*> doomed(set.begin(), set.end());
+        doomed.insert(doomed.end(), plan.absorbed.begin(), plan.absorbed.end());
+        std::sort(doomed.begin(), doomed.end(), [](tj::Node* a, tj::Node* b) { return a->isBefore(b); });
+        for (auto it = doomed.rbegin(); it != doomed.rend(); ++it)
+            (*it)->destroy();  // its outputs' readers were doomed too, destroyed before it
         reindex();
         return id_of(unpack);
     }
 
+    /// Why the nodes cannot become one node in place ("" if they can): a node the block orders
+    /// between them reads their outputs and writes in place or has side effects, so it cannot
+    /// move after the new node. A property's check (torch/pass.hpp) asks before the write.
+    std::string why_not(const node_type* nodes, std::size_t count) const {
+        std::vector<::torch::jit::Node*> set;
+        for (std::size_t i = 0; i < count; ++i) {
+            if (nodes[i] >= entries_.size() || entries_[nodes[i]].node == nullptr) return "";
+            set.push_back(entries_[nodes[i]].node);
+        }
+        if (set.empty()) return "";
+        std::sort(set.begin(), set.end(), [](::torch::jit::Node* a, ::torch::jit::Node* b) { return a->isBefore(b); });
+        return plan_move(set).refusal;
+    }
+
 private:
+    // What a write of `set` (in block order) does to the nodes between its first and last
+    // member that read the members' outputs: a list construction read only by members is
+    // absorbed (copied into the spec, destroyed with them); any other reader moves after the new
+    // node, which only a node without side effects or writes may.
+    struct move_plan {
+        std::vector<::torch::jit::Node*> movers, absorbed;
+        std::string refusal;
+    };
+    static move_plan plan_move(const std::vector<::torch::jit::Node*>& set) {
+        namespace tj = ::torch::jit;
+        move_plan plan;
+        tj::Node* last = set.back();
+        std::unordered_set<const tj::Node*> members(set.begin(), set.end());
+        std::unordered_set<const tj::Value*> tainted;
+        for (tj::Node* n : set)
+            for (tj::Value* o : n->outputs()) tainted.insert(o);
+        for (tj::Node* n = set.front(); n != last; n = n->next()) {
+            if (members.count(n)) continue;
+            bool reads = false;
+            for (tj::Value* v : n->inputs()) reads = reads || tainted.count(v);
+            for (tj::Block* b : n->blocks()) reads = reads || block_reads(b, tainted);
+            if (!reads) continue;
+            if (n->kind() == c10::prim::ListConstruct) {
+                bool only_members = true;
+                for (const tj::Use& u : n->output()->uses()) only_members = only_members && members.count(u.user);
+                if (only_members) {
+                    plan.absorbed.push_back(n);
+                    continue;
+                }
+            }
+            if (n->hasSideEffects() || (n->maybeSchema() != nullptr && n->maybeSchema()->is_mutable())) {
+                plan.refusal = "node '" + node_name(n) + "' (" + n->kind().toQualString() +
+                               ") reads the fused ops' outputs between them and writes in place or has side effects";
+                return plan;
+            }
+            plan.movers.push_back(n);
+            for (tj::Value* o : n->outputs()) tainted.insert(o);
+        }
+        return plan;
+    }
+
     struct entry {
         ::torch::jit::Node* node = nullptr;         // ops and constants
         const ::torch::jit::Value* value = nullptr;  // inputs (and constants read from outside)
