@@ -289,3 +289,20 @@ def forward(self, x):
     CHECK(x.grad().abs().sum().item<double>() > 0);
     CHECK(c.refusals == refusals);  // the grad path is not a refusal: nothing logged
 }
+
+TEST_CASE("torch: a list appended to, as DenseNet builds its features, is never read as the list it started as") {
+    tj::Module m = make_module({{"w", {4, 4, 3, 3}}, {"b", {4}}}, R"(
+def forward(self, x):
+    feats = [x]
+    y = torch.relu(torch.conv2d(x, self.w, self.b, [1, 1], [1, 1], [1, 1], 1))
+    feats.append(y)
+    print(y.sum() > 1e30)
+    return torch.cat(feats, 1)
+)");
+    const auto r = optimized_matches(m, {::torch::randn({1, 4, 5, 5})});
+    CHECK(r.fused == 1);  // the conv and its relu; the cat reads the appended list
+    CHECK(r.blocks_left.empty());
+    bool cat = false;
+    for (const auto& [node, why] : r.declined) cat = cat || why.find("aten::cat: a tensor list read or changed elsewhere too") != std::string::npos;
+    CHECK(cat);
+}
