@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install sgmatch into a temporary prefix and move it elsewhere, then build and run
 # tests/consumer from the moved prefix: find_package with core only, with onednn, with onednn and
-# reference, with onnx, a second find_package adding components, a component the installation was built
+# reference, with onnx, with torch (the plugin built by the installed sgmatch_add_torch_plugin and
+# loaded by Python), a second find_package adding components, a component the installation was built
 # without, plain g++ lines with pkg-config (core, onednn, reference, onnx); and once more from the
 # source tree through FetchContent.
 # usage: tests/consumer/run.sh [build-dir-of-a-configured-sgmatch]
@@ -14,7 +15,7 @@ prefix="$work/prefix"
 echo "== install sgmatch into $prefix"
 cmake -S "$root" -B "$work/sgmatch" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DSGMATCH_BUILD_TESTS=OFF -DSGMATCH_BUILD_EXAMPLES=OFF -DSGMATCH_BUILD_BENCHMARKS=OFF \
-  -DSGMATCH_INSTALL=ON -DSGMATCH_CHECK_DEPENDENCIES=ON -DCMAKE_INSTALL_PREFIX="$prefix" > "$work/configure.log"
+  -DSGMATCH_INSTALL=ON -DSGMATCH_CHECK_DEPENDENCIES=ON -DSGMATCH_WITH_TORCH=ON -DCMAKE_INSTALL_PREFIX="$prefix" > "$work/configure.log"
 cmake --build "$work/sgmatch" > /dev/null  # the dependency checks, as a package build does
 for check in core onednn reference onnx executor; do test -x "$work/sgmatch/sgmatch_check_$check"; done
 cmake --install "$work/sgmatch" > "$work/install.log"
@@ -31,7 +32,7 @@ fi
 # Consumers build unoptimized (no build type, -O0 with pkg-config): what they check is finding,
 # linking and running, and the optimizer is most of the compile time of a TU that includes the
 # oneDNN backend.
-for comps in "" "core;onednn" "core;onednn;reference" "onnx"; do
+for comps in "" "core;onednn" "core;onednn;reference" "onnx" "torch"; do
   name="${comps:-default}"
   name="${name//;/-}"
   echo "== find_package(sgmatch) with COMPONENTS '${comps}'"
