@@ -27,10 +27,13 @@
 // The write (`replace`) turns a matched set into one `sgmatch::run(str spec, Tensor[] inputs) ->
 // Tensor[]` node (the op torch/library.hpp registers) followed by a `prim::ListUnpack`: spec is
 // the matched nodes as TorchScript IR (fused.hpp), so a module saved with torch.jit.save carries
-// everything a new process needs to rebuild the kernel. Users of the set's outputs that the block
-// orders before the new node are moved after it (they have no side effects: a block with a
-// mutating op left is never rewritten, see torch/pass.hpp). The write checks everything before
-// its first edit: it completes or leaves the block as it was.
+// everything a new process needs to rebuild the kernel. The new node takes the last member's
+// place: readers of the members' outputs that the block orders between the members move after
+// it (a list construction read only by members goes with them); a reader with side effects or
+// writes cannot move, and such a match is declined before the write (why_not, which the pass's
+// properties check; a block that still writes a tensor in place is never rewritten, see
+// torch/pass.hpp). The write checks everything before its first edit: it completes or leaves the
+// block as it was.
 #pragma once
 
 #include <torch/csrc/jit/ir/ir.h>
