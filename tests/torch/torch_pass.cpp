@@ -77,16 +77,17 @@ sgmatch::torch::report optimized_matches(tj::Module& m, const std::vector<at::Te
 
 const std::vector<std::pair<std::string, std::vector<std::int64_t>>> conv_bn = {
     {"w", {8, 8, 3, 3}}, {"b", {8}}, {"g", {8}}, {"beta", {8}}, {"mean", {8}}, {"var", {8}}};
-
-}  // namespace
-
-TEST_CASE("torch: conv + batch_norm + relu becomes one fused node") {
-    tj::Module m = make_module(conv_bn, R"(
+const char* const conv_bn_relu = R"(
 def forward(self, x):
     y = torch.conv2d(x, self.w, self.b, [1, 1], [1, 1], [1, 1], 1)
     y = torch.batch_norm(y, self.g, self.beta, self.mean, self.var, False, 0.1, 1e-5, False)
     return torch.relu(y)
-)");
+)";
+
+}  // namespace
+
+TEST_CASE("torch: conv + batch_norm + relu becomes one fused node") {
+    tj::Module m = make_module(conv_bn, conv_bn_relu);
     const auto r = optimized_matches(m, {::torch::randn({2, 8, 10, 10})});
     CHECK(r.fused == 1);
     CHECK(r.fused_by.count("onednn.conv_post_ops") == 1);
@@ -197,12 +198,7 @@ def forward(self, x):
 }
 
 TEST_CASE("torch: a module saved after optimizing loads and runs with equal outputs") {
-    tj::Module m = make_module(conv_bn, R"(
-def forward(self, x):
-    y = torch.conv2d(x, self.w, self.b, [1, 1], [1, 1], [1, 1], 1)
-    y = torch.batch_norm(y, self.g, self.beta, self.mean, self.var, False, 0.1, 1e-5, False)
-    return torch.relu(y)
-)");
+    tj::Module m = make_module(conv_bn, conv_bn_relu);
     const at::Tensor x = ::torch::randn({1, 8, 7, 7});
     const at::Tensor want = forward(m, {x});
     tj::Module f = tj::freeze_module(m);

@@ -115,30 +115,57 @@ inline std::string describe_region(const std::vector<::torch::jit::Node*>& set, 
     return s.str();
 }
 
+/// A spec's header: its backend and which inputs were constants.
+struct spec_header {
+    std::string backend;
+    std::vector<std::size_t> constants;  // ascending
+};
+
+namespace detail {
+inline graph_error malformed_spec(const std::string& what) {
+    return graph_error("sgmatch::torch: a malformed sgmatch::run spec: " + what);
+}
+// Reads the three header lines from `in`, leaving it at the graph.
+inline spec_header read_header(std::istream& in) {
+    std::string line;
+    if (!std::getline(in, line) || line != "sgmatch.run 1") throw malformed_spec("the first line is not 'sgmatch.run 1'");
+    spec_header h;
+    if (!std::getline(in, line) || line.rfind("backend ", 0) != 0) throw malformed_spec("no 'backend' line");
+    h.backend = line.substr(8);
+    if (!std::getline(in, line) || line.rfind("constants", 0) != 0) throw malformed_spec("no 'constants' line");
+    std::istringstream ks(line.substr(9));
+    for (long long k; ks >> k;) {
+        if (k < 0 || (!h.constants.empty() && static_cast<std::size_t>(k) <= h.constants.back()))
+            throw malformed_spec("constants out of order");
+        h.constants.push_back(static_cast<std::size_t>(k));
+    }
+    if (!ks.eof()) throw malformed_spec("the constants are not numbers");
+    return h;
+}
+}  // namespace detail
+
+/// The header of a spec (its graph not parsed); graph_error for a malformed one.
+inline spec_header parse_header(const std::string& spec) {
+    std::istringstream in(spec);
+    return detail::read_header(in);
+}
+
 /// The spec parsed back; graph_error naming what is wrong with a malformed one.
 inline region_spec parse_spec(const std::string& spec) {
     std::istringstream in(spec);
-    std::string line;
-    auto fail = [](const std::string& what) { return graph_error("sgmatch::torch: a malformed sgmatch::run spec: " + what); };
-    if (!std::getline(in, line) || line != "sgmatch.run 1") throw fail("the first line is not 'sgmatch.run 1'");
+    spec_header h = detail::read_header(in);
     region_spec r;
-    if (!std::getline(in, line) || line.rfind("backend ", 0) != 0) throw fail("no 'backend' line");
-    r.backend = line.substr(8);
-    if (!std::getline(in, line) || line.rfind("constants", 0) != 0) throw fail("no 'constants' line");
-    std::istringstream ks(line.substr(9));
-    for (long long k; ks >> k;) {
-        if (k < 0 || (!r.constants.empty() && static_cast<std::size_t>(k) <= r.constants.back())) throw fail("constants out of order");
-        r.constants.push_back(static_cast<std::size_t>(k));
-    }
-    if (!ks.eof()) throw fail("the constants are not numbers");
+    r.backend = std::move(h.backend);
+    r.constants = std::move(h.constants);
     std::string ir((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     r.graph = std::make_shared<::torch::jit::Graph>();
     try {
         ::torch::jit::parseIR(ir, r.graph.get());
     } catch (const std::exception& e) {
-        throw fail(std::string("its graph does not parse: ") + e.what());
+        throw detail::malformed_spec(std::string("its graph does not parse: ") + e.what());
     }
-    if (!r.constants.empty() && r.constants.back() >= r.graph->inputs().size()) throw fail("a constant index past the inputs");
+    if (!r.constants.empty() && r.constants.back() >= r.graph->inputs().size())
+        throw detail::malformed_spec("a constant index past the inputs");
     return r;
 }
 

@@ -31,6 +31,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <unordered_map>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -79,8 +80,9 @@ public:
                                    std::to_string(inputs.size()) + " were given");
         if (r.backend != "onednn" && r.backend != "onednn.regions")
             throw exec::exec_error("sgmatch::run: unknown backend '" + r.backend + "' in the spec");
-        // TorchScript's own run of the same ops: where sgmatch's kernels refuse the node or an input.
-        auto native = parse_spec(spec).graph;
+        // TorchScript's own run of the same ops: where sgmatch's kernels refuse the node or an
+        // input (a copy: build() turns the weights of r.graph into constants).
+        auto native = r.graph->copy();
         {
             std::vector<tj::Value*> outs(native->outputs().begin(), native->outputs().end());
             while (!native->outputs().empty()) native->eraseOutput(native->outputs().size() - 1);
@@ -102,12 +104,17 @@ public:
         if (at::GradMode::is_enabled())
             for (const at::Tensor& t : inputs) grad = grad || t.requires_grad();
         if (region_ != nullptr && !grad) {
-            std::string shapes;
-            for (const at::Tensor& t : inputs) shapes += c10::str(t.scalar_type(), t.sizes(), t.is_contiguous(), ";");
-            if (!refused(shapes)) {
+            // The input signature is spelled out only once some signature has been refused.
+            auto signature = [&] {
+                std::string shapes;
+                for (const at::Tensor& t : inputs) shapes += c10::str(t.scalar_type(), t.sizes(), t.is_contiguous(), ";");
+                return shapes;
+            };
+            if (!any_refused_.load(std::memory_order_acquire) || !refused(signature())) {
                 try {
                     return run_sgmatch(inputs);
                 } catch (const std::exception& e) {
+                    const std::string shapes = signature();
                     refuse(shapes, std::string("for inputs ") + shapes + " sgmatch's kernels refuse: " + e.what());
                 }
             }
@@ -216,6 +223,7 @@ private:
     }
     void refuse(const std::string& shapes, const std::string& why) const {
         std::lock_guard<std::mutex> lock(m_);
+        any_refused_.store(true, std::memory_order_release);
         if (refused_.insert(shapes).second) {
             ++run_counters::instance().refusals;
             std::fprintf(stderr, "sgmatch::run: node '%s' runs on TorchScript (%s)\n", name_.c_str(), why.c_str());
@@ -231,9 +239,13 @@ private:
     std::unique_ptr<::torch::jit::GraphFunction> native_;
     mutable std::mutex m_;
     mutable std::set<std::string> refused_;
+    mutable std::atomic<bool> any_refused_{false};
 };
 
-// The compiled kernels, by spec and the data pointers of the spec's constant inputs.
+// The compiled kernels, by spec, then by the data pointers of the spec's constant inputs: they
+// tell two nodes of one spec apart (two blocks with the same shapes and different weights), and
+// a compiled kernel holds its weights, so an address it keys on is never reused for other data
+// while the entry lives. A spec's header is read once, on its first call.
 class run_cache {
 public:
     static run_cache& instance() {
@@ -241,45 +253,30 @@ public:
         return c;
     }
     std::shared_ptr<const compiled_run> get(const std::string& spec, const std::vector<at::Tensor>& inputs) {
-        std::string key = spec;
-        key += '\0';
-        // The constants' addresses tell two nodes of one spec apart (two blocks with the same
-        // shapes and different weights); a compiled kernel holds its weights, so an address
-        // it keys on is never reused for other data while the entry lives.
-        const std::size_t header_end = spec.find("\ngraph(");
-        const std::string header = spec.substr(0, header_end);
-        const std::size_t at = header.find("\nconstants");
-        if (at != std::string::npos) {
-            std::istringstream ks(header.substr(at + 10));
-            for (long long k; ks >> k;)
-                if (k >= 0 && static_cast<std::size_t>(k) < inputs.size()) {
-                    key += std::to_string(reinterpret_cast<std::uintptr_t>(inputs[static_cast<std::size_t>(k)].data_ptr()));
-                    key += ',';
-                }
-        }
+        std::vector<const void*> weights;
         {
             std::lock_guard<std::mutex> lock(m_);
-            auto it = cache_.find(key);
-            if (it != cache_.end()) return it->second;
+            auto it = specs_.find(spec);
+            if (it == specs_.end()) it = specs_.emplace(spec, per_spec{parse_header(spec).constants, {}}).first;
+            for (std::size_t k : it->second.constants)
+                if (k < inputs.size()) weights.push_back(inputs[k].data_ptr());  // else: compiled_run refuses
+            auto found = it->second.by_weights.find(weights);
+            if (found != it->second.by_weights.end()) return found->second;
         }
         auto made = std::make_shared<const compiled_run>(spec, inputs);  // outside the lock: slow
         std::lock_guard<std::mutex> lock(m_);
-        auto [it, inserted] = cache_.emplace(key, made);
+        auto [it, inserted] = specs_.at(spec).by_weights.emplace(std::move(weights), made);
         if (inserted) ++run_counters::instance().compiled;
         return it->second;
     }
-    std::size_t size() const {
-        std::lock_guard<std::mutex> lock(m_);
-        return cache_.size();
-    }
-    void clear() {
-        std::lock_guard<std::mutex> lock(m_);
-        cache_.clear();
-    }
 
 private:
-    mutable std::mutex m_;
-    std::map<std::string, std::shared_ptr<const compiled_run>> cache_;
+    struct per_spec {
+        std::vector<std::size_t> constants;
+        std::map<std::vector<const void*>, std::shared_ptr<const compiled_run>> by_weights;
+    };
+    std::mutex m_;
+    std::unordered_map<std::string, per_spec> specs_;
 };
 
 }  // namespace detail

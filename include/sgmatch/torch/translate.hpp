@@ -198,6 +198,12 @@ private:
         return std::nullopt;
     }
 
+    // PyTorch's padding (one value per spatial axis, both ends) as ONNX's pads (begins, then ends).
+    static ints both_ends(const ints& padding) {
+        ints pads = padding;
+        pads.insert(pads.end(), padding.begin(), padding.end());
+        return pads;
+    }
     translation decline(std::string why) {
         t_.declined = t_.op + ": " + why;
         t_.operands.clear();
@@ -298,8 +304,7 @@ private:
         const auto stride = int_list(3), padding = int_list(4), dilation = int_list(5);
         const auto groups = integer(groups_at);
         if (!stride || !padding || !dilation || !groups) return fail_constant("stride, padding, dilation or groups");
-        ints pads = *padding;
-        for (std::int64_t p : *padding) pads.push_back(p);
+        const ints pads = both_ends(*padding);
         operand(0);
         operand(1);
         if (!is_none(2)) operand(2);
@@ -368,8 +373,7 @@ private:
         const auto ceil = boolean(5);
         if (!kernel || !stride || !padding || !dilation || !ceil) return fail_constant("a window argument");
         const ints strides = stride->empty() ? *kernel : *stride;
-        ints pads = *padding;
-        for (std::int64_t p : *padding) pads.push_back(p);
+        const ints pads = both_ends(*padding);
         operand(0);
         t_.attrs.emplace_back("kernel_shape", attribute(*kernel));
         t_.attrs.emplace_back("strides", attribute(strides));

@@ -86,7 +86,7 @@ public:
         std::unordered_set<const ::torch::jit::Value*> seen;
         for (::torch::jit::Node* n : block_->nodes()) collect_foreign(n, seen);
         for (::torch::jit::Value* v : block_->outputs())
-            if (v->node()->owningBlock() != block_ && seen.insert(v).second) foreign_.push_back(v);
+            if (!inside(v->node()) && seen.insert(v).second) foreign_.push_back(v);
         for (const ::torch::jit::Value* v : foreign_) {
             auto* vv = const_cast<::torch::jit::Value*>(v);
             bool output = false;  // a constant from outside that the block returns is an input
