@@ -31,22 +31,37 @@ fi
 
 # Consumers build unoptimized (no build type, -O0 with pkg-config): what they check is finding,
 # linking and running, and the optimizer is most of the compile time of a TU that includes the
-# oneDNN backend.
-for comps in "" "core;onednn" "core;onednn;reference" "onnx" "torch"; do
+# oneDNN backend. Each is one or two translation units: two consumers build at a time.
+consumer() {  # name, then extra cmake arguments
+  local name="$1"; shift
+  { cmake -S "$root/tests/consumer" -B "$work/consumer-$name" -G Ninja -DCMAKE_BUILD_TYPE= \
+      -DCMAKE_PREFIX_PATH="$prefix" "$@" &&
+    cmake --build "$work/consumer-$name" &&
+    ctest --test-dir "$work/consumer-$name" --output-on-failure; } > "$work/consumer-$name.log" 2>&1
+}
+pending=()
+finish() {  # wait for the pending consumers; print the log of any that failed, and fail
+  local failed=0 job
+  for job in "${pending[@]}"; do
+    if wait "${job%%:*}"; then echo "== consumer ${job#*:}: passed"
+    else echo "== consumer ${job#*:}: FAILED"; cat "$work/consumer-${job#*:}.log"; failed=1; fi
+  done
+  pending=()
+  return $failed
+}
+for comps in "" "core;onednn" "core;onednn;reference" "onnx" "torch" second; do
   name="${comps:-default}"
   name="${name//;/-}"
-  echo "== find_package(sgmatch) with COMPONENTS '${comps}'"
-  cmake -S "$root/tests/consumer" -B "$work/consumer-$name" -G Ninja -DCMAKE_BUILD_TYPE= \
-    -DCMAKE_PREFIX_PATH="$prefix" "-DSGMATCH_CONSUMER_COMPONENTS=${comps}" > /dev/null
-  cmake --build "$work/consumer-$name" > /dev/null
-  ctest --test-dir "$work/consumer-$name" --output-on-failure
+  if [ "$comps" = second ]; then
+    # a second find_package(sgmatch COMPONENTS onednn reference) adds to the first (core)
+    consumer second -DSGMATCH_CONSUMER_SECOND=ON "-DSGMATCH_CONSUMER_COMPONENTS=onednn;reference" &
+  else
+    consumer "$name" "-DSGMATCH_CONSUMER_COMPONENTS=${comps}" &
+  fi
+  pending+=("$!:$name")
+  if [ ${#pending[@]} -eq 2 ]; then finish; fi
 done
-
-echo "== a second find_package(sgmatch COMPONENTS onednn reference) adds to the first (core)"
-cmake -S "$root/tests/consumer" -B "$work/consumer-second" -G Ninja -DCMAKE_BUILD_TYPE= \
-  -DCMAKE_PREFIX_PATH="$prefix" -DSGMATCH_CONSUMER_SECOND=ON "-DSGMATCH_CONSUMER_COMPONENTS=onednn;reference" > /dev/null
-cmake --build "$work/consumer-second" > /dev/null
-ctest --test-dir "$work/consumer-second" --output-on-failure
+finish
 
 echo "== a component the installation was built without is refused by name, with its option"
 cmake -S "$root" -B "$work/sgmatch-noref" -G Ninja -DSGMATCH_WITH_REFERENCE=OFF \
