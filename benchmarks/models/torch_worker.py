@@ -5,8 +5,10 @@
 Builds NAME as export.py does (same seed, same weights) and prepares it by MODE:
   ofi             traced, frozen and torch.jit.optimize_for_inference (the default)
   eager           the nn.Module itself, under torch.no_grad()
-  sgmatch         scripted, frozen, then torch.ops.sgmatch.optimize(m._c, "onednn", [x]) through the
-                  sgmatch plugin at PLUGIN (libsgmatch_torch_plugin.so)
+  sgmatch         traced with autograd on (so that PyTorch's no_grad fast paths, such as the
+                  encoder layer's _transformer_encoder_layer_fwd, leave the ops they are made of
+                  in the trace), frozen, then torch.ops.sgmatch.optimize(m._c, "onednn", [x])
+                  through the sgmatch plugin at PLUGIN (libsgmatch_torch_plugin.so)
   sgmatch.regions the same with the "onednn.regions" backend
 runs once and prints one JSON line: load_ms (build and prepare), first_run_ms, max_abs_diff
 against expected.npy (and for the sgmatch modes fused_nodes: the sgmatch::run nodes made). Then
@@ -31,7 +33,9 @@ def prepare(model, x, mode, plugin):
         return torch.jit.optimize_for_inference(torch.jit.freeze(torch.jit.trace(model, x))), {}
     if mode in ("sgmatch", "sgmatch.regions"):
         torch.ops.load_library(plugin)
-        m = torch.jit.freeze(torch.jit.script(model.requires_grad_(False)))
+        with torch.enable_grad():
+            traced = torch.jit.trace(model, x, check_trace=False)
+        m = torch.jit.freeze(traced.requires_grad_(False))
         backend = "onednn" if mode == "sgmatch" else "onednn.regions"
         torch.ops.sgmatch.optimize(m._c, backend, [x])
         fused = sum(1 for n in m.graph.nodes() if n.kind() == "sgmatch::run")

@@ -75,6 +75,11 @@ sgmatch::torch::report optimized_matches(tj::Module& m, const std::vector<at::Te
     return r;
 }
 
+std::size_t fused_by(const sgmatch::torch::report& r, const char* property) {
+    const auto it = r.fused_by.find(property);
+    return it == r.fused_by.end() ? 0 : it->second;
+}
+
 const std::vector<std::pair<std::string, std::vector<std::int64_t>>> conv_bn = {
     {"w", {8, 8, 3, 3}}, {"b", {8}}, {"g", {8}}, {"beta", {8}}, {"mean", {8}}, {"var", {8}}};
 const char* const conv_bn_relu = R"(
@@ -117,27 +122,112 @@ def forward(self, x):
     CHECK(r.fused == 1);
 }
 
-TEST_CASE("torch: linear + gelu on a 2-D input is one matmul with a post-op") {
+TEST_CASE("torch: a frozen linear + gelu is one matmul with post-ops, on a 2-D or a 3-D input") {
     tj::Module m = make_module({{"w", {16, 32}}, {"b", {16}}}, R"(
 def forward(self, x):
     return torch.gelu(torch.linear(x, self.w, self.b))
 )");
-    const at::Tensor x = ::torch::randn({5, 32});
-    // Without shapes the input's rank is unknown: the linear is declined, with the reason.
-    const auto unknown = optimized_matches(m, {x});
+    // The frozen linear becomes matmul(x, W^T) + b (FrozenLinearTranspose), which needs no rank.
+    for (const at::Tensor& x : {::torch::randn({5, 32}), ::torch::randn({2, 7, 32})}) {
+        const auto r = optimized_matches(m, {x});
+        CHECK(r.fused == 1);
+        CHECK(r.fused_by.count("onednn.matmul_post_ops") == 1);
+        CHECK(r.declined.empty());
+    }
+    // One node made for a 2-D input runs on other sizes and another rank.
+    tj::Module f = tj::freeze_module(m);
+    sgmatch::torch::optimize(f);
+    for (const at::Tensor& x : {::torch::randn({9, 32}), ::torch::randn({3, 4, 32})}) check_close(forward(f, {x}), forward(m, {x}));
+}
+
+TEST_CASE("torch: a linear whose weight is not a constant is declined with the reason") {
+    auto g = std::make_shared<tj::Graph>();
+    tj::parseIR(R"IR(
+graph(%x : Tensor, %w : Tensor, %b : Tensor):
+  %none : str = prim::Constant[value="none"]()
+  %y : Tensor = aten::linear(%x, %w, %b)
+  %z : Tensor = aten::gelu(%y, %none)
+  return (%z)
+)IR", g.get());
+    const auto unknown = sgmatch::torch::optimize(g);
     CHECK(unknown.fused == 0);
     REQUIRE(unknown.declined.size() == 1);
     CHECK(unknown.declined[0].second.find("unknown rank") != std::string::npos);
     sgmatch::torch::options shaped;
+    shaped.example_inputs = {::torch::randn({5, 32}), ::torch::randn({16, 32}), ::torch::randn({16})};
+    // With the rank known the linear is a Gemm, which the fused kernel takes only with a constant
+    // weight: declined by the property, with its reason.
+    const auto r = sgmatch::torch::optimize(g, shaped);
+    INFO(r.text());
+    CHECK(r.fused == 0);
+    REQUIRE(r.declined.size() == 1);
+    CHECK(r.declined[0].second.find("not a 2-D constant") != std::string::npos);
+}
+
+// BERT's self-attention block as a user writes it: projections of a [B, L, 32] input, split into
+// 4 heads by view (sizes computed at run time) and transpose, scores scaled by a number,
+// softmax, the heads merged back, the output projection, a residual add and layer_norm.
+const std::vector<std::pair<std::string, std::vector<std::int64_t>>> attention_params = {
+    {"wq", {32, 32}}, {"bq", {32}}, {"wk", {32, 32}}, {"bk", {32}}, {"wv", {32, 32}}, {"bv", {32}},
+    {"wo", {32, 32}}, {"bo", {32}}, {"g", {32}}, {"beta", {32}}};
+const char* const attention_block = R"(
+def forward(self, x):
+    B = x.size(0)
+    L = x.size(1)
+    q = torch.linear(x, self.wq, self.bq).view(B, L, 4, 8).transpose(1, 2)
+    k = torch.linear(x, self.wk, self.bk).view(B, L, 4, 8).transpose(1, 2)
+    v = torch.linear(x, self.wv, self.bv).view(B, L, 4, 8).transpose(1, 2)
+    s = torch.matmul(q, k.transpose(-2, -1)) / 2.8284271247461903
+    p = torch.softmax(s, -1)
+    o = torch.matmul(p, v).transpose(1, 2).reshape(B, L, 32)
+    y = torch.linear(o, self.wo, self.bo) + x
+    return torch.layer_norm(y, [32], self.g, self.beta, 1e-5, True)
+)";
+
+TEST_CASE("torch: multi-head attention written out: one attention node, the projections fused") {
+    tj::Module m = make_module(attention_params, attention_block);
+    const at::Tensor x = ::torch::randn({2, 6, 32});
+    sgmatch::torch::options shaped;
     shaped.example_inputs = {x};
-    const auto r = optimized_matches(m, {x}, shaped);
-    CHECK(r.fused == 1);
-    CHECK(r.fused_by.count("onednn.matmul_post_ops") == 1);
-    // The node runs on other sizes than the example's.
+    for (const sgmatch::torch::options& opt : {sgmatch::torch::options{}, shaped}) {
+        const auto r = optimized_matches(m, {x}, opt);
+        CHECK(fused_by(r, "onednn.attention") == 1);
+        CHECK(fused_by(r, "onednn.matmul_post_ops") == 4);  // q, k, v; the output's with the residual add
+        CHECK(r.fused == 5);
+    }
+    // The optimized graph keeps no matmul or softmax of its own; it runs at other sizes.
     tj::Module f = tj::freeze_module(m);
-    sgmatch::torch::optimize(f, shaped);
-    const at::Tensor x9 = ::torch::randn({9, 32});
-    check_close(forward(f, {x9}), forward(m, {x9}));
+    sgmatch::torch::optimize(f);
+    const auto g = f.get_method("forward").graph();
+    CHECK(count_kind(g->block(), "aten::matmul") == 0);
+    CHECK(count_kind(g->block(), "aten::softmax") == 0);
+    CHECK(count_kind(g->block(), "aten::linear") == 0);
+    const at::Tensor x2 = ::torch::randn({3, 11, 32});
+    check_close(forward(f, {x2}), forward(m, {x2}));
+}
+
+TEST_CASE("torch: PyTorch's fused fast paths and baddbmm are declined with their reasons") {
+    auto g = std::make_shared<tj::Graph>();
+    tj::parseIR(R"IR(
+graph(%x : Tensor, %a : Tensor, %b : Tensor):
+  %one : int = prim::Constant[value=1]()
+  %y : Tensor = aten::baddbmm(%x, %a, %b, %one, %one)
+  %z : Tensor = aten::relu(%y)
+  return (%z)
+)IR", g.get());
+    const auto r = sgmatch::torch::optimize(g);
+    CHECK(r.fused == 0);
+    REQUIRE(r.declined.size() == 1);
+    CHECK(r.declined[0].second.find("two ops") != std::string::npos);
+    // The encoder layer's and attention's fast paths (what PyTorch 1.13 runs under no_grad) are
+    // one opaque kernel each.
+    for (const char* kind : {"aten::_transformer_encoder_layer_fwd", "aten::_native_multi_head_attention"}) {
+        tj::Node* n = g->create(c10::Symbol::fromQualString(kind), 1);
+        const sgmatch::torch::translation t = sgmatch::torch::translate(n);
+        CHECK_FALSE(t.translated());
+        CHECK(t.declined.find("fast path") != std::string::npos);
+        n->destroy();
+    }
 }
 
 TEST_CASE("torch: cat + conv") {

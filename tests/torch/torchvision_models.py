@@ -5,8 +5,12 @@
 ResNet-18 and MobileNetV2 (random weights, fixed seed: nothing is downloaded) are scripted,
 frozen, optimized with torch.ops.sgmatch.optimize and compared with the eager model (max error
 <= 1e-4 of the largest output). The optimized ResNet-18 is saved, loaded in a new process that
-has loaded the plugin, and its output compared there. torch.ops.sgmatch.enable() then makes a
-frozen module run optimized without a call. Any failure exits non-zero.
+has loaded the plugin, and its output compared there. A BERT-like encoder
+(nn.TransformerEncoder: 2 layers, GELU, post-norm) traced with autograd on keeps the ops
+PyTorch's fast path would hide; optimized, it keeps no linear, matmul, bmm or softmax outside a
+fused node (two attention nodes), and scripted, the fast path is declined with its reason.
+torch.ops.sgmatch.enable() then makes a frozen module run optimized without a call. Any failure
+exits non-zero.
 """
 import os
 import subprocess
@@ -53,7 +57,39 @@ def check(name, model, x, min_fused):
     return scripted, want
 
 
+def check_encoder():
+    layer = torch.nn.TransformerEncoderLayer(64, 4, 128, dropout=0.0, activation="gelu", batch_first=True)
+    model = torch.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False).eval()
+    x = torch.randn(2, 16, 64)
+    with torch.no_grad():
+        want = model(x)
+    # Traced with autograd on (the parameters require grad), PyTorch records the ops its
+    # no_grad fast path (_transformer_encoder_layer_fwd) would hide; frozen without grad.
+    traced = torch.jit.trace(model, x, check_trace=False)
+    model.requires_grad_(False)
+    frozen = torch.jit.freeze(traced)
+    report = torch.ops.sgmatch.optimize(frozen._c, "onednn", [x])
+    print(f"encoder:\n{report}")
+    assert "onednn.attention: 2" in report, "encoder: two attention nodes expected"
+    left = [n.kind() for n in frozen.graph.nodes()
+            if n.kind() in ("aten::linear", "aten::matmul", "aten::bmm", "aten::softmax", "aten::baddbmm")]
+    assert not left, f"encoder: left outside fused nodes: {left}"
+    with torch.no_grad():
+        for batch in (2, 5):  # optimized with batch 2, run on 5 too
+            xb = x if batch == 2 else torch.randn(batch, 16, 64)
+            wb = want if batch == 2 else model(xb)
+            err = relative_error(frozen(xb), wb)
+            print(f"encoder, batch {batch}: relative error {err:.2e}")
+            assert err <= 1e-4, f"encoder: relative error {err}"
+    # Scripted, the fast path is in the graph: declined by name, with the reason.
+    scripted = torch.jit.freeze(torch.jit.script(model))
+    report = torch.ops.sgmatch.optimize(scripted._c, "onednn", [x])
+    assert "_transformer_encoder_layer_fwd" in report and "fast path" in report, \
+        f"encoder, scripted: the fast path was not declined:\n{report}"
+
+
 def main():
+    check_encoder()
     x = torch.randn(2, 3, 224, 224)
     resnet = torchvision.models.resnet18().eval().requires_grad_(False)
     optimized, want = check("resnet18", resnet, x, min_fused=21)

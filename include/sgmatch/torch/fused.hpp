@@ -81,6 +81,11 @@ inline std::string describe_region(const std::vector<::torch::jit::Node*>& set, 
         tj::Node* c = g->insertNode(g->createClone(n, env));
         for (std::size_t i = 0; i < n->outputs().size(); ++i) map[n->output(i)] = c->output(i);
     }
+    // Without the trace's scopes and source ranges: the IR parser reads neither back.
+    for (tj::Node* n : g->nodes()) {
+        n->setScope(g->current_scope());
+        n->setSourceRange(tj::SourceRange());
+    }
     for (tj::Value* v : outputs) {
         auto it = map.find(v);
         if (it == map.end()) throw graph_error("sgmatch::torch::describe_region: output '" + v->debugName() + "' is not computed by the fused ops");

@@ -7,6 +7,9 @@
 // The module form freezes a module that is not frozen yet (in place: weights become constants,
 // which the fused kernels need) and refuses one in training mode. Then, for the graph and each
 // block nested in it (the bodies of prim::If and prim::Loop), innermost first:
+// - first, on the whole graph, FrozenLinearTranspose: a linear whose weight is a constant becomes
+//   matmul(x, W^T) + b, with W^T a constant made once (W goes when nothing else reads it), which
+//   the fusions take at any rank (a Gemm is 2-D only);
 // - RemoveTensorMutation turns in-place ops into their pure forms where that is safe (relu_,
 //   add_); a block where an op still writes a tensor in place is not rewritten (an aliasing
 //   write could be reordered across a fused node), and the report says which op; a match whose
@@ -25,6 +28,7 @@
 #include <torch/csrc/jit/ir/ir.h>
 #include <torch/csrc/jit/passes/dead_code_elimination.h>
 #include <torch/csrc/jit/passes/freeze_module.h>
+#include <torch/csrc/jit/passes/frozen_linear_transpose.h>
 #include <torch/csrc/jit/passes/remove_mutation.h>
 #include <torch/csrc/jit/passes/shape_analysis.h>
 
@@ -173,6 +177,7 @@ inline report optimize(const std::shared_ptr<::torch::jit::Graph>& g, const opti
     report rep;
     rep.nodes_before = detail::count_nodes(g->block());
     std::shared_ptr<::torch::jit::Graph> graph = g;
+    ::torch::jit::FrozenLinearTranspose(graph);
     ::torch::jit::RemoveTensorMutation(graph);
     std::vector<c10::TypePtr> declared;
     if (!opt.example_inputs.empty()) {

@@ -10,15 +10,20 @@
 // arguments must all be constants (else it stays untranslated). Refused, with the reason kept,
 // so that the op is never fused in a form the kernels would compute differently: a convolution
 // whose padding is a string or that is transposed, batch_norm in training mode or without its
-// affine parameters, add/sub with alpha != 1 or a scalar operand, a linear whose input is not
-// 2-D, a non-float operand or result, a constant operand that requires grad, an in-place op
-// (RemoveTensorMutation turns the removable ones into their pure forms before the view reads
-// the graph).
+// affine parameters, add/sub with alpha != 1, a linear whose input is not 2-D (the pass turns a
+// frozen linear into matmul + add first), a non-float operand or result, a constant operand
+// that requires grad, an in-place op (RemoveTensorMutation turns the removable ones into their
+// pure forms before the view reads the graph), baddbmm (two ops in one), and PyTorch's own fused
+// fast paths (`_transformer_encoder_layer_fwd`, `_native_multi_head_attention`: one opaque
+// kernel each). A number operand of add, sub, mul or div (`x / 8.0`), or a 0-d constant tensor
+// there, is a scalar constant: the view makes it a constant node holding a 0-d float tensor
+// (what PyTorch computes for a float tensor and a scalar).
 #pragma once
 
 #include <torch/csrc/jit/ir/constants.h>
 #include <torch/csrc/jit/ir/ir.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -59,6 +64,23 @@ inline dtype dtype_of(c10::ScalarType t) {
     }
 }
 
+/// The value of v if it is a scalar constant an arithmetic op may read as a 0-d float tensor: a
+/// number constant (int or float, not bool), or a 0-d constant tensor of a numeric type.
+inline std::optional<double> scalar_constant(const ::torch::jit::Value* v) {
+    if (v->node()->kind() != c10::prim::Constant) return std::nullopt;
+    const auto c = ::torch::jit::toIValue(v);
+    if (!c) return std::nullopt;
+    if (c->isDouble()) return c->toDouble();
+    if (c->isInt()) return static_cast<double>(c->toInt());
+    if (c->isTensor()) {
+        const at::Tensor& t = c->toTensor();
+        if (t.dim() == 0 && t.device().type() == c10::DeviceType::CPU && !t.is_quantized() && !t.requires_grad() &&
+            (at::isFloatingType(t.scalar_type()) || at::isIntegralType(t.scalar_type(), /*includeBool=*/false)))
+            return t.item<double>();
+    }
+    return std::nullopt;
+}
+
 /// The rank of a TorchScript tensor value: as its type declares it, else as the few ops that
 /// fix it say (flatten(x, 1, -1) is 2-D; mean over k dims drops k; element-wise ops and
 /// pooling keep their input's).
@@ -81,11 +103,45 @@ inline std::optional<std::size_t> rank_of(const ::torch::jit::Value* v, int dept
             if (removed <= *r) return *r - removed;
         }
     }
+    if (depth >= 64 || n->inputs().empty()) return std::nullopt;
+    if (k == "aten::view" || k == "aten::reshape") {  // as many dims as the shape has
+        const ::torch::jit::Node* list = n->input(1)->node();
+        if (list->kind() == c10::prim::ListConstruct) return list->inputs().size();
+        const auto shape = ::torch::jit::toIValue(n->input(1));
+        if (shape && shape->isIntList()) return shape->toIntVector().size();
+        return std::nullopt;
+    }
+    if (k == "aten::permute") {
+        const auto dims = ::torch::jit::toIValue(n->input(1));
+        if (dims && dims->isIntList()) return dims->toIntVector().size();
+        return std::nullopt;
+    }
+    if (k == "aten::bmm" || k == "aten::baddbmm") return 3;
+    if (n->kind() == c10::prim::ListUnpack) {  // the parts of a chunk or split keep its input's rank
+        const ::torch::jit::Node* p = n->input(0)->node();
+        const std::string pk = p->kind().toQualString();
+        if ((pk == "aten::chunk" || pk == "aten::split" || pk == "aten::split_with_sizes") && !p->inputs().empty())
+            return rank_of(p->input(0), depth + 1);
+        return std::nullopt;
+    }
+    // Element-wise ops with two operands and matmul: the larger rank (a matmul of two 1-D
+    // vectors aside, which is read as unknown).
+    if (k == "aten::add" || k == "aten::sub" || k == "aten::mul" || k == "aten::div" || k == "aten::matmul") {
+        std::size_t r = 0;
+        for (std::size_t i = 0; i < 2 && i < n->inputs().size(); ++i) {
+            if (scalar_constant(n->input(i)) || n->input(i)->type()->cast<c10::TensorType>() == nullptr) continue;
+            const auto ri = rank_of(n->input(i), depth + 1);
+            if (!ri) return std::nullopt;
+            r = std::max(r, *ri);
+        }
+        if (k == "aten::matmul" && r < 2) return std::nullopt;
+        return r;
+    }
     static const char* const keep[] = {"aten::relu", "aten::sigmoid", "aten::tanh", "aten::gelu", "aten::hardswish", "aten::silu", "aten::hardtanh", "aten::clamp",
-                                        "aten::adaptive_avg_pool2d", "aten::max_pool2d", "aten::dropout", "aten::contiguous"};
-    if (depth < 64 && !n->inputs().empty())
-        for (const char* x : keep)
-            if (k == x) return rank_of(n->input(0), depth + 1);
+                                        "aten::adaptive_avg_pool2d", "aten::max_pool2d", "aten::dropout", "aten::contiguous", "aten::transpose",
+                                        "aten::softmax", "aten::layer_norm", "aten::batch_norm", "aten::linear", "aten::erf", "aten::exp", "aten::sqrt"};
+    for (const char* x : keep)
+        if (k == x) return rank_of(n->input(0), depth + 1);
     return std::nullopt;
 }
 
@@ -144,11 +200,15 @@ public:
         if (a == "gelu") return gelu();
         if (a == "hardtanh" || a == "clamp") return clip();
         if (a == "contiguous") return unary("Identity");
-        if (a == "add") return add_sub("Add");
-        if (a == "sub") return add_sub("Sub");
-        if (a == "mul") return binary("Mul", 2);
-        if (a == "div") return binary("Div", 2);
-        if (a == "matmul") return binary("MatMul", 2);
+        if (a == "add") return arithmetic("Add", true);
+        if (a == "sub") return arithmetic("Sub", true);
+        if (a == "mul") return arithmetic("Mul", false);
+        if (a == "div") return arithmetic("Div", false);
+        if (a == "matmul" || a == "bmm") return binary("MatMul", 2);
+        if (a == "baddbmm") return decline("baddbmm is two ops (a batched matmul and an add); only its parts are fused");
+        if (a == "_transformer_encoder_layer_fwd" || a == "_native_multi_head_attention" || a == "_transformer_decoder_only_layer_fwd")
+            return decline("PyTorch's own fused fast path, one opaque kernel; trace or script the module with autograd on "
+                           "(or with parameters that require grad) to keep the ops it is made of");
         if (a == "linear") return linear();
         if (a == "addmm") return addmm();
         if (a == "max_pool2d") return max_pool();
@@ -157,6 +217,7 @@ public:
         if (a == "flatten") return flatten();
         if (a == "softmax") return softmax();
         if (a == "permute") return permute();
+        if (a == "transpose") return transpose();
         return t_;
     }
 
@@ -219,6 +280,7 @@ private:
     // The vocabulary's op, once every operand has been checked.
     translation accept(const char* op) {
         for (const ::torch::jit::Value* v : t_.operands) {
+            if (scalar_constant(v)) continue;  // a 0-d float constant in the view
             const auto t = type_of(v);
             if (!t) return decline("operand '" + v->debugName() + "' is not a tensor");
             if (t->type != dtype::unknown && t->type != dtype::f32)
@@ -253,15 +315,39 @@ private:
         }
         return accept(op);
     }
-    translation add_sub(const char* op) {
-        if (n_->inputs().size() != 3) return t_;
-        if (!is_tensor(0) || !is_tensor(1)) return decline("a scalar operand");
-        const auto alpha = number(2);
-        if (!alpha) return fail_constant("alpha");
-        if (*alpha != 1.0) return decline("alpha " + std::to_string(*alpha) + " (only 1 is fused)");
+    // add/sub(a, b, alpha), mul/div(a, b): a tensor and a tensor or a scalar constant (see the
+    // top of this file); a scalar that is not a constant leaves the op alone.
+    translation arithmetic(const char* op, bool with_alpha) {
+        if (n_->inputs().size() != (with_alpha ? 3u : 2u)) return decline("the overload with " + std::to_string(n_->inputs().size()) + " arguments");
+        const bool scalar0 = !is_tensor(0) || scalar_constant(in(0)), scalar1 = !is_tensor(1) || scalar_constant(in(1));
+        if (scalar0 && scalar1) return decline("two scalar operands");
+        for (std::size_t i = 0; i < 2; ++i)
+            if (!is_tensor(i) && !scalar_constant(in(i))) return decline("argument " + std::to_string(i) + " is a scalar computed at run time");
+        if (with_alpha) {
+            const auto alpha = number(2);
+            if (!alpha) return fail_constant("alpha");
+            if (*alpha != 1.0) return decline("alpha " + std::to_string(*alpha) + " (only 1 is fused)");
+        }
         operand(0);
         operand(1);
         return accept(op);
+    }
+    // transpose(input, dim0, dim1): Transpose with the permutation that swaps the two dims.
+    translation transpose() {
+        if (n_->inputs().size() != 3) return t_;
+        const auto d0 = integer(1), d1 = integer(2);
+        if (!d0 || !d1) return fail_constant("dim0 or dim1");
+        const auto rank = rank_of(in(0));
+        if (!rank) return decline("transpose of an input of unknown rank (give optimize example inputs)");
+        const auto r = static_cast<std::int64_t>(*rank);
+        std::int64_t a = *d0 < 0 ? *d0 + r : *d0, b = *d1 < 0 ? *d1 + r : *d1;
+        if (a < 0 || a >= r || b < 0 || b >= r) return decline("dims out of range");
+        ints perm(static_cast<std::size_t>(r));
+        for (std::int64_t i = 0; i < r; ++i) perm[static_cast<std::size_t>(i)] = i;
+        std::swap(perm[static_cast<std::size_t>(a)], perm[static_cast<std::size_t>(b)]);
+        operand(0);
+        t_.attrs.emplace_back("perm", attribute(perm));
+        return accept("Transpose");
     }
     translation gelu() {
         if (!is_tensor(0)) return t_;

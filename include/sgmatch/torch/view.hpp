@@ -9,9 +9,12 @@
 //   gives new nodes new ids and never renumbers the others. Graph inputs (the block's inputs, and
 //   for a nested block the values it reads from the blocks around it) are input nodes; a
 //   `prim::Constant` holding a tensor is a constant node whose data is read in place (the
-//   at::Tensor is kept alive by the constant's owner, never copied). Non-tensor constants and
-//   `prim::ListConstruct` are not nodes: they are the attributes and operand lists of the nodes
-//   that read them (the values they gather count as inputs of those readers).
+//   at::Tensor is kept alive by the constant's owner, never copied). A number constant that an
+//   arithmetic op reads as its operand (`x / 8.0`; translate.hpp) is a constant node too, holding
+//   a 0-d float tensor the view makes (as is a 0-d constant tensor of another element type
+//   there). Other non-tensor constants and `prim::ListConstruct` are not nodes: they are the
+//   attributes and operand lists of the nodes that read them (the values they gather count as
+//   inputs of those readers).
 // - Ops. An aten op with a translation (translate.hpp) takes the vocabulary's name and
 //   ONNX-style attributes from its positional scalar and list constants (`aten::conv2d`'s
 //   stride, padding, dilation, groups -> Conv's strides, pads, dilations, group; a None bias is
@@ -36,6 +39,7 @@
 // block as it was.
 #pragma once
 
+#include <ATen/Functions.h>
 #include <torch/csrc/jit/ir/ir.h>
 
 #include <algorithm>
@@ -81,6 +85,17 @@ public:
         previous_.clear();
         previous_.swap(id_);  // ids of nodes seen before move back into id_ as they are met again
         for (auto& e : entries_) e.live = false;
+        // Each op translated once; the scalar constants the translations read as operands.
+        translations_.clear();
+        scalars_.clear();
+        for (::torch::jit::Node* n : block_->nodes()) {
+            if (n->kind() == c10::prim::Constant || n->kind() == c10::prim::ListConstruct) continue;
+            translation t = translate(n);
+            if (t.translated())
+                for (const ::torch::jit::Value* v : t.operands)
+                    if (scalar_constant(v)) scalars_.insert(v);
+            translations_.emplace(n, std::move(t));
+        }
         // Inputs: the block's own, then what its nodes (and their blocks) read from outside.
         for (::torch::jit::Value* v : block_->inputs()) add_value_entry(v, node_kind::input);
         std::unordered_set<const ::torch::jit::Value*> seen;
@@ -92,14 +107,15 @@ public:
             bool output = false;  // a constant from outside that the block returns is an input
             for (const ::torch::jit::Value* o : block_->outputs()) output = output || o == v;
             if (is_hidden(vv->node()) && !output) continue;  // an attribute from outside
-            add_value_entry(vv, is_tensor_constant(vv->node()) ? node_kind::constant : node_kind::input);
+            add_value_entry(vv, is_constant_node(vv->node()) ? node_kind::constant : node_kind::input);
         }
         foreign_.clear();
         // The block's nodes.
         for (::torch::jit::Node* n : block_->nodes()) {
             if (is_hidden(n) && !is_block_output(n)) continue;
-            add_node_entry(n, is_tensor_constant(n) ? node_kind::constant : node_kind::op);
+            add_node_entry(n, is_constant_node(n) ? node_kind::constant : node_kind::op);
         }
+        translations_.clear();
         // Inputs of every op, resolved through hidden nodes; users as their inverse.
         for (node_type id : order_) {
             entry& e = entries_[id];
@@ -163,6 +179,14 @@ public:
         return out;
     }
     std::optional<tensor_type> type(node_type n, std::uint32_t port) const {
+        const entry& e = entries_[n];
+        if (e.kind == node_kind::constant && e.data.defined()) {  // as the data the view holds
+            tensor_type t;
+            t.type = dtype_of(e.data.scalar_type());
+            t.dims.assign(e.data.sizes().begin(), e.data.sizes().end());
+            t.scalar = t.dims.empty();
+            return t;
+        }
         const ::torch::jit::Value* v = value_of(n, port);
         if (v == nullptr) return std::nullopt;
         return type_of(v);
@@ -195,7 +219,8 @@ public:
         std::vector<tj::Value*> ins, outs;
         for (const auto& v : r.inputs) {
             if (v.node >= entries_.size() || !entries_[v.node].live) throw graph_error(where() + "an input is not in the block");
-            ins.push_back(value_of(v.node, v.port));
+            tj::Value* in = value_of(v.node, v.port);
+            if (is_tensor_value(in)) ins.push_back(in);  // a number constant is copied into the spec
         }
         for (const auto& v : r.outputs) outs.push_back(value_of(v.node, v.port));
         tj::Node* last = set.back();
@@ -320,9 +345,12 @@ private:
     static bool is_tensor_constant(const ::torch::jit::Node* n) {
         return n->kind() == c10::prim::Constant && n->outputs().size() == 1 && is_tensor_value(n->output());
     }
-    // Attribute sources: non-tensor constants and list constructions.
-    static bool is_hidden(const ::torch::jit::Node* n) {
-        if (n->kind() == c10::prim::Constant) return !is_tensor_constant(n);
+    bool is_constant_node(const ::torch::jit::Node* n) const {
+        return is_tensor_constant(n) || (n->kind() == c10::prim::Constant && n->outputs().size() == 1 && scalars_.count(n->output()));
+    }
+    // Attribute sources: non-tensor constants (but the scalar operands) and list constructions.
+    bool is_hidden(const ::torch::jit::Node* n) const {
+        if (n->kind() == c10::prim::Constant) return !is_constant_node(n);
         return n->kind() == c10::prim::ListConstruct;
     }
     bool is_block_output(const ::torch::jit::Node* n) const {
@@ -376,12 +404,14 @@ private:
             e.data = constant_tensor(n->output());
             value_at_[n->output()] = {id, 0};
         } else {
-            e.tr = translate(n);
+            auto it = translations_.find(n);
+            e.tr = it != translations_.end() ? std::move(it->second) : translate(n);
             for (std::uint32_t p = 0; p < n->outputs().size(); ++p) value_at_[n->output(p)] = {id, p};
         }
         order_.push_back(id);
     }
-    static at::Tensor constant_tensor(const ::torch::jit::Value* v) {
+    at::Tensor constant_tensor(const ::torch::jit::Value* v) const {
+        if (scalars_.count(v)) return at::scalar_tensor(*scalar_constant(v), at::TensorOptions().dtype(at::kFloat));
         const auto iv = ::torch::jit::toIValue(v);
         if (!iv || !iv->isTensor()) return {};
         at::Tensor t = iv->toTensor();
@@ -468,6 +498,8 @@ private:
     std::vector<std::string> op_names_;
     std::vector<value_ref<node_type>> outputs_;
     std::vector<const ::torch::jit::Value*> foreign_;
+    std::unordered_map<const ::torch::jit::Node*, translation> translations_;  // during reindex
+    std::unordered_set<const ::torch::jit::Value*> scalars_;  // number constants read as operands
 };
 
 }  // namespace torch
