@@ -230,6 +230,29 @@ graph(%x : Tensor, %a : Tensor, %b : Tensor):
     }
 }
 
+TEST_CASE("torch: average pooling and mean, as DenseNet's transitions and heads use them, inside a region") {
+    tj::Module m = make_module({{"w", {6, 3, 3, 3}}, {"b", {6}}}, R"(
+def forward(self, x):
+    y = torch.relu(torch.conv2d(x, self.w, self.b, [1, 1], [1, 1], [1, 1], 1))
+    a = torch.avg_pool2d(y, [2, 2], [2, 2], [0, 0], False, True, None)
+    c = torch.avg_pool2d(y, [3, 3], [2, 2], [1, 1], True, False, None)
+    return torch.mean(a, [2, 3], False) + torch.mean(c, [2, 3], False)
+)");
+    sgmatch::torch::options regions;
+    regions.backend = "onednn.regions";
+    const at::Tensor x = ::torch::randn({2, 3, 11, 11});  // odd sizes: the ceil_mode window overhangs
+    const auto r = optimized_matches(m, {x}, regions);
+    CHECK(r.fused == 1);
+    CHECK(r.declined.empty());
+    tj::Module f = tj::freeze_module(m);
+    sgmatch::torch::optimize(f, regions);
+    const auto g = f.get_method("forward").graph();
+    CHECK(count_kind(g->block(), "aten::avg_pool2d") == 0);
+    CHECK(count_kind(g->block(), "aten::mean") == 0);
+    const at::Tensor x2 = ::torch::randn({1, 3, 14, 9});
+    check_close(forward(f, {x2}), forward(m, {x2}));
+}
+
 TEST_CASE("torch: cat + conv") {
     tj::Module m = make_module({{"w", {6, 6, 1, 1}}}, R"(
 def forward(self, x, z):

@@ -138,7 +138,7 @@ inline std::optional<std::size_t> rank_of(const ::torch::jit::Value* v, int dept
         return r;
     }
     static const char* const keep[] = {"aten::relu", "aten::sigmoid", "aten::tanh", "aten::gelu", "aten::hardswish", "aten::silu", "aten::hardtanh", "aten::clamp",
-                                        "aten::adaptive_avg_pool2d", "aten::max_pool2d", "aten::dropout", "aten::contiguous", "aten::transpose",
+                                        "aten::adaptive_avg_pool2d", "aten::max_pool2d", "aten::avg_pool2d", "aten::dropout", "aten::contiguous", "aten::transpose",
                                         "aten::softmax", "aten::layer_norm", "aten::batch_norm", "aten::linear", "aten::erf", "aten::exp", "aten::sqrt"};
     for (const char* x : keep)
         if (k == x) return rank_of(n->input(0), depth + 1);
@@ -212,6 +212,8 @@ public:
         if (a == "linear") return linear();
         if (a == "addmm") return addmm();
         if (a == "max_pool2d") return max_pool();
+        if (a == "avg_pool2d") return avg_pool();
+        if (a == "mean") return mean();
         if (a == "adaptive_avg_pool2d") return adaptive_avg_pool();
         if (a == "cat") return cat();
         if (a == "flatten") return flatten();
@@ -467,6 +469,40 @@ private:
         t_.attrs.emplace_back("dilations", attribute(*dilation));
         t_.attrs.emplace_back("ceil_mode", attribute(std::int64_t{*ceil ? 1 : 0}));
         return accept("MaxPool");
+    }
+    // avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    translation avg_pool() {
+        if (n_->inputs().size() != 7) return t_;
+        if (!is_none(6)) return decline("a divisor_override");
+        const auto kernel = int_list(1), stride = int_list(2), padding = int_list(3);
+        const auto ceil = boolean(4), include_pad = boolean(5);
+        if (!kernel || !stride || !padding || !ceil || !include_pad) return fail_constant("a window argument");
+        const ints strides = stride->empty() ? *kernel : *stride;
+        operand(0);
+        t_.attrs.emplace_back("kernel_shape", attribute(*kernel));
+        t_.attrs.emplace_back("strides", attribute(strides));
+        t_.attrs.emplace_back("pads", attribute(both_ends(*padding)));
+        t_.attrs.emplace_back("ceil_mode", attribute(std::int64_t{*ceil ? 1 : 0}));
+        t_.attrs.emplace_back("count_include_pad", attribute(std::int64_t{*include_pad ? 1 : 0}));
+        return accept("AveragePool");
+    }
+    // mean(input, dims, keepdim, dtype) over the dims given, or mean(input, dtype) over all.
+    translation mean() {
+        const std::size_t arity = n_->inputs().size();
+        if (arity != 2 && arity != 4) return t_;
+        if (!is_none(arity - 1)) return decline("mean with a dtype");
+        operand(0);
+        if (arity == 4) {
+            const auto dims = int_list(1);
+            const auto keepdim = boolean(2);
+            if (!dims || !keepdim) return fail_constant("dim or keepdim");
+            if (dims->empty()) return decline("mean over an empty dim list (PyTorch reduces every dim)");
+            t_.attrs.emplace_back("axes", attribute(*dims));
+            t_.attrs.emplace_back("keepdims", attribute(std::int64_t{*keepdim ? 1 : 0}));
+        } else {
+            t_.attrs.emplace_back("keepdims", attribute(std::int64_t{0}));
+        }
+        return accept("ReduceMean");
     }
     translation adaptive_avg_pool() {
         if (n_->inputs().size() != 2) return t_;
