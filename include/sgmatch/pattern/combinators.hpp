@@ -72,6 +72,45 @@ template <class... Ps>
 constexpr auto alts_of(const pat::alt<Ps...>& a) {
     return a.items;
 }
+// The largest arity of Tags, or -1 if one of them takes any number of inputs.
+template <class... Tags>
+constexpr int arity_of_tags() {
+    int a = -1;
+    ((a = (op_tag_traits<Tags>::arity > a ? op_tag_traits<Tags>::arity : a)), ...);
+    if (((op_tag_traits<Tags>::arity < 0) || ...)) a = -1;
+    return a;
+}
+
+// Whether P, as the step after >> (which reads the step before as one of its inputs), describes
+// with its operands every input its ops have: then no node can match it. Seen through the
+// wrappers that do not change which node a step matches; an alternative, optional or repeat
+// counts if any step it may take does.
+template <class P>
+struct chained_overfull : std::false_type {};
+template <class... Tags, class... Operands>
+struct chained_overfull<pat::op<pat::tags<Tags...>, Operands...>>
+    : std::bool_constant<(arity_of_tags<Tags...>() >= 0 && static_cast<int>(sizeof...(Operands)) >= arity_of_tags<Tags...>())> {};
+template <class T, class P>
+struct chained_overfull<pat::cap<T, P>> : chained_overfull<P> {};
+template <class T, class P>
+struct chained_overfull<pat::named<T, P>> : chained_overfull<P> {};
+template <class P>
+struct chained_overfull<pat::esc<P>> : chained_overfull<P> {};
+template <class P, class F>
+struct chained_overfull<pat::guarded<P, F>> : chained_overfull<P> {};
+template <std::size_t K, class P>
+struct chained_overfull<pat::in_port<K, P>> : chained_overfull<P> {};
+template <std::size_t K, class P>
+struct chained_overfull<pat::out_port<K, P>> : chained_overfull<P> {};
+template <class P>
+struct chained_overfull<pat::opt<P>> : chained_overfull<P> {};
+template <std::size_t Min, std::size_t Max, class P>
+struct chained_overfull<pat::rep<Min, Max, P>> : chained_overfull<P> {};
+template <class... Ps>
+struct chained_overfull<pat::alt<Ps...>> : std::bool_constant<(chained_overfull<Ps>::value || ...)> {};
+template <class P, class... Ps>
+struct chained_overfull<pat::chain<P, Ps...>> : chained_overfull<P> {};
+
 template <class... Ps>
 constexpr pat::chain<Ps...> make_chain(pat::detail::pack<Ps...> t) {
     return pat::chain<Ps...>(t);
@@ -97,12 +136,7 @@ constexpr auto op(Operands... operands) {
                   ".as<>() / .where() / |  (>>, optional() and repeat() are not operands)");
     if constexpr (sizeof...(Tags) > 0 && (is_op_tag_v<Tags> && ...) &&
                   (detail::is_value_pattern<Operands>::value && ...)) {
-        constexpr int arity = [] {
-            int a = -1;
-            ((a = (op_tag_traits<Tags>::arity > a ? op_tag_traits<Tags>::arity : a)), ...);
-            if (((op_tag_traits<Tags>::arity < 0) || ...)) a = -1;
-            return a;
-        }();
+        constexpr int arity = detail::arity_of_tags<Tags...>();
         static_assert(arity < 0 || static_cast<int>(sizeof...(Operands)) <= arity,
                       "sgmatch::op<T...>(operands...): more operands than the tag's arity");
         static_assert(sizeof...(Operands) <= detail::max_operands,
@@ -179,10 +213,19 @@ template <class A, class B, std::enable_if_t<is_pattern_v<A> || is_pattern_v<B>,
 constexpr auto operator>>(const A& a, const B& b) {
     static_assert(is_pattern_v<A> && is_pattern_v<B>,
                   "sgmatch: operator>>(a, b): both sides must be patterns");
-    if constexpr (is_pattern_v<A> && is_pattern_v<B>)
-        return sgmatch::detail::make_chain(pat::detail::cat(sgmatch::detail::items_of(a), sgmatch::detail::items_of(b)));
-    else
+    if constexpr (is_pattern_v<A> && is_pattern_v<B>) {
+        constexpr bool overfull = sgmatch::detail::chained_overfull<B>::value;
+        static_assert(!overfull,
+                      "sgmatch: operator>>(a, op<T>(operands...)): the op after >> reads a's value as one of its "
+                      "inputs, so its operands describe only the others; here they describe every input the op has, "
+                      "and it can never match (drop the operand that stands for a)");
+        if constexpr (!overfull)
+            return sgmatch::detail::make_chain(pat::detail::cat(sgmatch::detail::items_of(a), sgmatch::detail::items_of(b)));
+        else
+            return invalid{};
+    } else {
         return invalid{};
+    }
 }
 
 /// a | b. Flattens like >>.

@@ -14,7 +14,9 @@
 // Each graph runs unfused on the reference kernels and rewritten on the executor; the outputs
 // must agree within `tolerance` (see same_value; a graph computing a NaN or an infinity is run,
 // not compared). A graph in which the rewrite finds no match is a failure too: the synthesis and
-// the matcher disagree.
+// the matcher disagree. So is a run in which the rewrite fused none of the graphs (every match
+// declined): a test of a fusion that never fuses tests nothing, unless `expect_declines` says
+// that declining is what is tested.
 //
 // random_graphs(rewrite, n) does the same for graphs of n ops drawn at random from the
 // generators' ops, with no pattern: what a backend does to graphs nobody wrote it for.
@@ -60,6 +62,7 @@ struct differential_options {
     std::size_t max_draws = 4000;    // draws in all, refused ones included
     std::size_t replays = 64;        // draws of one set of choices before it is given up
     double tolerance = 1e-4;         // |rewritten - reference| <= tolerance * max(1, |reference|) (+ see same_value)
+    bool expect_declines = false;    // a run that fuses no graph passes (else it is a failure)
 };
 
 struct differential_report {
@@ -81,13 +84,16 @@ struct differential_report {
     std::size_t nan_graphs = 0;  // graphs computing a NaN or an infinity on the reference: run, values not compared
     std::string first_failure;  // what was drawn (seed and choices), what went wrong, the graph in DOT
 
-    bool ok() const { return failures == 0; }
+    bool fused_none = false;    // no graph fused, and the options did not expect that (a failure)
+
+    bool ok() const { return failures == 0 && !fused_none; }
     std::string summary() const {
         std::ostringstream os;
         os << pattern << ": " << graphs << " graphs, " << fused << " fused, " << declined << " declined, " << unmatched
            << " unmatched, " << failures << " failures (max error " << max_error << "; " << nan_graphs << " with a NaN or an infinity, not compared); options covered " << covered << "/"
            << options << "; draws refused: " << rejected_predicate << " by predicates, " << rejected_shape << " by shapes";
         if (given_up) os << "; " << given_up << " choice sets given up";
+        if (fused_none) os << "; FAILED: no graph fused (declines were not expected)";
         for (const auto& u : uncovered) os << "\n  not drawn: " << u;
         for (const auto& u : undrawable) os << "\n  no generator: " << u;
         return os.str();
@@ -330,6 +336,13 @@ differential_report differential(const P& pattern, Rewrite rewrite, const differ
             ran = true;
         }
         if (!ran) ++r.given_up;
+    }
+    if (r.graphs > 0 && r.fused == 0 && !opt.expect_declines) {
+        r.fused_none = true;
+        std::string why = "the rewrite fused none of the " + std::to_string(r.graphs) + " graphs";
+        for (const auto& [reason, n] : r.declines) why += "\n  declined " + std::to_string(n) + "x: " + reason;
+        why += "\n(set differential_options::expect_declines if declining is what this tests)";
+        if (r.first_failure.empty()) r.first_failure = why;  // else the graph that failed says more
     }
     for (const auto& [at, p] : cov.points) {
         r.options += p.seen.size();
