@@ -52,6 +52,18 @@ TEST_CASE("op_index rejects an op id out of range and a node listed twice") {
     CHECK_THROWS_WITH_AS(op_index<tiny_graph>{g}, doctest::Contains("node 'a' has op id 9"), graph_error);
 }
 
+TEST_CASE("op_index rejects an adapter whose users do not match the inputs") {
+    tiny_graph g;
+    int x = g.input("x");
+    int c = g.op("Conv", "c", {{x, 0}});
+    g.op("Relu", "r", {{c, 0}});
+    g.forget_users = true;  // user_count() is 0 everywhere: a matcher would see no chains at all
+    CHECK_THROWS_WITH_AS(op_index<tiny_graph>{g}, doctest::Contains("node 'x' has 0 user(s) by user_count/user, but 1 input slot(s)"),
+                         graph_error);
+    g.forget_users = false;
+    CHECK_NOTHROW(op_index<tiny_graph>{g});
+}
+
 TEST_CASE("the nnvm-style adapter reports a cycle by name") {
     using mini_nnvm::Node;
     mini_nnvm::Symbol sym;

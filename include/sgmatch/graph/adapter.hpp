@@ -76,7 +76,8 @@
 //
 // Users of output port p of node n are reported by user(g, n, i) for all ports; a user that
 // reads the same value on two slots appears twice. sgmatch checks the graph it reads: an input
-// whose producer is not in the graph, a port out of range or a cycle raises sgmatch::graph_error.
+// whose producer is not in the graph, a port out of range, a cycle, or users that are not the
+// input slots reading the node (op_index compares them) raises sgmatch::graph_error.
 #pragma once
 
 #include <cstddef>

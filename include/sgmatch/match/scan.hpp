@@ -71,6 +71,7 @@ public:
         if (order_.size() != traits::node_count(g))
             throw graph_error("sgmatch::graph_error: nodes(g) lists " + std::to_string(order_.size()) +
                               " nodes but node_count(g) is " + std::to_string(traits::node_count(g)));
+        if constexpr (!detail::checked_by_construction_v<G>) check_users(g, bound);
         // Group by op id (counting sort keeps topological order inside each group).
         offsets_.assign(ops + 1, 0);
         for (std::size_t o = 0; o < ops; ++o) offsets_[o + 1] = offsets_[o] + count[o];
@@ -123,6 +124,29 @@ private:
             if (o >= ops)
                 throw graph_error("sgmatch::graph_error: node '" + nm() + "' has op id " + std::to_string(o) +
                                   ", not below op_count " + std::to_string(ops));
+        }
+    }
+
+    // Raises graph_error naming the first node whose users (user_count, user) are not the input
+    // slots that read it: the matcher walks users, and an adapter that under-reports them would
+    // have patterns match (or fail to match) on a graph that is not the one the inputs describe.
+    void check_users(const G& g, std::size_t bound) const {
+        std::vector<std::uint32_t> reads(bound, 0);
+        for (const node_type& n : order_)
+            for (std::size_t s = 0, k = traits::input_count(g, n); s < k; ++s) ++reads[traits::index(g, traits::input(g, n, s).node)];
+        for (const node_type& n : order_) {
+            const std::size_t uc = traits::user_count(g, n), want = reads[traits::index(g, n)];
+            bool ok = uc == want;
+            for (std::size_t u = 0; ok && u < uc; ++u) {
+                const auto use = traits::user(g, n, u);
+                const std::size_t j = traits::index(g, use.user);
+                ok = j < bound && pos_[j] != unplaced && use.slot < traits::input_count(g, use.user) &&
+                     traits::input(g, use.user, use.slot).node == n;
+            }
+            if (!ok)
+                throw graph_error("sgmatch::graph_error: node '" + std::string(traits::name(g, n)) + "' has " + std::to_string(uc) +
+                                  " user(s) by user_count/user, but " + std::to_string(want) +
+                                  " input slot(s) of the graph's nodes read it: users must list each (node, slot) that reads it");
         }
     }
 
