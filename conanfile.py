@@ -97,6 +97,9 @@ class SgmatchConan(ConanFile):
         tc.cache_variables["SGMATCH_WITH_ONEDNN"] = bool(self.options.with_onednn)
         tc.cache_variables["SGMATCH_WITH_REFERENCE"] = bool(self.options.with_reference)
         tc.cache_variables["SGMATCH_WITH_ONNX"] = bool(self.options.with_onnx)
+        # The TorchScript host needs a Torch that Conan does not provide: never one found on the
+        # build machine by chance (its CMake package would then require Torch of every consumer).
+        tc.cache_variables["SGMATCH_WITH_TORCH"] = "OFF"
         tc.generate()
         CMakeDeps(self).generate()
 
