@@ -85,23 +85,16 @@ constexpr int arity_of_tags() {
 // with its operands every input its ops have: then no node can match it. Seen through the
 // wrappers that do not change which node a step matches; an alternative, optional or repeat
 // counts if any step it may take does.
-template <class P>
+template <class P, class = void>
 struct chained_overfull : std::false_type {};
 template <class... Tags, class... Operands>
 struct chained_overfull<pat::op<pat::tags<Tags...>, Operands...>>
     : std::bool_constant<(arity_of_tags<Tags...>() >= 0 && static_cast<int>(sizeof...(Operands)) >= arity_of_tags<Tags...>())> {};
+// The wrappers analyses look through (pat::detail::unwrap), and a capture.
+template <class P>
+struct chained_overfull<P, std::void_t<pat::detail::unwrap_t<P>>> : chained_overfull<pat::detail::unwrap_t<P>> {};
 template <class T, class P>
 struct chained_overfull<pat::cap<T, P>> : chained_overfull<P> {};
-template <class T, class P>
-struct chained_overfull<pat::named<T, P>> : chained_overfull<P> {};
-template <class P>
-struct chained_overfull<pat::esc<P>> : chained_overfull<P> {};
-template <class P, class F>
-struct chained_overfull<pat::guarded<P, F>> : chained_overfull<P> {};
-template <std::size_t K, class P>
-struct chained_overfull<pat::in_port<K, P>> : chained_overfull<P> {};
-template <std::size_t K, class P>
-struct chained_overfull<pat::out_port<K, P>> : chained_overfull<P> {};
 template <class P>
 struct chained_overfull<pat::opt<P>> : chained_overfull<P> {};
 template <std::size_t Min, std::size_t Max, class P>
