@@ -321,10 +321,14 @@ private:
     // top of this file); a scalar that is not a constant leaves the op alone.
     translation arithmetic(const char* op, bool with_alpha) {
         if (n_->inputs().size() != (with_alpha ? 3u : 2u)) return decline("the overload with " + std::to_string(n_->inputs().size()) + " arguments");
-        const bool scalar0 = !is_tensor(0) || scalar_constant(in(0)), scalar1 = !is_tensor(1) || scalar_constant(in(1));
-        if (scalar0 && scalar1) return decline("two scalar operands");
+        bool constant[2], tensor[2];
+        for (std::size_t i = 0; i < 2; ++i) {
+            constant[i] = scalar_constant(in(i)).has_value();
+            tensor[i] = is_tensor(i) && !constant[i];
+        }
+        if (!tensor[0] && !tensor[1]) return decline("two scalar operands");
         for (std::size_t i = 0; i < 2; ++i)
-            if (!is_tensor(i) && !scalar_constant(in(i))) return decline("argument " + std::to_string(i) + " is a scalar computed at run time");
+            if (!tensor[i] && !constant[i]) return decline("argument " + std::to_string(i) + " is a scalar computed at run time");
         if (with_alpha) {
             const auto alpha = number(2);
             if (!alpha) return fail_constant("alpha");
@@ -454,18 +458,23 @@ private:
         t_.attrs.emplace_back("beta", attribute(*beta));
         return accept("Gemm");
     }
+    // A pooling op's kernel_size, stride and padding (arguments 1 to 3) as kernel_shape, strides
+    // (an empty stride is the kernel's) and pads; false if one is not a constant.
+    bool pooling_window() {
+        const auto kernel = int_list(1), stride = int_list(2), padding = int_list(3);
+        if (!kernel || !stride || !padding) return false;
+        t_.attrs.emplace_back("kernel_shape", attribute(*kernel));
+        t_.attrs.emplace_back("strides", attribute(stride->empty() ? *kernel : *stride));
+        t_.attrs.emplace_back("pads", attribute(both_ends(*padding)));
+        return true;
+    }
     // max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode)
     translation max_pool() {
         if (n_->inputs().size() != 6) return t_;
-        const auto kernel = int_list(1), stride = int_list(2), padding = int_list(3), dilation = int_list(4);
+        const auto dilation = int_list(4);
         const auto ceil = boolean(5);
-        if (!kernel || !stride || !padding || !dilation || !ceil) return fail_constant("a window argument");
-        const ints strides = stride->empty() ? *kernel : *stride;
-        const ints pads = both_ends(*padding);
+        if (!pooling_window() || !dilation || !ceil) return fail_constant("a window argument");
         operand(0);
-        t_.attrs.emplace_back("kernel_shape", attribute(*kernel));
-        t_.attrs.emplace_back("strides", attribute(strides));
-        t_.attrs.emplace_back("pads", attribute(pads));
         t_.attrs.emplace_back("dilations", attribute(*dilation));
         t_.attrs.emplace_back("ceil_mode", attribute(std::int64_t{*ceil ? 1 : 0}));
         return accept("MaxPool");
@@ -474,14 +483,9 @@ private:
     translation avg_pool() {
         if (n_->inputs().size() != 7) return t_;
         if (!is_none(6)) return decline("a divisor_override");
-        const auto kernel = int_list(1), stride = int_list(2), padding = int_list(3);
         const auto ceil = boolean(4), include_pad = boolean(5);
-        if (!kernel || !stride || !padding || !ceil || !include_pad) return fail_constant("a window argument");
-        const ints strides = stride->empty() ? *kernel : *stride;
+        if (!pooling_window() || !ceil || !include_pad) return fail_constant("a window argument");
         operand(0);
-        t_.attrs.emplace_back("kernel_shape", attribute(*kernel));
-        t_.attrs.emplace_back("strides", attribute(strides));
-        t_.attrs.emplace_back("pads", attribute(both_ends(*padding)));
         t_.attrs.emplace_back("ceil_mode", attribute(std::int64_t{*ceil ? 1 : 0}));
         t_.attrs.emplace_back("count_include_pad", attribute(std::int64_t{*include_pad ? 1 : 0}));
         return accept("AveragePool");

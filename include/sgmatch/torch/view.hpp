@@ -86,7 +86,7 @@ public:
         previous_.swap(id_);  // ids of nodes seen before move back into id_ as they are met again
         for (auto& e : entries_) e.live = false;
         // Each op translated once; the scalar constants the translations read as operands.
-        translations_.clear();
+        std::unordered_map<const ::torch::jit::Node*, translation> translations;
         scalars_.clear();
         for (::torch::jit::Node* n : block_->nodes()) {
             if (n->kind() == c10::prim::Constant || n->kind() == c10::prim::ListConstruct) continue;
@@ -94,7 +94,7 @@ public:
             if (t.translated())
                 for (const ::torch::jit::Value* v : t.operands)
                     if (scalar_constant(v)) scalars_.insert(v);
-            translations_.emplace(n, std::move(t));
+            translations.emplace(n, std::move(t));
         }
         // Inputs: the block's own, then what its nodes (and their blocks) read from outside.
         for (::torch::jit::Value* v : block_->inputs()) add_value_entry(v, node_kind::input);
@@ -113,9 +113,8 @@ public:
         // The block's nodes.
         for (::torch::jit::Node* n : block_->nodes()) {
             if (is_hidden(n) && !is_block_output(n)) continue;
-            add_node_entry(n, is_constant_node(n) ? node_kind::constant : node_kind::op);
+            add_node_entry(n, is_constant_node(n) ? node_kind::constant : node_kind::op, translations);
         }
-        translations_.clear();
         // Inputs of every op, resolved through hidden nodes; users as their inverse.
         for (node_type id : order_) {
             entry& e = entries_[id];
@@ -390,7 +389,8 @@ private:
         value_at_[v] = {id, 0};
         order_.push_back(id);
     }
-    void add_node_entry(::torch::jit::Node* n, node_kind k) {
+    void add_node_entry(::torch::jit::Node* n, node_kind k,
+                        std::unordered_map<const ::torch::jit::Node*, translation>& translations) {
         const node_type id = id_of(n);
         entry& e = entries_[id];
         e.node = n;
@@ -404,8 +404,8 @@ private:
             e.data = constant_tensor(n->output());
             value_at_[n->output()] = {id, 0};
         } else {
-            auto it = translations_.find(n);
-            e.tr = it != translations_.end() ? std::move(it->second) : translate(n);
+            auto it = translations.find(n);
+            e.tr = it != translations.end() ? std::move(it->second) : translate(n);
             for (std::uint32_t p = 0; p < n->outputs().size(); ++p) value_at_[n->output(p)] = {id, p};
         }
         order_.push_back(id);
@@ -498,7 +498,6 @@ private:
     std::vector<std::string> op_names_;
     std::vector<value_ref<node_type>> outputs_;
     std::vector<const ::torch::jit::Value*> foreign_;
-    std::unordered_map<const ::torch::jit::Node*, translation> translations_;  // during reindex
     std::unordered_set<const ::torch::jit::Value*> scalars_;  // number constants read as operands
 };
 
