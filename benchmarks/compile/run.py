@@ -93,14 +93,63 @@ ONEDNN_SRC_TU = """#define SGMATCH_SEPARATE_COMPILATION
 """
 
 
+# A user's first custom fusion: an own graph type (examples/minifw's, through its adapter), two
+# fused properties written for it, applied, and sgmatch's executor over the graph. Separately
+# compiled, the program declares the lowering for its graph type extern (and compiles it in its
+# one src TU, USER_SRC_TU), as onednn/property.hpp says.
+USER_TU = """#include <cstdio>
+#include "minifw/adapter.hpp"
+#include "sgmatch/exec/graph_executor.hpp"
+#include "sgmatch/onednn/property.hpp"
+#include "sgmatch/partition/partition.hpp"
+#include "sgmatch/sgmatch.hpp"
+#if defined(SGMATCH_SEPARATE_COMPILATION)
+SGMATCH_ONEDNN_EXTERN_LOWERING(minifw_view);
+#endif
+using namespace sgmatch;
+struct cv;
+int main() {
+    minifw::Graph fw;
+    auto* x = fw.variable("data");
+    auto* w = fw.variable("w", std::make_shared<const minifw::Tensor>(minifw::Tensor::zeros({8, 3, 3, 3})));
+    auto* c = fw.op("Convolution", "conv", {{x, 0}, {w, 0}}, {{"kernel", "(3, 3)"}, {"num_filter", "8"}});
+    fw.outputs.push_back({fw.op("Activation", "relu", {{c, 0}}, {{"act_type", "relu"}}), 0});
+    minifw_view view(fw, nullptr);
+    auto silu = onednn::make_fused_property<minifw_view>("conv_silu", op<ops::Conv>().as<cv>() >> op<ops::Sigmoid>() >> op<ops::Mul>(ref<cv>()));
+    auto mm = onednn::make_fused_property<minifw_view>("matmul_add_relu", op<ops::MatMul>() >> op<ops::Add>(constant()) >> op<ops::Relu>());
+    apply_property(view, silu);
+    apply_property(view, mm);
+    const exec::graph_executor<minifw_view> run(view, exec::mode::onednn);
+    std::printf("%zu\\n", run.input_names().size());
+}
+"""
+USER_SEPARATE_TU = "#define SGMATCH_SEPARATE_COMPILATION\n" + USER_TU
+USER_SRC_TU = """#define SGMATCH_SEPARATE_COMPILATION
+#include "minifw/adapter.hpp"
+#include "sgmatch/exec/src.hpp"
+#include "sgmatch/onednn/src.hpp"
+SGMATCH_ONEDNN_INSTANTIATE_LOWERING(minifw_view);
+"""
+# What a program's TU that builds sgmatch's executor over the built-in graph pays.
+EXECUTOR_TU = """#include "sgmatch/exec/graph_executor.hpp"
+#include "sgmatch/graph/builders.hpp"
+int main() {
+    const sgmatch::graph g = sgmatch::build::resnet50(1, 32, 1);
+    const sgmatch::exec::graph_executor<sgmatch::graph> run(g, sgmatch::exec::mode::onednn);
+    return static_cast<int>(run.input_names().size());
+}
+"""
+EXECUTOR_SEPARATE_TU = "#define SGMATCH_SEPARATE_COMPILATION\n" + EXECUTOR_TU
+
+
 def compile_time(cxx, std, src_path, opt, include=INCLUDE):
     """Wall seconds and CPU seconds (user + sys of the compiler) of one compile. On a shared,
     noisy machine the CPU time is the steadier of the two."""
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     # (the ONNX part's headers need the two macros its pkg-config file carries)
-    subprocess.run([cxx, f"-std=c++{std}", opt, "-DONNX_ML=1", "-DONNX_NAMESPACE=onnx", "-I", include, "-c", src_path,
-                    "-o", os.devnull], check=True)
+    subprocess.run([cxx, f"-std=c++{std}", opt, "-DONNX_ML=1", "-DONNX_NAMESPACE=onnx", "-I", include, "-I",
+                    os.path.join(os.path.dirname(include), "examples"), "-c", src_path, "-o", os.devnull], check=True)
     wall = time.perf_counter() - t
     r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
@@ -131,8 +180,8 @@ def main():
     for dirpath, _, files in sorted(os.walk(os.path.join(INCLUDE, "sgmatch"))):
         for f in sorted(files):
             rel = os.path.relpath(os.path.join(dirpath, f), INCLUDE)
-            # onednn/src.hpp is the separately compiled backend's TU (timed below), not a header
-            if rel not in ("sgmatch/sgmatch.hpp", "sgmatch/onednn/src.hpp") and "/detail/" not in rel:
+            # a part's src.hpp is a separately compiled program's TU (timed below), not a header
+            if rel != "sgmatch/sgmatch.hpp" and not rel.endswith("/src.hpp") and rel.endswith(".hpp") and "/detail/" not in rel:
                 add(f"#include <{rel}>", f"#include <{rel}>\nint main() {{ return 0; }}\n")
     add("ResNet-50 graph + op_index, no pattern, -O2", """#include "sgmatch/graph/builders.hpp"
 #include "sgmatch/sgmatch.hpp"
@@ -151,6 +200,11 @@ int main() {
     add("onednn backend registered for the built-in graph, -O2", ONEDNN_TU)
     add("onednn backend registered, separately compiled (SGMATCH_SEPARATE_COMPILATION), -O2", ONEDNN_SEPARATE_TU)
     add("onednn backend compiled once (onednn/src.hpp), -O2", ONEDNN_SRC_TU)
+    add("graph_executor<graph> over ResNet-50, -O2", EXECUTOR_TU)
+    add("graph_executor<graph> over ResNet-50, separately compiled, -O2", EXECUTOR_SEPARATE_TU)
+    add("user TU: 2 fused properties + graph_executor over an own graph, -O2", USER_TU)
+    add("user TU: 2 fused properties + graph_executor over an own graph, separately compiled, -O2", USER_SEPARATE_TU)
+    add("user program's src TU: exec/src.hpp + onednn/src.hpp + its graph's lowering, -O2", USER_SRC_TU)
     if args.only:
         for name in list(cases):
             if name != "empty TU" and not any(o in name for o in args.only):
@@ -199,6 +253,9 @@ def compare(args):
         ("onednn backend registered for the built-in graph, -O2", ONEDNN_TU),
         ("onednn backend registered, separately compiled (baseline: the backend TU), -O2", (ONEDNN_SEPARATE_TU, ONEDNN_TU)),
         ("onednn backend compiled once, onednn/src.hpp (baseline: the backend TU), -O2", (ONEDNN_SRC_TU, ONEDNN_TU)),
+        ("user TU: 2 fused properties + graph_executor over an own graph, -O2", USER_TU),
+        ("the same user TU, separately compiled (baseline: header-only), -O2", (USER_SEPARATE_TU, USER_TU)),
+        ("its program's src TU (baseline: the header-only user TU), -O2", (USER_SRC_TU, USER_TU)),
     ]:
         if args.only and not any(o in name for o in args.only):
             continue

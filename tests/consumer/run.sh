@@ -3,8 +3,10 @@
 # tests/consumer from the moved prefix: find_package with core only, with onednn, with onednn and
 # reference, with onnx, with torch (the plugin built by the installed sgmatch_add_torch_plugin and
 # loaded by Python), a second find_package adding components, a component the installation was built
-# without, plain g++ lines with pkg-config (core, onednn, reference, onnx); and once more from the
-# source tree through FetchContent.
+# without, separate compilation (sgmatch_add_compiled from the installed sources), plain g++ lines
+# with pkg-config (core, onednn, reference, onnx); once more from the source tree through
+# FetchContent; and an installation built against an ONNX package that exports only ONNX >= 1.16's
+# namespaced targets.
 # usage: tests/consumer/run.sh [build-dir-of-a-configured-sgmatch]
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -100,4 +102,29 @@ g++ -std=c++17 -O0 "$root/tests/consumer/main_reference.cpp" $(pkg-config --cfla
 "$work/pc_reference"
 g++ -std=c++17 -O0 "$root/tests/consumer/main_onnx.cpp" $(pkg-config --cflags --libs sgmatch-onnx) -o "$work/pc_onnx"
 "$work/pc_onnx"
+
+echo "== an ONNX package that exports only ONNX::onnx / ONNX::onnx_proto (ONNX >= 1.16), its libraries outside the linker's path"
+# tests/consumer/onnx_namespaced/ stands for such a package, over copies of the system's libonnx
+# in a directory of their own: the installed targets name the namespaced targets, the installed
+# sgmatch-onnx.pc gives -L to that directory, and both consumers build and run.
+mkdir -p "$work/onnxlib"
+for lib in onnx onnx_proto; do
+  cp -L "$(g++ -print-file-name=lib$lib.so)" "$work/onnxlib/lib$lib.so"
+done
+fake=(-DONNX_DIR="$root/tests/consumer/onnx_namespaced" -DONNX_FAKE_LIBDIR="$work/onnxlib")
+cmake -S "$root" -B "$work/sgmatch-onnx116" -G Ninja -DSGMATCH_BUILD_TESTS=OFF -DSGMATCH_BUILD_EXAMPLES=OFF \
+  -DSGMATCH_BUILD_BENCHMARKS=OFF -DSGMATCH_INSTALL=ON -DSGMATCH_WITH_TORCH=OFF -DCMAKE_INSTALL_PREFIX="$work/onnx116" \
+  "${fake[@]}" > /dev/null
+cmake --install "$work/sgmatch-onnx116" > /dev/null
+targets="$(find "$work/onnx116" -name sgmatch-onnx-targets.cmake)"
+grep -q "ONNX::onnx;ONNX::onnx_proto" "$targets"
+if grep -Eq "[;\"]onnx(_proto)?[;\"]" "$targets"; then echo "plain onnx targets in $targets"; exit 1; fi
+consumer onnx116 "-DSGMATCH_CONSUMER_COMPONENTS=onnx" -DCMAKE_PREFIX_PATH="$work/onnx116" "${fake[@]}" &
+pending=("$!:onnx116")
+finish
+pc116="$(dirname "$(find "$work/onnx116" -name sgmatch-onnx.pc)")"
+PKG_CONFIG_PATH="$pc116" pkg-config --libs sgmatch-onnx | grep -q -- "-L$work/onnxlib -lonnx -lonnx_proto"
+g++ -std=c++17 -O0 "$root/tests/consumer/main_onnx.cpp" $(PKG_CONFIG_PATH="$pc116" pkg-config --cflags --libs sgmatch-onnx) \
+  -o "$work/pc_onnx116"
+"$work/pc_onnx116"
 echo "== consumers: all passed"

@@ -29,6 +29,7 @@
 
 #include "sgmatch/exec/executor.hpp"
 #include "sgmatch/onednn/backend.hpp"
+#include "sgmatch/onnx/file.hpp"
 #include "sgmatch/onnx/load.hpp"
 #include "sgmatch/partition/partition.hpp"
 

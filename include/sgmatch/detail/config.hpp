@@ -33,3 +33,14 @@
 #else
 #define SGMATCH_NOINLINE
 #endif
+
+// Separate compilation (docs/design.md, "Compiled once"): with SGMATCH_SEPARATE_COMPILATION
+// defined in every translation unit of a program, the headers that have an impl/*.ipp declare
+// their functions only, and the program's one translation unit per part that includes the part's
+// src.hpp defines them, not inline. Without it (the default) the header includes its .ipp and
+// the functions are inline.
+#if defined(SGMATCH_SEPARATE_COMPILATION)
+#define SGMATCH_DECL
+#else
+#define SGMATCH_DECL inline
+#endif

@@ -41,7 +41,9 @@
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/exec/executor.hpp"
 #include "sgmatch/graph/graph.hpp"
-#include "sgmatch/onednn/backend.hpp"
+#include "sgmatch/onednn/register.hpp"
+#include "sgmatch/ops/attrs.hpp"
+#include "sgmatch/ops/table.hpp"
 #include "sgmatch/partition/capability.hpp"
 #include "sgmatch/partition/copy.hpp"
 #include "sgmatch/partition/partition.hpp"
@@ -50,33 +52,11 @@
 SGMATCH_BEGIN_NAMESPACE
 namespace exec {
 
-namespace detail {
-template <class... T>
-std::vector<std::string_view> region_op_names(ops::tag_list<T...>) {
-    std::vector<std::string_view> v;
-    auto add = [&](auto tag) {
-        using X = decltype(tag);
-        bool onednn = std::is_same_v<X, ops::Erf>;
-        for (std::string_view n : X::names) {
-            const ops::op_schema* s = ops::find_schema(n);
-            const kernel_binding* b = s != nullptr ? find_kernels(s) : nullptr;
-            onednn = onednn || (b != nullptr && b->onednn != nullptr);
-        }
-        if (onednn) v.insert(v.end(), std::begin(X::names), std::end(X::names));
-    };
-    (add(T{}), ...);
-    return v;
-}
-}  // namespace detail
-
 /// The names (every alias) of the ops a region takes: each op whose kernel binding has a
 /// oneDNN kernel (exec/kernels.hpp), and Erf, the member of a written-out GELU that has none:
 /// the fusions inside a region take a GELU after a conv or matmul into one post-op; an Erf
 /// elsewhere runs on its reference kernel inside the region.
-inline const std::vector<std::string_view>& region_op_names() {
-    static const std::vector<std::string_view> names = detail::region_op_names(ops::vocabulary{});
-    return names;
-}
+SGMATCH_DECL const std::vector<std::string_view>& region_op_names();
 
 /// Whether a node goes into a region: its op is one of region_op_names(), its attributes are ones the
 /// kernels implement (ops::op_attrs accepts them), and every value it computes or
@@ -151,3 +131,7 @@ bool register_region_backend(const std::string& name = "onednn.regions") {
 
 }  // namespace exec
 SGMATCH_END_NAMESPACE
+
+#if !defined(SGMATCH_SEPARATE_COMPILATION)
+#include "sgmatch/exec/impl/subgraph.ipp"
+#endif

@@ -179,3 +179,26 @@ property<G> make_fused_property(std::string name, const P& p) {
 
 }  // namespace onednn
 SGMATCH_END_NAMESPACE
+
+/// What every fused property of graphs of type G compiles whatever its pattern (the lowering of a
+/// match and the making of its fused node: the oneDNN kernels' code) is compiled in another
+/// translation unit of the program: a program built with SGMATCH_SEPARATE_COMPILATION declares it
+/// for the built-in graph here; for a graph type of its own, in a header every user of
+/// make_fused_property includes. onednn/src.hpp compiles it for the built-in graph; a program
+/// compiles it for its own graph type in that one .cpp with SGMATCH_ONEDNN_INSTANTIATE_LOWERING(G).
+#define SGMATCH_ONEDNN_EXTERN_LOWERING(G) SGMATCH_DETAIL_ONEDNN_LOWERING(extern template, G)
+/// Compile the lowering for graphs of type G here (in one .cpp of the program).
+#define SGMATCH_ONEDNN_INSTANTIATE_LOWERING(G) SGMATCH_DETAIL_ONEDNN_LOWERING(template, G)
+
+#define SGMATCH_DETAIL_ONEDNN_LOWERING(how, G)                                                                           \
+    how ::sgmatch::onednn::match_lowering<::sgmatch::graph_traits<G>::node_type>                                        \
+        sgmatch::onednn::detail::lower_match_with<G>(const G&, const ::sgmatch::graph_traits<G>::node_type*, std::size_t, \
+                                                     bool, const std::vector<::sgmatch::onednn::lowering_entry>&,         \
+                                                     const std::vector<::sgmatch::onednn::detail::recognize_fn<G>>&);     \
+    how std::shared_ptr<const ::sgmatch::onednn::fused_node> sgmatch::onednn::detail::make_fused_node<G>(                \
+        const ::sgmatch::subgraph<G>&, const std::vector<::sgmatch::onednn::lowering_entry>&,                           \
+        const std::vector<::sgmatch::onednn::detail::recognize_fn<G>>&, const std::string&)
+
+#if defined(SGMATCH_SEPARATE_COMPILATION)
+SGMATCH_ONEDNN_EXTERN_LOWERING(::sgmatch::graph);
+#endif

@@ -9,6 +9,8 @@
 
 #include "sgmatch/graph/graph.hpp"
 #include "sgmatch/onednn/backend.hpp"
+#include "sgmatch/onednn/property.hpp"
 #include "sgmatch/onednn/register.hpp"
 
 SGMATCH_ONEDNN_INSTANTIATE_BACKEND(::sgmatch::graph);
+SGMATCH_ONEDNN_INSTANTIATE_LOWERING(::sgmatch::graph);

@@ -1,0 +1,43 @@
+// sgmatch/exec/impl/subgraph.ipp - region_op_names (exec/subgraph.hpp), which reads every op's
+// kernel binding: included by that header, or compiled once by exec/src.hpp.
+#pragma once
+
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "sgmatch/detail/config.hpp"
+#include "sgmatch/exec/kernels.hpp"
+#include "sgmatch/exec/subgraph.hpp"
+#include "sgmatch/ops/table.hpp"
+#include "sgmatch/pattern/vocabulary.hpp"
+
+SGMATCH_BEGIN_NAMESPACE
+namespace exec {
+
+namespace detail {
+template <class... T>
+std::vector<std::string_view> region_op_names(ops::tag_list<T...>) {
+    std::vector<std::string_view> v;
+    auto add = [&](auto tag) {
+        using X = decltype(tag);
+        bool onednn = std::is_same_v<X, ops::Erf>;
+        for (std::string_view n : X::names) {
+            const ops::op_schema* s = ops::find_schema(n);
+            const kernel_binding* b = s != nullptr ? find_kernels(s) : nullptr;
+            onednn = onednn || (b != nullptr && b->onednn != nullptr);
+        }
+        if (onednn) v.insert(v.end(), std::begin(X::names), std::end(X::names));
+    };
+    (add(T{}), ...);
+    return v;
+}
+}  // namespace detail
+
+SGMATCH_DECL const std::vector<std::string_view>& region_op_names() {
+    static const std::vector<std::string_view> names = detail::region_op_names(ops::vocabulary{});
+    return names;
+}
+
+}  // namespace exec
+SGMATCH_END_NAMESPACE
