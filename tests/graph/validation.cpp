@@ -2,8 +2,10 @@
 #include <doctest/doctest.h>
 
 #include "nnvm_adapter.hpp"
+#include "sgmatch/graph/builders.hpp"
 #include "sgmatch/graph/graph.hpp"
 #include "sgmatch/sgmatch.hpp"
+#include "sgmatch/testing/check_adapter.hpp"
 #include "support/tiny_graph.hpp"
 
 using namespace sgmatch;
@@ -73,4 +75,83 @@ TEST_CASE("the nnvm-style adapter reports a cycle by name") {
     sym.outputs = {{b, 0}};
     CHECK_THROWS_WITH_AS(nnvm_view{sym}, doctest::Contains("cycle through node"), graph_error);
     a->inputs.clear();  // break the shared_ptr cycle so the test does not leak
+}
+
+TEST_CASE("check_adapter names each broken law, reads nothing out of range, and says what the adapter can do") {
+    auto chain = [] {
+        tiny_graph g;
+        int x = g.input("x");
+        int c = g.op("Conv", "c", {{x, 0}});
+        g.outputs.push_back({g.op("Relu", "r", {{c, 0}}), 0});
+        return g;
+    };
+    auto has = [](const testing::adapter_report& r, const std::string& text) {
+        for (const auto& v : r.violations)
+            if (v.find(text) != std::string::npos) return true;
+        return false;
+    };
+    {
+        const tiny_graph g = chain();
+        const auto r = testing::check_adapter(g);
+        INFO(r.str());
+        CHECK(r.ok());
+        CHECK(r.nodes == 3);
+        CHECK(r.edges == 2);
+        CHECK(r.can_match);
+        CHECK_FALSE(r.runs_fused_nodes);  // the test adapter has no payload()
+        CHECK(r.str().find("payload(g, n)") != std::string::npos);
+    }
+    {
+        tiny_graph g = chain();
+        g.forget_users = true;
+        const auto r = testing::check_adapter(g);
+        CHECK_FALSE(r.ok());
+        CHECK(has(r, "reads the node at index 0 on slot 0, but user(g, n, i) of the producer does not list it"));
+        CHECK(has(r, "reads the node at index 1 on slot 0"));
+    }
+    {
+        tiny_graph g = chain();
+        g.order = {0, 2, 1};  // r before the c it reads
+        const auto r = testing::check_adapter(g);
+        CHECK(has(r, "node 'r' input 0 reads 'c', which nodes(g) lists after it (not a topological order)"));
+    }
+    {
+        tiny_graph g = chain();
+        g.order = {0, 1, 1, 2};
+        const auto r = testing::check_adapter(g);
+        CHECK(has(r, "node 'c': index 1 shared with another node, or the node listed twice"));
+        CHECK(r.edges == 0);  // nothing indexed after that
+    }
+    {
+        tiny_graph g = chain();
+        g.nodes[1].op = 9;
+        g.nodes[2].inputs[0].port = 3;
+        const auto r = testing::check_adapter(g);
+        CHECK(has(r, "op node 'c' has op id 9, not below op_count(g) = 2"));
+        CHECK(has(r, "node 'r' input 0 reads port 3 of 'c', which has 1 output(s)"));
+    }
+    {
+        tiny_graph g = chain();
+        g.nodes[2].inputs[0].node = 40;  // a producer that does not exist
+        g.outputs[0].node = 41;
+        const auto r = testing::check_adapter(g);
+        CHECK(has(r, "node 'r' input 0 names a node nodes(g) does not list"));
+        CHECK(has(r, "graph output 0 names a node nodes(g) does not list"));
+    }
+    {
+        tiny_graph g = chain();
+        g.order = {2, 1, 0};  // every edge backwards: 2 violations, at most 1 listed
+        const auto r = testing::check_adapter(g, 1);
+        CHECK(r.violations.size() == 1);
+        CHECK(r.truncated);
+    }
+    {
+        const graph g = build::resnet50();
+        const auto r = testing::check_adapter(g);
+        CHECK(r.ok());
+        CHECK(r.can_partition);
+        CHECK(r.can_execute);
+        CHECK(r.runs_fused_nodes);
+        CHECK(r.missing.empty());
+    }
 }
