@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "sgmatch/exec/executor.hpp"
+#include "sgmatch/ops/optional.hpp"
 
 using namespace sgmatch;
 using exec::value;

@@ -19,6 +19,7 @@
 #include <doctest/doctest.h>
 
 #include "sgmatch/exec/executor.hpp"
+#include "sgmatch/pattern/vocabulary.hpp"
 #include "sgmatch/partition/partition.hpp"
 #include "sgmatch/pattern/combinators.hpp"
 #include "support/numeric.hpp"

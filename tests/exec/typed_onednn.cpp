@@ -22,6 +22,8 @@
 #include <vector>
 
 #include "sgmatch/exec/executor.hpp"
+#include "sgmatch/exec/kernels/typed_onednn.hpp"
+#include "sgmatch/ops/attrs.hpp"
 #include "support/values.hpp"
 
 using namespace sgmatch;

@@ -9,6 +9,9 @@
 #include <vector>
 
 #include "sgmatch/exec/kernels.hpp"
+#include "sgmatch/exec/kernels/typed.hpp"
+#include "sgmatch/onednn/backend.hpp"
+#include "sgmatch/onednn/layout_plan.hpp"
 #include "sgmatch/match/match.hpp"
 #include "sgmatch/exec/subgraph.hpp"
 #include "sgmatch/onednn/lowering/lists.hpp"

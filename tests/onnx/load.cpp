@@ -16,6 +16,7 @@
 #include <onnx/checker.h>
 
 #include "sgmatch/exec/executor.hpp"
+#include "sgmatch/onnx/file.hpp"
 #include "sgmatch/onnx/load.hpp"
 #include "sgmatch/onnx/save.hpp"
 #include "support/numeric.hpp"
