@@ -20,6 +20,7 @@
 #include "sgmatch/onednn/property.hpp"
 #include "sgmatch/pattern/combinators.hpp"
 #include "support/numeric.hpp"
+#include "support/tiny_graph.hpp"
 
 using namespace sgmatch;
 using sgmatch::ops::Add;
@@ -282,6 +283,24 @@ TEST_CASE("graph_executor refuses what it cannot run, by name, when it is built"
     odd.outputs.push_back({mini_nnvm::Node::Create("Frobnicate", "frob", {{mini_nnvm::Node::Variable("x"), 0}}), 0});
     nnvm_view odd_view(odd);
     CHECK_THROWS_WITH_AS(exec::graph_executor<nnvm_view>{odd_view}, doctest::Contains("frob"), exec::exec_error);
+}
+
+TEST_CASE("graph_executor over an adapter without payload(g, n) says that a node a partition made needs it") {
+    sgtest::tiny_graph g;  // no payload() in its traits
+    const int x = g.input("x");
+    g.outputs.push_back({g.op("sgmatch.matmul_bias_relu", "fused0", {{x, 0}}), 0});
+    CHECK_THROWS_WITH_AS(exec::graph_executor<sgtest::tiny_graph>{g},
+                         doctest::Contains("node 'fused0' (op 'sgmatch.matmul_bias_relu') is no op sgmatch knows, and "
+                                           "graph_traits<G> defines no payload(g, n)"),
+                         exec::exec_error);
+    // The ops sgmatch knows run without it.
+    sgtest::tiny_graph plain;
+    const int y = plain.input("y");
+    plain.outputs.push_back({plain.op("Relu", "r", {{y, 0}}), 0});
+    const exec::graph_executor<sgtest::tiny_graph> run(plain);
+    std::vector<float> v{-1.0f, 2.0f};
+    const auto out = run.run({exec::value::view(v.data(), dtype::f32, {2})}).at(0).to_floats();
+    CHECK(out == std::vector<float>{0.0f, 2.0f});
 }
 
 TEST_CASE("graph_executor names two outputs whose producers share a name apart") {

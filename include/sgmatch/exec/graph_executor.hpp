@@ -163,6 +163,12 @@ private:
                     const auto outs = static_cast<std::uint32_t>(traits::output_count(g, n));
                     const std::string op(traits::op_name(g, n));
                     const std::any* payload = detail::payload_of(g, n);
+                    if constexpr (!detail::adapter_has_payload<traits, G>::value)
+                        if (ops::find_schema(op) == nullptr)
+                            throw exec_error("sgmatch::exec::graph_executor: node '" + name + "' (op '" + op +
+                                             "') is no op sgmatch knows, and graph_traits<G> defines no payload(g, n): a node "
+                                             "a partition made in place runs through its payload (the one replace() was "
+                                             "given; sgmatch/graph/adapter.hpp), so the adapter needs payload to run it");
                     node_id r = sgmatch::detail::copy_op(plan, g, n, ins, /*attrs=*/payload == nullptr);
                     if (payload != nullptr) {
                         // A node a partition made: the same node, carrying its payload (the built-in
