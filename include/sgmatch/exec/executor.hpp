@@ -33,7 +33,8 @@
 //   mode::onednn_plain forces plain NCHW layouts (a naive integration).
 //
 // Known limitations: runs the built-in graph (a region of an adapter graph is copied into one,
-// subgraph.hpp); fused kernels and oneDNN primitives are fp32; nodes run one after another
+// subgraph.hpp); fused kernels are fp32 (QLinearConv and ConvInteger run on oneDNN's int8
+// convolution, kernels/qconv_onednn.hpp); nodes run one after another
 // (kernels use oneDNN's threads: as many as the calling thread allows, or set_threads' cap);
 // intermediate buffers are recycled through a pool, and the fused nodes' outputs are placed in
 // one arena by a liveness plan (buffer_plan.hpp) per input-shape signature: made before the first

@@ -32,6 +32,8 @@ struct run_stats {
     std::size_t onednn_nodes = 0;     // single ops run on oneDNN primitives
     std::size_t reference_nodes = 0;  // run on reference kernels
     std::size_t typed_nodes = 0;      // run on typed kernels (kernels/typed.hpp: non-f32 values, several outputs)
+    std::size_t onednn_typed_nodes = 0;  // of those, run on a oneDNN primitive (kernels/typed_onednn.hpp: recurrent
+                                         // layers, Resize, comparisons, int8 convolutions)
     std::size_t reorders_to_plain = 0;  // kernel outputs converted for a reference kernel or an output
     std::size_t in_place_sums = 0;      // residuals accumulated into in place (no copy)
     std::size_t region_nodes = 0;       // region nodes (subgraph.hpp); what ran inside is counted above
@@ -52,6 +54,7 @@ struct run_stats {
         onednn_nodes += o.onednn_nodes;
         reference_nodes += o.reference_nodes;
         typed_nodes += o.typed_nodes;
+        onednn_typed_nodes += o.onednn_typed_nodes;
         reorders_to_plain += o.reorders_to_plain;
         in_place_sums += o.in_place_sums;
         region_nodes += o.region_nodes;

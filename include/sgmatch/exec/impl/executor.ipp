@@ -276,6 +276,7 @@ private:
         typed_fn typed = nullptr;                                 // the op's typed kernel (kernels/typed.hpp)
         std::shared_ptr<const ops::op_attrs> attrs = nullptr;     // with a typed kernel: for its size check
         bool typed_only = false;                                  // no fp32 kernel for this node
+        bool onednn_typed = false;                                // its typed kernel may run a oneDNN primitive
         std::size_t data_input = 0;                               // the input whose type picks the kernel
     };
 
@@ -327,6 +328,7 @@ private:
                 if (const typed_binding* ok = m != mode::reference ? typed::find_onednn_typed_kernel(schema) : nullptr) {
                     try {
                         s.typed = ok->make(a, ops::node_of<graph>(g_, n));
+                        s.onednn_typed = true;
                     } catch (const onednn::kernel_error&) {
                         // the reference kernel made above runs it
                     }
@@ -697,6 +699,7 @@ private:
                                  "): no kernel for element type " + std::string(name_of(in[d].type())) + " (input " + std::to_string(d) + ")");
         }
         values out;
+        const std::size_t onednn_runs = onednn_typed_runs();
         try {
             out = s.typed(in);
         } catch (const value_error& e) {
@@ -711,6 +714,7 @@ private:
             vs[n.value][p].typed = out[p].owned() ? std::move(out[p]) : out[p].clone();
         }
         ++st.typed_nodes;
+        if (s.onednn_typed && onednn_typed_runs() != onednn_runs) ++st.onednn_typed_nodes;
     }
 
     // A sequence where the op reads a tensor, or the reverse: an error naming the node (a model

@@ -232,6 +232,7 @@ inline typed_fn onednn_recurrent(const ops::op_attrs& a0, const ops::node_source
         }
         dnnl::stream s(eng);
         p->p.prim.execute(s, args);
+        ++onednn_typed_runs();
         s.wait();
         if (D == 2) {  // [T, N, 2*H] (the directions side by side) -> [T, 2, N, H]
             const float* l = layer.as<float>();

@@ -137,6 +137,7 @@ inline typed_fn onednn_resize(const ops::op_attrs& a0, const ops::node_source&) 
         const dnnl::memory src(p->pd.src_desc(), eng, const_cast<void*>(c.x.data()));
         const dnnl::memory dst(p->pd.dst_desc(), eng, out[0].mutable_data());
         onednn::detail::exec_with_scratch(p->prim, p->pd.scratchpad_desc(), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+        ++onednn_typed_runs();
         return out;
     };
 }

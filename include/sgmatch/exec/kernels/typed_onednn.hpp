@@ -2,16 +2,20 @@
 // runs in its oneDNN modes instead of an op's reference kernel: RNN, GRU and LSTM on oneDNN's
 // recurrent primitives (kernels/recurrent_onednn.hpp), Resize on its resampling primitive
 // (kernels/resize_onednn.hpp), the comparisons on its binary primitive
-// (kernels/compare_onednn.hpp). Each takes the forms oneDNN computes as ONNX defines them and
-// runs the reference kernel for the rest.
+// (kernels/compare_onednn.hpp), QLinearConv and ConvInteger on its int8 convolution
+// (kernels/qconv_onednn.hpp). Each takes the forms oneDNN computes as ONNX defines them and
+// runs the reference kernel for the rest; each run that takes its primitive is counted
+// (onednn_typed_runs, run_stats::onednn_typed_nodes).
 #pragma once
 
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/exec/kernels/compare_onednn.hpp"
+#include "sgmatch/exec/kernels/qconv_onednn.hpp"
 #include "sgmatch/exec/kernels/recurrent_onednn.hpp"
 #include "sgmatch/exec/kernels/resize_onednn.hpp"
 #include "sgmatch/exec/kernels/typed_support.hpp"
 #include "sgmatch/ops/elementwise.hpp"
+#include "sgmatch/ops/nn.hpp"
 #include "sgmatch/ops/recurrent.hpp"
 #include "sgmatch/ops/tensor.hpp"
 
@@ -30,6 +34,8 @@ inline const typed_binding onednn_typed_ops[] = {
     {&ops::schemas::greater, onednn_compare<binop::greater>},
     {&ops::schemas::less_or_equal, onednn_compare<binop::less_equal>},
     {&ops::schemas::greater_or_equal, onednn_compare<binop::greater_equal>},
+    {&ops::schemas::qlinear_conv, onednn_qlinear_conv},
+    {&ops::schemas::conv_integer, onednn_conv_integer},
 };
 }  // namespace detail
 

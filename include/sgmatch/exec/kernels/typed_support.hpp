@@ -33,6 +33,14 @@ using values = std::vector<value>;
 /// A node's typed kernel: its input values, in order, to its output values.
 using typed_fn = std::function<values(const values&)>;
 
+/// The typed kernels on this thread that ran a oneDNN primitive, counted up (kernels/typed_onednn.hpp:
+/// each run that takes its primitive adds one; the executor reports a step whose run moved it in
+/// run_stats::onednn_typed_nodes).
+inline std::size_t& onednn_typed_runs() {
+    static thread_local std::size_t runs = 0;
+    return runs;
+}
+
 /// How one op runs on typed values, made when the executor is built (or when a clean-up pass
 /// folds constants) from the node's checked attributes and the node itself.
 struct typed_binding {
