@@ -124,7 +124,7 @@ TEST_CASE("ConvInteger on oneDNN int8: uint8 x less its zero point, padded, int3
     check_same(c, true);
 }
 
-TEST_CASE("int8 convolutions: a weight zero point runs the reference kernel; computed weights and parameters run on oneDNN") {
+TEST_CASE("int8 convolutions: a weight zero point runs the reference kernel, computed weights and parameters run on oneDNN") {
     std::mt19937 rng(44);
     qconv_case c;
     c.op = "ConvInteger";
