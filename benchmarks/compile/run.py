@@ -268,12 +268,17 @@ def compare(args):
         cases[name] = paths
     cpu = {(name, side): [] for name in cases for side in ("this", "base")}
     for r in range(args.repeat):
+        done = {}  # (side, text) -> this round's time: a baseline text several cases share compiles once a round
         for name, (this_path, base_path) in cases.items():
             sides = [("this", INCLUDE, this_path), ("base", base_include, base_path)]
             if r % 2:
                 sides.reverse()
             for side, inc, path in sides:
-                cpu[(name, side)].append(compile_time(args.cxx, args.std, path, "-O2", inc)[1])
+                with open(path) as f:
+                    key = (side, f.read())
+                if key not in done:
+                    done[key] = compile_time(args.cxx, args.std, path, "-O2", inc)[1]
+                cpu[(name, side)].append(done[key])
     print(f"compiler: {subprocess.run([args.cxx, '--version'], capture_output=True, text=True).stdout.splitlines()[0]}")
     print(f"C++{args.std}, this tree vs {args.baseline}, median CPU s (user+sys) of {args.repeat} alternating runs\n")
     print("| TU | this tree | baseline | ratio |")

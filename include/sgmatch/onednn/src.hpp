@@ -1,6 +1,7 @@
-// sgmatch/onednn/src.hpp - the ready-made backend compiled, for the built-in graph, in the one
-// translation unit that includes this header, when the program is built with
-// SGMATCH_SEPARATE_COMPILATION (onednn/register.hpp). Include it in exactly one .cpp.
+// sgmatch/onednn/src.hpp - the ready-made backend and the lowering every fused property shares
+// (onednn/property.hpp) compiled, for the built-in graph, in the one translation unit that
+// includes this header, when the program is built with SGMATCH_SEPARATE_COMPILATION
+// (onednn/register.hpp). Include it in exactly one .cpp.
 #pragma once
 
 #if !defined(SGMATCH_SEPARATE_COMPILATION)
