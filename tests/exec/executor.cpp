@@ -2,9 +2,11 @@
 // shape against the declared one when it runs: never a silently wrong number.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <optional>
 #include <random>
 #include <utility>
+#include <vector>
 
 #include "sgmatch/exec/executor.hpp"
 #include "support/numeric.hpp"
@@ -275,4 +277,44 @@ TEST_CASE("Dropout in training: numpy's draws for a seed, new ones without, the 
     auto ratio = constant.add_constant("ratio", {}, dtype::f32, {0, 0, 0, 63});  // 0.5f
     constant.mark_output(constant.add_op("Dropout", "dc", {constant.add_input("d"), ratio, training}, {{"seed", 0}}));
     CHECK(test::elements<float>(exec::executor(constant).run({{"d", d}})[0]) == std::vector<float>{2, 4, 6, 8, 0, 12, 0, 16});
+}
+
+TEST_CASE("an element-wise kernel writes over its input only where nothing else reads it: a value read twice, a graph output and a graph input keep their values") {
+    // x -> n = Neg(x) -> r1 = Relu(n) (n read twice: not over n) -> r2 = Relu(r1) (r1 an output:
+    // not over it) -> r3 = LeakyRelu(r2) (over r2) -> s = Add(r3, Abs(n)); both the small-tensor
+    // loop and the primitive, against the values computed here.
+    for (const std::vector<std::int64_t>& d : {std::vector<std::int64_t>{2, 8}, std::vector<std::int64_t>{2, 16, 32, 32}}) {
+        CAPTURE(d.size());
+        graph g;
+        auto x = g.add_input("x", tensor_type{dtype::f32, d});
+        auto n = g.add_op("Neg", "n", {x});
+        auto r1 = g.add_op("Relu", "r1", {n});
+        auto r2 = g.add_op("Relu", "r2", {r1});
+        auto r3 = g.add_op("LeakyRelu", "r3", {r2}, {{"alpha", 0.5}});
+        auto s = g.add_op("Add", "s", {r3, g.add_op("Abs", "a", {n})});
+        g.mark_output(r1);
+        g.mark_output(s);
+        const exec::executor run(g, exec::mode::onednn);
+        const std::int64_t count = test::count(d);
+        std::vector<float> in(static_cast<std::size_t>(count));
+        for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(static_cast<int>(i % 7) - 3);
+        const std::vector<float> kept = in;
+        for (int k = 0; k < 2; ++k) {
+            exec::run_stats st;
+            const auto out = run.run({{"x", exec::value::view(in.data(), dtype::f32, d)}}, &st);
+            CHECK(st.onednn_nodes == 6);
+            CHECK(in == kept);
+            const auto y1 = test::elements<float>(out.at(0));
+            const auto y2 = test::elements<float>(out.at(1));
+            REQUIRE(y1.size() == in.size());
+            REQUIRE(y2.size() == in.size());
+            std::size_t wrong = 0;
+            for (std::size_t i = 0; i < in.size(); ++i) {
+                const float neg = -in[i];
+                const float relu = neg > 0 ? neg : 0.0f;
+                wrong += y1[i] != relu || y2[i] != relu + std::fabs(neg);
+            }
+            CHECK(wrong == 0);
+        }
+    }
 }

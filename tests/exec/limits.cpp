@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sgmatch/exec/executor.hpp"
+#include "sgmatch/exec/subgraph.hpp"
 #include "sgmatch/onednn/backend.hpp"
 
 using namespace sgmatch;
@@ -167,4 +168,21 @@ TEST_CASE("limits: a condition that is not bool is refused, naming the node") {
     exec::executor run(g);
     CHECK_THROWS_WITH_AS(run.run({{"M", value::of<std::int64_t>({}, {3})}, {"cond", value::of<bool>({}, {true})}, {"v0", floats({1}, 1.0f)}}),
                          doctest::Contains("node 'loop' (Loop): the body's condition is float"), exec::exec_error);
+}
+
+TEST_CASE("limits: a region node's ops run under the limits of the executor that runs the region") {
+    // x [2^18, 4] -> Relu -> Neg, one region node: its executor was made by the backend with
+    // default limits; the outer executor's budget of 2 MiB for one value refuses the region's
+    // Relu (4 MiB), naming it.
+    graph g;
+    const node_id x = g.add_input("x");
+    g.mark_output(g.add_op("Neg", "neg", {g.add_op("Relu", "relu", {x})}));
+    exec::register_region_backend();
+    REQUIRE(apply_backend(g, "onednn.regions").at(0).accepted == 1);
+    exec::executor run(g, exec::mode::onednn);
+    run.set_limits(bytes(std::uint64_t{8} << 20, std::uint64_t{1} << 30));
+    CHECK(run.run({{"x", floats({1 << 18, 4}, -1.0f)}}).at(0).as<float>()[5] == -0.0f);
+    run.set_limits(bytes(std::uint64_t{2} << 20, std::uint64_t{1} << 30));
+    CHECK_THROWS_WITH_AS(run.run({{"x", floats({1 << 18, 4}, -1.0f)}}),
+                         doctest::Contains("node 'relu' (Relu) would compute 4194304 bytes"), exec::exec_error);
 }

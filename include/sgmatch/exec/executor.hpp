@@ -126,6 +126,12 @@ public:
                                             run_stats* stats = nullptr) const;
 
 private:
+    friend class detail::executor_impl;
+    // A region node's executor run by the executor of the graph holding the node: under the
+    // outer run's limits.
+    static std::vector<onednn::tensor> run_region(const executor& region, const std::map<std::string, onednn::tensor>& inputs,
+                                                  run_stats* stats, const limits& outer);
+
     std::shared_ptr<limits> limits_;
     std::shared_ptr<const detail::executor_impl> impl_;  // the plan, shared by copies
     int threads_ = 0;

@@ -39,10 +39,10 @@ public:
     }
 
 private:
+    std::atomic<bool> any_{false};  // first: the one field every run reads
+    bool logged_ = false;
     mutable std::mutex m_;
     std::vector<shapes> rejected_;
-    std::atomic<bool> any_{false};
-    bool logged_ = false;
 };
 
 inline fallback_log::shapes shapes_of(const onednn::tensor& first, const std::vector<onednn::tensor>& rest) {

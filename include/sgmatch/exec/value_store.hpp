@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,11 +31,37 @@ using reference::array;
 
 namespace detail {
 
+/// An optional T held on the heap: a run's slots stay small (most hold only a tensor), so that a
+/// long graph's slots stay in cache.
+template <class T>
+class boxed {
+public:
+    boxed() = default;
+    boxed(const boxed& o) : p_(o.p_ ? std::make_unique<T>(*o.p_) : nullptr) {}
+    boxed(boxed&&) noexcept = default;
+    boxed& operator=(const boxed& o) {
+        p_ = o.p_ ? std::make_unique<T>(*o.p_) : nullptr;
+        return *this;
+    }
+    boxed& operator=(boxed&&) noexcept = default;
+    boxed& operator=(T v) {
+        if (p_) *p_ = std::move(v);
+        else p_ = std::make_unique<T>(std::move(v));
+        return *this;
+    }
+    explicit operator bool() const { return p_ != nullptr; }
+    T& operator*() const { return *p_; }
+    T* operator->() const { return p_.get(); }
+
+private:
+    std::unique_ptr<T> p_;
+};
+
 /// One value of a run, in the forms made of it so far.
 struct slot {
-    std::optional<array> plain;
+    boxed<array> plain;
     onednn::tensor t;
-    std::optional<value> typed;  // a typed kernel's output, or a typed graph input
+    boxed<value> typed;          // a typed kernel's output, or a typed graph input
     bool owned = false;          // t was made by this run (not a view of an input or a constant)
 
     // A value that only a typed kernel can read (not f32, a sequence, an empty optional).
@@ -52,16 +80,49 @@ inline onednn::tensor constant_view(const graph& g_, node_id c) {
     return onednn::tensor::view(static_cast<const float*>(k->data), d);
 }
 
-/// The slots of one run: one per output of every node, indexed by node index.
+/// Where each node's slots start in a run's flat slot array (a node has at least one slot,
+/// so that an input or a constant has its value's); made once per graph.
+struct slot_layout {
+    explicit slot_layout(const graph& g) : base(g.index_bound() + 1, 0) {
+        for (std::size_t i = 0; i < g.index_bound(); ++i)
+            base[i + 1] = base[i] + static_cast<std::uint32_t>(std::max<std::size_t>(g.output_count(node_id{static_cast<std::uint32_t>(i)}), 1));
+    }
+    std::size_t size() const { return base.back(); }
+    std::vector<std::uint32_t> base;  // by node index; base[index_bound] is the slot count
+};
+
+/// The slots of one node: a view into the run's flat array.
+template <class Slot>
+class slot_span {
+public:
+    slot_span(Slot* p, std::size_t n) : p_(p), n_(n) {}
+    std::size_t size() const { return n_; }
+    Slot& operator[](std::size_t port) const { return p_[port]; }
+    Slot& at(std::size_t port) const {
+        if (port >= n_) throw exec_error("sgmatch::exec::executor: output " + std::to_string(port) + " of a node that has " + std::to_string(n_));
+        return p_[port];
+    }
+    Slot* begin() const { return p_; }
+    Slot* end() const { return p_ + n_; }
+
+private:
+    Slot* p_;
+    std::size_t n_;
+};
+
+/// The slots of one run: one per output of every node (one for inputs and constants), in one
+/// array laid out by a slot_layout.
 class value_store {
 public:
-    explicit value_store(const graph& g) : g_(g), slots_(g.index_bound()) {}
+    value_store(const graph& g, const slot_layout& l) : g_(g), base_(l.base.data()), slots_(l.size()) {}
 
-    std::vector<slot>& operator[](std::size_t node_index) { return slots_[node_index]; }
-    const std::vector<slot>& operator[](std::size_t node_index) const { return slots_[node_index]; }
+    slot_span<slot> operator[](std::size_t node_index) { return {slots_.data() + base_[node_index], base_[node_index + 1] - base_[node_index]}; }
+    slot_span<const slot> operator[](std::size_t node_index) const {
+        return {slots_.data() + base_[node_index], base_[node_index + 1] - base_[node_index]};
+    }
 
     const array& plain_of(value_ref<node_id> v, run_stats& st) {
-        slot& s = slots_[v.node.value].at(v.port);
+        slot& s = (*this)[v.node.value].at(v.port);
         if (!s.plain && s.typed) {  // a typed value read by an fp32 kernel or as an f32 output
             if (s.foreign())
                 throw exec_error("sgmatch::exec::executor: the value of '" + std::string(g_.name(v.node)) + "' (output " +
@@ -95,7 +156,7 @@ public:
     }
     onednn::tensor tensor_of(node_id n, std::size_t input_slot) {
         const auto v = g_.input(n, input_slot);
-        slot& s = slots_[v.node.value].at(v.port);
+        slot& s = (*this)[v.node.value].at(v.port);
         if (!s.t.empty()) return s.t;
         if (s.typed && !s.plain && !s.foreign() && s.typed->dense() && s.typed->rank() >= 1 && s.typed->rank() <= 6 &&
             s.typed->size() > 0) {
@@ -118,7 +179,7 @@ public:
     // A value as a typed kernel reads it: a typed value as is, an f32 array or tensor as a view
     // (reordered to plain first), a constant as a view of the graph's storage.
     value value_of(value_ref<node_id> v, run_stats& st) {
-        slot& s = slots_[v.node.value].at(v.port);
+        slot& s = (*this)[v.node.value].at(v.port);
         if (s.typed) return *s.typed;
         if (!s.plain && s.t.empty() && g_.kind(v.node) == node_kind::constant) {
             const auto k = g_.constant(v.node);
@@ -135,7 +196,7 @@ public:
     // plain buffer of its own from the recycling pool (which it returns to when the caller drops
     // it, so that repeated runs fault no fresh pages in).
     value output_of(value_ref<node_id> v, run_stats& st) {
-        slot& s = slots_[v.node.value].at(v.port);
+        slot& s = (*this)[v.node.value].at(v.port);
         if (!s.typed && !s.plain && !s.t.empty()) {
             const onednn::dims d = s.t.shape();
             const onednn::tensor out = onednn::tensor::allocate(onednn::plain_desc(d));
@@ -151,7 +212,8 @@ public:
 
 private:
     const graph& g_;
-    std::vector<std::vector<slot>> slots_;
+    const std::uint32_t* base_;
+    std::vector<slot> slots_;
 };
 
 }  // namespace detail

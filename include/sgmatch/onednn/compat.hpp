@@ -36,6 +36,47 @@ inline dnnl::memory::dims dims_of(const dnnl::memory::desc& d) {
 #endif
 }
 
+/// The product of d's dims (its logical element count, without padding), allocating nothing.
+inline std::int64_t element_count(const dnnl::memory::desc& d) {
+    std::int64_t n = 1;
+#if DNNL_VERSION_MAJOR >= 3
+    for (const auto x : d.get_dims()) n *= x;
+#else
+    for (int i = 0; i < d.data.ndims; ++i) n *= d.data.dims[i];
+#endif
+    return n;
+}
+
+/// The element count of m's buffer when it holds its f32 elements and nothing else (any order,
+/// no padding: an element-wise op may then run over the bytes), else -1. Copies no descriptor.
+inline std::int64_t dense_f32_count(const dnnl::memory& m) {
+#if DNNL_VERSION_MAJOR >= 3
+    const dnnl::memory::desc d = m.get_desc();
+    if (d.get_data_type() != dnnl::memory::data_type::f32) return -1;
+    const std::int64_t n = element_count(d);
+    return static_cast<std::int64_t>(d.get_size()) == n * 4 ? n : -1;
+#else
+    const dnnl_memory_desc_t* md = nullptr;
+    if (dnnl_memory_get_memory_desc(m.get(), &md) != dnnl_success || md == nullptr || md->data_type != dnnl_f32) return -1;
+    std::int64_t n = 1;
+    for (int i = 0; i < md->ndims; ++i) n *= md->dims[i];
+    return static_cast<std::int64_t>(dnnl_memory_desc_get_size(md)) == n * 4 ? n : -1;
+#endif
+}
+
+/// f(dims, ndims) with m's logical dims, without copying its descriptor (in oneDNN 2.x).
+template <class F>
+auto with_dims(const dnnl::memory& m, F f) {
+#if DNNL_VERSION_MAJOR >= 3
+    const dnnl::memory::dims d = m.get_desc().get_dims();
+    return f(d.data(), static_cast<int>(d.size()));
+#else
+    const dnnl_memory_desc_t* md = nullptr;
+    dnnl::error::wrap_c_api(dnnl_memory_get_memory_desc(m.get(), &md), "could not get a memory descriptor");
+    return f(static_cast<const std::int64_t*>(md->dims), md->ndims);
+#endif
+}
+
 inline dnnl::memory::data_type data_type_of(const dnnl::memory::desc& d) {
 #if DNNL_VERSION_MAJOR >= 3
     return d.get_data_type();

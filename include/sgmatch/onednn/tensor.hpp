@@ -50,6 +50,13 @@ inline const dnnl::engine& cpu_engine() {
     return e;
 }
 
+/// This thread's stream on the CPU engine, made once per thread (a stream costs allocations;
+/// a CPU stream runs a primitive to completion on the calling thread).
+inline dnnl::stream& cpu_stream() {
+    thread_local dnnl::stream s(cpu_engine());
+    return s;
+}
+
 inline std::string to_string(const dims& d) {
     std::string s = "[";
     for (std::size_t i = 0; i < d.size(); ++i) s += (i ? "," : "") + std::to_string(d[i]);

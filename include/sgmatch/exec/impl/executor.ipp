@@ -13,6 +13,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "sgmatch/detail/checked.hpp"
@@ -43,7 +44,7 @@ namespace detail {
 // The executor's plan (a kernel per step) and its runs; executor holds it.
 class executor_impl {
 public:
-    executor_impl(const graph& g, mode m, std::shared_ptr<limits> l) : g_(g), limits_(std::move(l)) {
+    executor_impl(const graph& g, mode m, std::shared_ptr<limits> l) : g_(g), limits_(std::move(l)), layout_(g) {
         const op_index<graph> checked(g);  // raises graph_error for a malformed graph
         (void)checked;
         for (node_id n : g.nodes()) {
@@ -74,43 +75,61 @@ public:
             step_nodes_.push_back(steps_[i].n);
             step_fused_.push_back(steps_[i].fused);
         }
+        // What every run starts from: the edges that read each value, the types the graph declares.
+        // The declared types are kept once each (a long graph declares few distinct ones).
+        uses0_.assign(layout_.size(), 0);
+        declared_at_.assign(layout_.size(), 0);
+        std::map<std::tuple<dtype, std::vector<std::int64_t>, bool, bool, bool>, std::uint32_t> seen;
+        for (node_id n : g.nodes()) {
+            for (const auto& u : g.users(n)) ++uses0_[layout_.base[n.value] + u.port];
+            for (std::uint32_t p = 0; p < g.output_count(n); ++p) {
+                auto t = g.value_type(n, p);
+                if (!t) continue;
+                auto [it, fresh] = seen.emplace(std::make_tuple(t->type, t->dims, t->sequence, t->scalar, t->optional),
+                                                static_cast<std::uint32_t>(declared_types_.size() + 1));
+                if (fresh) declared_types_.push_back(std::move(*t));
+                declared_at_[layout_.base[n.value] + p] = it->second;
+            }
+        }
     }
 
-    std::vector<array> call(const std::map<std::string, array>& inputs, run_stats* stats, int threads) const {
+    // Each run is bounded by the calling handle's limits (a region node's executor runs under
+    // its outer executor's).
+    std::vector<array> call(const std::map<std::string, array>& inputs, run_stats* stats, int threads, const limits& lim) const {
         run_stats local;
         run_stats& st = stats ? *stats : local;
         const onednn::thread_cap cap(threads);
         st.threads = onednn::max_threads();
-        store values(g_);
+        store values(g_, layout_);
         bind_inputs(values, inputs, [](slot& s, const array& a) { s.plain = a; });
-        run_steps(values, st);
+        run_steps(values, st, lim);
         std::vector<array> out;
         for (std::size_t i = 0; i < g_.graph_output_count(); ++i) out.push_back(values.plain_of(g_.graph_output(i), st));
         return out;
     }
 
-    std::vector<value> run(const std::map<std::string, value>& inputs, run_stats* stats, int threads) const {
+    std::vector<value> run(const std::map<std::string, value>& inputs, run_stats* stats, int threads, const limits& lim) const {
         run_stats local;
         run_stats& st = stats ? *stats : local;
         const onednn::thread_cap cap(threads);
         st.threads = onednn::max_threads();
-        store values(g_);
+        store values(g_, layout_);
         bind_inputs(values, inputs, [](slot& s, const value& v) { s.typed = v; });
-        run_steps(values, st);
+        run_steps(values, st, lim);
         std::vector<value> out;
         for (std::size_t i = 0; i < g_.graph_output_count(); ++i) out.push_back(values.output_of(g_.graph_output(i), st));
         return out;
     }
 
     std::vector<onednn::tensor> run_tensors(const std::map<std::string, onednn::tensor>& inputs, run_stats* stats,
-                                            int threads) const {
+                                            int threads, const limits& lim) const {
         run_stats local;
         run_stats& st = stats ? *stats : local;
         const onednn::thread_cap cap(threads);
         st.threads = onednn::max_threads();
-        store values(g_);
+        store values(g_, layout_);
         bind_inputs(values, inputs, [](slot& s, const onednn::tensor& t) { s.t = t; });
-        run_steps(values, st);
+        run_steps(values, st, lim);
         std::vector<onednn::tensor> out;
         for (std::size_t i = 0; i < g_.graph_output_count(); ++i) {
             const auto v = g_.graph_output(i);
@@ -139,22 +158,16 @@ private:
             auto it = inputs.find(std::string(g_.name(n)));
             if (it == inputs.end())
                 throw exec_error("sgmatch::exec::executor: no value for graph input '" + std::string(g_.name(n)) + "'");
-            values[n.value].resize(1);
             set(values[n.value][0], it->second);
         }
     }
 
     // Every step in order over `values` (graph inputs already set).
-    void run_steps(store& values, run_stats& st) const {
+    void run_steps(store& values, run_stats& st, const limits& lim) const {
         // Edges still to read each value: a value is dropped (its buffer back to the pool) after
         // its last read, and a residual read last by a fused conv is accumulated into in place.
-        std::vector<std::vector<std::uint32_t>> uses(g_.index_bound());
-        for (node_id n : g_.nodes()) {
-            uses[n.value].assign(g_.output_count(n), 0);
-            for (const auto& u : g_.users(n)) ++uses[n.value][u.port];
-            // Constants are read on demand: a view for kernels, a copy for reference kernels.
-            if (g_.kind(n) == node_kind::constant) values[n.value].resize(1);
-        }
+        // (Constants are read on demand: a view for kernels, a copy for reference kernels.)
+        use_counts uses = uses0_;
         // The plan of this input-shape signature, or a record of this run to make it from.
         std::shared_ptr<const run_plan> plan;
         std::optional<recording> rec;
@@ -188,8 +201,7 @@ private:
         budget held(g_.index_bound());
         for (const step& s : steps_) {
             const node_id n = s.n;
-            values[n.value].resize(g_.output_count(n));
-            if (!s.region) held.take(g_, n, output_bytes(s, values), *limits_);
+            if (!s.region) held.take(g_, n, output_bytes(s, values), lim);
             const auto t0 = st.times ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
             const char* kernel = "reference";
             if (s.region) {
@@ -198,7 +210,7 @@ private:
                 for (std::size_t i = 0; i < s.region->runtime_inputs.size(); ++i)
                     ins.emplace(std::to_string(i), values.tensor_of(n, s.region->runtime_inputs[i]));
                 run_stats inner;
-                auto outs = s.region->exec->run_tensors(ins, &inner);
+                auto outs = executor::run_region(*s.region->exec, ins, &inner, lim);
                 for (std::size_t k = 0; k < outs.size() && k < values[n.value].size(); ++k) {
                     values[n.value][k].t = std::move(outs[k]);
                     values[n.value][k].owned = false;  // may be a view of an input: never written in place
@@ -210,7 +222,7 @@ private:
                 run_typed(s, values, st);
             } else if (s.op) {
                 kernel = "onednn";
-                run_op(s, values, st);
+                run_op(s, values, uses, st);
             } else if (s.fused) {
                 kernel = "fused";
                 run_fused(s, values, uses, st, where);
@@ -220,13 +232,13 @@ private:
             }
             if (st.times)
                 st.times->push_back({n, kernel, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count()});
-            for (std::uint32_t p = 0; p < values[n.value].size(); ++p) check_value(n, p, values[n.value][p]);
+            for (std::uint32_t p = 0; p < g_.output_count(n); ++p) check_value(n, p, values[n.value][p]);
             for (std::size_t i = 0; i < g_.input_count(n); ++i) {
                 const auto v = g_.input(n, i);
-                if (--uses[v.node.value][v.port] == 0 && !g_.is_graph_output(v.node, v.port) &&
+                if (--uses[layout_.base[v.node.value] + v.port] == 0 && !g_.is_graph_output(v.node, v.port) &&
                     g_.kind(v.node) == node_kind::op) {
                     values[v.node.value][v.port] = slot{};
-                    held.drop_if_unread(g_, v.node, uses[v.node.value]);
+                    held.drop_if_unread(g_, v.node, uses.data() + layout_.base[v.node.value]);
                 }
             }
         }
@@ -266,18 +278,20 @@ private:
     }
 
     struct step {
+        // What every run reads first (one cache line), then the kernels themselves.
         node_id n;
-        reference_fn ref = nullptr;                               // an op node's reference kernel
-        const onednn::fused_node* fused = nullptr;
-        std::shared_ptr<const onednn::op_kernel> op = nullptr;    // mode onednn: the op on a oneDNN primitive
-        const subgraph_node* region = nullptr;                    // a region node: its own executor
-        std::shared_ptr<const executor> unfused = nullptr;        // a fused node's ops, one kernel each
-        std::shared_ptr<detail::fallback_log> fallback = nullptr;       // shapes the kernel (op or fused) rejected
-        typed_fn typed = nullptr;                                 // the op's typed kernel (kernels/typed.hpp)
-        std::shared_ptr<const ops::op_attrs> attrs = nullptr;     // with a typed kernel: for its size check
         bool typed_only = false;                                  // no fp32 kernel for this node
         bool onednn_typed = false;                                // its typed kernel may run a oneDNN primitive
+        const onednn::fused_node* fused = nullptr;
+        const subgraph_node* region = nullptr;                    // a region node: its own executor
+        std::shared_ptr<const onednn::op_kernel> op = nullptr;    // mode onednn: the op on a oneDNN primitive
+        std::shared_ptr<detail::fallback_log> fallback = nullptr; // shapes the kernel (op or fused) rejected
+        ops::shape_rule rule = nullptr;                           // the op's shape rule, if it has one
         std::size_t data_input = 0;                               // the input whose type picks the kernel
+        typed_fn typed = nullptr;                                 // the op's typed kernel (kernels/typed.hpp)
+        reference_fn ref = nullptr;                               // an op node's reference kernel
+        std::shared_ptr<const executor> unfused = nullptr;        // a fused node's ops, one kernel each
+        std::shared_ptr<const ops::op_attrs> attrs = nullptr;     // with a typed kernel: for its size check
     };
 
     // An op node's kernels, from its description's binding; every attribute checked here.
@@ -336,6 +350,7 @@ private:
             }
             s.typed_only = s.ref == nullptr;
             if (!s.attrs) s.attrs = std::make_shared<const ops::op_attrs>(a);
+            s.rule = ops::shape_rule_of(*schema);
         } catch (const ops::op_error& e) {
             std::string_view m = e.what();
             if (m.substr(0, 9) == "sgmatch: ") m.remove_prefix(9);
@@ -349,6 +364,7 @@ private:
             const ops::op_attrs a(schema, ops::node_of<graph>(g_, s.n));
             s.typed = control::make<executor>(a, g_, s.n, m, limits_);
             s.attrs = std::make_shared<const ops::op_attrs>(a);
+            s.rule = ops::shape_rule_of(schema);
             s.typed_only = true;
         } catch (const ops::op_error& e) {
             std::string_view msg = e.what();
@@ -360,8 +376,9 @@ private:
     // The shape and element type of a computed value against the ones the graph declares (dims
     // of -1, an undeclared rank and an unknown type are not checked).
     void check_value(node_id n, std::uint32_t port, const slot& s) const {
-        const auto t = g_.value_type(n, port);
-        if (!t) return;
+        const std::uint32_t at = declared_at_[layout_.base[n.value] + port];
+        if (at == 0) return;
+        const tensor_type* t = &declared_types_[at - 1];
         const dtype type = s.typed ? s.typed->type() : dtype::f32;
         if (s.typed && s.typed->is_none()) {  // an empty optional: of the declared kind and type
             const bool seq = s.typed->none_of_sequence();
@@ -381,20 +398,34 @@ private:
                              ") computed " + std::string(name_of(type)) + " values on output " + std::to_string(port) +
                              "; the graph declares " + std::string(name_of(t->type)));
         if (!t->ranked()) return;
+        auto same_as_declared = [&](auto first, auto last) {
+            if (static_cast<std::size_t>(std::distance(first, last)) != t->dims.size()) return false;
+            for (std::size_t i = 0; first != last; ++first, ++i)
+                if (t->dims[i] >= 0 && t->dims[i] != static_cast<std::int64_t>(*first)) return false;
+            return true;
+        };
         onednn::dims got;
-        if (s.typed) got.assign(s.typed->dims().begin(), s.typed->dims().end());
-        else if (s.plain) got.assign(s.plain->shape().begin(), s.plain->shape().end());
-        else if (!s.t.empty()) got = s.t.shape();
-        else return;
-        bool same = got.size() == t->dims.size();
-        for (std::size_t i = 0; same && i < got.size(); ++i) same = t->dims[i] < 0 || t->dims[i] == got[i];
-        if (!same)
-            throw exec_error("sgmatch::exec::executor: node '" + std::string(g_.name(n)) + "' (" + std::string(g_.op_name(n)) +
-                             ") computed shape " + onednn::to_string(got) + " on output " + std::to_string(port) +
-                             "; the graph declares " + onednn::to_string(onednn::dims(t->dims.begin(), t->dims.end())));
+        if (s.typed) {
+            if (same_as_declared(s.typed->dims().begin(), s.typed->dims().end())) return;
+            got.assign(s.typed->dims().begin(), s.typed->dims().end());
+        } else if (s.plain) {
+            if (same_as_declared(s.plain->shape().begin(), s.plain->shape().end())) return;
+            got.assign(s.plain->shape().begin(), s.plain->shape().end());
+        } else if (!s.t.empty()) {
+            const bool same = onednn::compat::with_dims(s.t.memory(), [&](const std::int64_t* d, int rank) {
+                return same_as_declared(d, d + rank);
+            });
+            if (same) return;
+            got = s.t.shape();
+        } else {
+            return;
+        }
+        throw exec_error("sgmatch::exec::executor: node '" + std::string(g_.name(n)) + "' (" + std::string(g_.op_name(n)) +
+                         ") computed shape " + onednn::to_string(got) + " on output " + std::to_string(port) +
+                         "; the graph declares " + onednn::to_string(onednn::dims(t->dims.begin(), t->dims.end())));
     }
 
-    using use_counts = std::vector<std::vector<std::uint32_t>>;
+    using use_counts = std::vector<std::uint32_t>;  // by slot (slot_layout): edges still to read the value
 
     // The bytes a run holds in computed values, against the limits.
     class budget {
@@ -415,8 +446,8 @@ private:
             live_ += bytes;
         }
         // Node n's values are all read and none is a graph output: its bytes are free again.
-        void drop_if_unread(const graph& g, node_id n, const std::vector<std::uint32_t>& uses) {
-            for (std::uint32_t p = 0; p < uses.size(); ++p)
+        void drop_if_unread(const graph& g, node_id n, const std::uint32_t* uses) {
+            for (std::uint32_t p = 0; p < g.output_count(n); ++p)
                 if (uses[p] != 0 || g.is_graph_output(n, p)) return;
             live_ -= bytes_[n.value];
             bytes_[n.value] = 0;
@@ -474,11 +505,19 @@ private:
     // the declared shape is checked after).
     std::uint64_t output_bytes(const step& s, const store& vs) const {
         const std::uint64_t element = s.typed && (s.typed_only || reads_foreign(s, vs)) ? 8 : 4;
+        if (s.rule == &ops::rules::same_as_input0 && !s.fused && g_.output_count(s.n) == 1 && g_.input_count(s.n) >= 1) {
+            // An element-wise op: its input's element count, read without building shapes.
+            const auto count = element_count_now(g_.input(s.n, 0), vs);
+            if (count) {
+                const auto b = sgmatch::detail::checked_bytes(*count, static_cast<std::int64_t>(element));
+                return b ? static_cast<std::uint64_t>(*b) : UINT64_MAX;
+            }
+        }
         std::vector<ops::dims> outs;
         try {
             if (s.fused) {
                 outs = fused_output_shapes(*s.fused, s.n, vs);
-            } else if (s.attrs && ops::shape_rule_of(s.attrs->schema()) != nullptr) {
+            } else if (s.rule != nullptr) {
                 const ops::shape_inputs in = shapes_now(s.n, vs);
                 if (in.shapes.size() != g_.input_count(s.n)) return 0;
                 outs = ops::infer_shapes(*s.attrs, in);
@@ -498,6 +537,23 @@ private:
             bytes += static_cast<std::uint64_t>(*b);
         }
         return bytes;
+    }
+
+    // The element count of a tensor value as it is now (none: a sequence, an empty optional, no value yet).
+    std::optional<std::int64_t> element_count_now(value_ref<node_id> v, const store& vs) const {
+        if (g_.kind(v.node) == node_kind::constant) {
+            const auto c = g_.constant(v.node);
+            if (!c) return std::nullopt;
+            return static_cast<std::int64_t>(c->element_count());
+        }
+        const slot& x = vs[v.node.value].at(v.port);
+        if (x.typed) {
+            if (x.typed->is_sequence() || x.typed->is_none()) return std::nullopt;
+            return x.typed->size();
+        }
+        if (x.plain) return static_cast<std::int64_t>(x.plain->size());
+        if (!x.t.empty()) return onednn::compat::element_count(x.t.memory().get_desc());
+        return std::nullopt;
     }
 
     // A fused node's output shape: its ops' shape rules, in order, over the member graph whose
@@ -542,7 +598,7 @@ private:
     }
 
     // A single op on its oneDNN kernel; its reference kernel when the kernel rejects the input.
-    void run_op(const step& s, store& vs, run_stats& st) const {
+    void run_op(const step& s, store& vs, const use_counts& uses, run_stats& st) const {
         const node_id n = s.n;
         if (scalars_only(s, vs)) {  // a oneDNN tensor has no rank 0: the reference kernel keeps it
             vs[n.value][0].plain = run_reference(s, vs, st);
@@ -552,11 +608,23 @@ private:
         slot& out = vs[n.value][0];
         std::vector<onednn::tensor> ins;
         try {
+            // An element-wise kernel writes over its input when this node is the input's last
+            // reader and the buffer is the run's own, held by nothing else (not a view of a graph
+            // input or a constant, not a planned arena's part).
+            bool in_place = false;
+            if (s.op->runs_in_place() && g_.input_count(n) >= 1) {
+                const auto v = g_.input(n, 0);
+                const slot& x = vs[v.node.value][v.port];
+                in_place = g_.kind(v.node) == node_kind::op && uses[layout_.base[v.node.value] + v.port] == 1 &&
+                           !g_.is_graph_output(v.node, v.port) && x.owned && !x.t.empty() && x.t.owner() &&
+                           x.t.owner().use_count() == 1;
+            }
+            ins.reserve(g_.input_count(n));
             for (std::size_t i = 0; i < g_.input_count(n); ++i)
                 if (g_.kind(g_.input(n, i).node) != node_kind::constant || s.op->reads_constants())
                     ins.push_back(vs.tensor_of(n, i));
             if (!s.fallback->any() || !s.fallback->rejected(detail::shapes_of({}, ins))) {
-                out.t = onednn::guarded([&] { return s.op->run(ins); });
+                out.t = onednn::guarded([&] { return in_place ? s.op->run_in_place(ins) : s.op->run(ins); });
                 out.owned = true;
                 ++st.onednn_nodes;
                 return;
@@ -588,7 +656,7 @@ private:
                 std::size_t in_place_from = npos;  // the step that wrote the residual
                 detail::for_each_sum_residual(g_, n, fc, [&](value_ref<node_id> v) {
                     slot& r = vs[v.node.value][v.port];
-                    if (uses[v.node.value][v.port] == 1 && !g_.is_graph_output(v.node, v.port) && r.owned && !r.t.empty() &&
+                    if (uses[layout_.base[v.node.value] + v.port] == 1 && !g_.is_graph_output(v.node, v.port) && r.owned && !r.t.empty() &&
                         r.t.desc() == fc.kernel->dst_desc_for(src)) {
                         in_place = r.t;
                         in_place_from = step_of_[v.node.value];
@@ -777,6 +845,10 @@ private:
 
     const graph& g_;
     std::shared_ptr<limits> limits_;
+    detail::slot_layout layout_;
+    std::vector<std::uint32_t> uses0_;                    // by slot: the edges that read it
+    std::vector<std::uint32_t> declared_at_;              // by slot: 1 + its declared type's index, 0: none
+    std::vector<tensor_type> declared_types_;             // each declared type once
     std::vector<step> steps_;
     std::vector<std::size_t> step_of_;  // by node index: its step (npos: not an op)
     std::vector<node_id> step_nodes_;   // by step: its node, and its fused node (or null)
@@ -794,16 +866,21 @@ SGMATCH_DECL executor::executor(const graph& g, mode m, std::shared_ptr<limits> 
       impl_(std::make_shared<const detail::executor_impl>(g, m, limits_)) {}
 
 SGMATCH_DECL std::vector<array> executor::operator()(const std::map<std::string, array>& inputs, run_stats* stats) const {
-    return impl_->call(inputs, stats, threads_);
+    return impl_->call(inputs, stats, threads_, *limits_);
 }
 
 SGMATCH_DECL std::vector<value> executor::run(const std::map<std::string, value>& inputs, run_stats* stats) const {
-    return impl_->run(inputs, stats, threads_);
+    return impl_->run(inputs, stats, threads_, *limits_);
 }
 
 SGMATCH_DECL std::vector<onednn::tensor> executor::run_tensors(const std::map<std::string, onednn::tensor>& inputs,
                                                              run_stats* stats) const {
-    return impl_->run_tensors(inputs, stats, threads_);
+    return impl_->run_tensors(inputs, stats, threads_, *limits_);
+}
+
+SGMATCH_DECL std::vector<onednn::tensor> executor::run_region(const executor& region, const std::map<std::string, onednn::tensor>& inputs,
+                                                            run_stats* stats, const limits& outer) {
+    return region.impl_->run_tensors(inputs, stats, region.threads_, outer);
 }
 
 SGMATCH_DECL std::shared_ptr<const executor> executor::member_ops(const onednn::fused_node& f) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -32,6 +33,11 @@ public:
     /// operand, a concat's parts); otherwise the kernel holds its constants and run() gets only
     /// the inputs computed at run time.
     virtual bool reads_constants() const { return false; }
+    /// Whether run_in_place() writes the result over inputs[0] (an element-wise op: the result
+    /// has inputs[0]'s layout). The caller offers it only a buffer nothing else reads.
+    virtual bool runs_in_place() const { return false; }
+    /// The result written over inputs[0]'s buffer, returned as a tensor sharing it.
+    virtual tensor run_in_place(const std::vector<tensor>& inputs) const { return run(inputs); }
 };
 
 namespace detail {
@@ -45,6 +51,13 @@ inline std::string layout_key(const dnnl::memory::desc& d) {
 #else
     return std::string(reinterpret_cast<const char*>(&d.data), sizeof(d.data));
 #endif
+}
+
+// p run on this thread's stream with (argument, memory) pairs: no std::unordered_map built for
+// the call (the per-call cost that dominates small tensors).
+inline void execute(const dnnl::primitive& p, std::initializer_list<dnnl_exec_arg_t> args) {
+    dnnl::error::wrap_c_api(dnnl_primitive_execute(p.get(), cpu_stream().get(), static_cast<int>(args.size()), args.begin()),
+                            "could not execute a primitive");
 }
 
 template <class Prim>

@@ -2,6 +2,9 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -21,36 +24,110 @@
 SGMATCH_BEGIN_NAMESPACE
 namespace onednn {
 
+namespace detail {
+
+// The eltwise algorithms that cost a comparison or a multiply-add an element, as oneDNN defines
+// them (NaN in, NaN out), for tensors too small to pay a primitive call.
+struct small_eltwise {
+    static constexpr std::int64_t max_elements = 1024;
+    static bool takes(dnnl::algorithm a) {
+        using alg = dnnl::algorithm;
+        return a == alg::eltwise_relu || a == alg::eltwise_linear || a == alg::eltwise_abs || a == alg::eltwise_square;
+    }
+    static void apply(dnnl::algorithm a, float alpha, float beta, const float* x, float* y, std::size_t n) {
+        using alg = dnnl::algorithm;
+        if (a == alg::eltwise_relu) {
+            for (std::size_t i = 0; i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : alpha * x[i];
+        } else if (a == alg::eltwise_linear) {
+            for (std::size_t i = 0; i < n; ++i) y[i] = alpha * x[i] + beta;
+        } else if (a == alg::eltwise_abs) {
+            for (std::size_t i = 0; i < n; ++i) y[i] = std::fabs(x[i]);
+        } else {
+            for (std::size_t i = 0; i < n; ++i) y[i] = x[i] * x[i];
+        }
+    }
+};
+
+}  // namespace detail
+
 /// A chain of eltwise ops (one op may be several: HardSigmoid is linear then clip), in the
 /// input's layout, into a new tensor.
 class eltwise_kernel final : public op_kernel {
 public:
     explicit eltwise_kernel(std::vector<post_op> ops) : ops_(std::move(ops)) {
-        for (auto& p : ops_)
-            if (!p.is<post_op::eltwise_op>()) throw kernel_error("sgmatch::onednn::eltwise_kernel: not an eltwise op");
+        for (auto& p : ops_) {
+            const auto* e = p.as<post_op::eltwise_op>();
+            if (e == nullptr) throw kernel_error("sgmatch::onednn::eltwise_kernel: not an eltwise op");
+            if (!detail::small_eltwise::takes(e->alg) || small_count_ == small_.size()) small_count_ = 0, small_ok_ = false;
+            if (small_ok_) small_[small_count_++] = *e;
+        }
     }
     const char* kind() const override { return "eltwise"; }
     tensor run(const std::vector<tensor>& in) const override {
-        const dnnl::memory::desc d = in.at(0).desc();
+        const tensor& x = in.at(0);
+        const dnnl::memory::desc d = x.desc();
+        tensor y = tensor::allocate(d);
+        if (!run_small(x, y)) execute(primitives(d), x, y);
+        return y;
+    }
+    bool runs_in_place() const override { return true; }
+    tensor run_in_place(const std::vector<tensor>& in) const override {
+        const tensor& x = in.at(0);
+        if (!run_small(x, x)) execute(primitives(x.desc()), x, x);
+        return x;
+    }
+
+private:
+    using chain = std::vector<dnnl::eltwise_forward>;
+
+    // A small dense input of cheap algorithms: a loop here, without a primitive call (whose
+    // fixed cost is most of the time below about a thousand elements).
+    bool run_small(const tensor& x, const tensor& y) const {
+        if (!small_ok_) return false;
+        const std::int64_t n = compat::dense_f32_count(x.memory());
+        if (n < 0 || n > detail::small_eltwise::max_elements) return false;
+        const float* src = static_cast<const float*>(x.memory().get_data_handle());
+        float* dst = static_cast<float*>(y.memory().get_data_handle());
+        for (std::size_t i = 0; i < small_count_; ++i)
+            detail::small_eltwise::apply(small_[i].alg, small_[i].alpha, small_[i].beta, i == 0 ? src : dst, dst, static_cast<std::size_t>(n));
+        return true;
+    }
+
+    // The primitives for layout d: the last layout's without building a key (a node sees one
+    // layout run after run), else from the cache.
+    std::shared_ptr<const chain> primitives(const dnnl::memory::desc& d) const {
+        {
+            std::lock_guard<std::mutex> lock(last_mu_);
+            if (last_ && last_desc_ == d) return last_;
+        }
         auto e = cache_.get(detail::layout_key(d), [&] {
-            auto v = std::make_shared<std::vector<dnnl::eltwise_forward>>();
+            auto v = std::make_shared<chain>();
             for (auto& p : ops_) {
                 const auto* e = p.as<post_op::eltwise_op>();
                 v->emplace_back(compat::eltwise_pd(cpu_engine(), e->alg, d, e->alpha, e->beta));
             }
-            return std::shared_ptr<const std::vector<dnnl::eltwise_forward>>(v);
+            return std::shared_ptr<const chain>(v);
         });
-        tensor y = tensor::allocate(d);
-        dnnl::stream s(cpu_engine());
+        std::lock_guard<std::mutex> lock(last_mu_);
+        last_desc_ = d;
+        last_ = e;
+        return e;
+    }
+    static void execute(const std::shared_ptr<const chain>& e, const tensor& x, const tensor& y) {
         for (std::size_t i = 0; i < e->size(); ++i)
-            (*e)[i].execute(s, {{DNNL_ARG_SRC, i == 0 ? in[0].memory() : y.memory()}, {DNNL_ARG_DST, y.memory()}});
-        s.wait();
-        return y;
+            detail::execute((*e)[i], {{DNNL_ARG_SRC, (i == 0 ? x : y).memory().get()}, {DNNL_ARG_DST, y.memory().get()}});
     }
 
-private:
+    // The small-tensor loop's ops, held in the kernel itself (one cache line with the vtable:
+    // a long chain of small ops touches little else).
+    bool small_ok_ = true;  // every op has a loop in small_eltwise (and there are at most two)
+    std::size_t small_count_ = 0;
+    std::array<post_op::eltwise_op, 2> small_{};
     std::vector<post_op> ops_;
-    detail::shape_cache<std::string, std::vector<dnnl::eltwise_forward>> cache_;
+    detail::shape_cache<std::string, chain> cache_;
+    mutable std::mutex last_mu_;
+    mutable dnnl::memory::desc last_desc_;
+    mutable std::shared_ptr<const chain> last_;
 };
 
 /// a (alg) b: the result in a's layout; b in a's layout when the shapes are equal, else a plain
