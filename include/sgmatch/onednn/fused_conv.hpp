@@ -281,7 +281,8 @@ public:
     /// What oneDNN picks for this input shape: the implementation (e.g. "brg:avx512_core") and
     /// the source and destination layouts. Only the primitive descriptor is made (no primitive,
     /// no weights needed or reordered), as the kernel would make it: with its post-ops fused, or
-    /// without them when oneDNN rejects those; kernel_error when oneDNN has no primitive.
+    /// without them when oneDNN rejects those or would run them on a reference implementation
+    /// where the conv alone has an optimized one; kernel_error when oneDNN has no primitive.
     struct choice {
         std::string implementation;
         dnnl::memory::desc src, dst;
@@ -291,7 +292,16 @@ public:
             using Prim = decltype(prim);
             auto read = [](const auto& pd) { return choice{std::string(compat::impl_name(pd)), pd.src_desc(), pd.dst_desc()}; };
             try {
-                return read(describe<Prim>(src, true).first);
+                choice fused = read(describe<Prim>(src, true).first);
+                if (detail::reference_implementation(fused.implementation)) {
+                    try {
+                        choice alone = read(describe<Prim>(src, false).first);
+                        if (!detail::reference_implementation(alone.implementation)) return alone;
+                    } catch (const dnnl::error&) {
+                    } catch (const kernel_error&) {
+                    }
+                }
+                return fused;
             } catch (const dnnl::error&) {
                 try {
                     return read(describe<Prim>(src, false).first);
@@ -322,8 +332,15 @@ public:
     /// How many input shapes have a built primitive.
     std::size_t cached_shapes() const { return conv_cache_.size() + deconv_cache_.size(); }
     /// How many input shapes run their post-ops unfused because oneDNN rejected the fused
-    /// primitive (logged once per kernel on stderr).
+    /// primitive or would run it on a reference implementation (logged once per kernel on stderr).
     std::size_t unfused_shapes() const { return unfused_.count(); }
+    /// Why the first of those runs unfused ("" while none does).
+    std::string unfused_reason() const { return unfused_.why(); }
+    /// The implementation oneDNN runs for this input shape: the primitive the kernel builds (or
+    /// built), with its post-ops fused or, when they run unfused, without them.
+    std::string running_implementation(const dims& src) const {
+        return spec_.transposed ? compat::impl_name(deconv_for(src)->pd) : compat::impl_name(conv_for(src)->pd);
+    }
 
 private:
     using conv_entry = detail::fused_entry<dnnl::convolution_forward>;

@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <unordered_map>
 #include <variant>
@@ -333,13 +334,18 @@ struct post_op_plan {
             if (p.input() < 0) continue;  // an eltwise op or a constant operand
             check(extra[static_cast<std::size_t>(p.input())], operand_dims(p, dst_dims, axis), p);
         }
-        // A tail operand that is the destination itself would be overwritten first: copy it now.
+        // A tail operand that is the destination itself would be overwritten first: copy it now
+        // (a copy of its own, also when it is plain already).
         std::map<std::size_t, tensor> saved;
         for (const auto& t : tail) {
             const post_op& p = ops[t.op];
-            if (p.input() >= 0 &&
-                extra[static_cast<std::size_t>(p.input())].memory().get_data_handle() == y.memory().get_data_handle())
-                saved.emplace(t.op, extra[static_cast<std::size_t>(p.input())].in_layout(plain_desc(y.shape()), s));
+            if (p.input() < 0) continue;
+            const tensor& r = extra[static_cast<std::size_t>(p.input())];
+            if (r.memory().get_data_handle() == y.memory().get_data_handle()) {
+                tensor copy = tensor::allocate(plain_desc(y.shape()));
+                r.reorder_into(copy, s);
+                saved.emplace(t.op, std::move(copy));
+            }
         }
         main.execute(s, args);
         for (const auto& t : tail) {
@@ -369,29 +375,60 @@ struct post_op_plan {
 class unfused_log {
 public:
     void note(const std::string& who, const std::string& shape, const std::string& why) {
+        {
+            std::lock_guard<std::mutex> lock(m_);
+            if (last_why_.empty()) last_why_ = why;
+        }
         if (count_.fetch_add(1) == 0)
-            std::fprintf(stderr,
-                         "sgmatch: %s: oneDNN rejected the fused primitive for %s (%s); its post-ops run unfused, "
-                         "as separate primitives after it (logged once per kernel)\n",
+            std::fprintf(stderr, "sgmatch: %s: for %s, %s; its post-ops run unfused, as separate primitives after it (logged once per kernel)\n",
                          who.c_str(), shape.c_str(), why.c_str());
     }
     std::size_t count() const { return count_.load(); }
+    /// Why the first shape runs unfused ("" while none does).
+    std::string why() const {
+        std::lock_guard<std::mutex> lock(m_);
+        return last_why_;
+    }
 
 private:
     std::atomic<std::size_t> count_{0};
+    mutable std::mutex m_;
+    std::string last_why_;
 };
+
+/// Whether oneDNN's implementation name is one of its reference (unoptimized) implementations:
+/// "ref:any", "ref_fused_convolution:any", "ref_int8:any".
+inline bool reference_implementation(std::string_view impl) { return impl.substr(0, 3) == "ref"; }
 
 /// Build a kernel's entry for one shape with its post-ops fused (make(true)); when oneDNN
 /// rejects that, with every post-op run after the main primitive (make(false)), noted in log.
+/// A fusion is never slower than its members: where oneDNN would run the fused primitive on a
+/// reference implementation and the main op alone on an optimized one, the post-ops run after
+/// it too (a depthwise conv with a ReLU and a residual sum, fused, runs on ref:any ~100x slower).
 /// When oneDNN rejects the main op itself, a kernel_error names the kernel and the shape.
 template <class Make>
 auto build_or_unfuse(Make make, const std::string& who, const std::string& shape, unfused_log& log) {
     try {
-        return make(true);
+        auto fused = make(true);
+        const std::string fused_impl = compat::impl_name(fused->pd);
+        if (reference_implementation(fused_impl)) {
+            try {
+                auto alone = make(false);
+                const std::string alone_impl = compat::impl_name(alone->pd);
+                if (!reference_implementation(alone_impl)) {
+                    log.note(who, shape, "oneDNN runs the fused primitive on its reference implementation (" + fused_impl +
+                                             ") where the main op alone runs on " + alone_impl);
+                    return alone;
+                }
+            } catch (const dnnl::error&) {  // the main op alone has no primitive either: the fused one runs
+            } catch (const kernel_error&) {  // a post-op that runs only fused (a depthwise conv)
+            }
+        }
+        return fused;
     } catch (const dnnl::error& fused_err) {
         try {
             auto e = make(false);
-            log.note(who, shape, fused_err.what());
+            log.note(who, shape, std::string("oneDNN rejected the fused primitive (") + fused_err.what() + ")");
             return e;
         } catch (const dnnl::error& err) {
             throw kernel_error(who + ": oneDNN has no primitive for " + shape + ", with or without its post-ops (" +
