@@ -1124,3 +1124,26 @@ TEST_CASE("Gemm with a scalar or an [M, N] C, one primitive per op: the scalar b
         CHECK(test::max_rel_error(got, want) <= 1e-5);
     }
 }
+
+namespace lowering_hints {
+struct cv;
+}
+
+TEST_CASE("a SiLU written out in the pattern is declined with the ready-made form named, which fuses") {
+    graph g;
+    auto x = g.add_input("x", tensor_type{dtype::f32, {1, 4, 6, 6}});
+    auto c = g.add_op("Conv", "conv1", {x, g.add_constant("w", {4, 4, 1, 1}, std::vector<float>(16, 0.1f))});
+    g.mark_output(g.add_op("Mul", "silu", {c, g.add_op("Sigmoid", "sig", {c})}));
+    using lowering_hints::cv;
+    graph by_hand = g;
+    const auto written = onednn::make_fused_property<graph>("conv_silu", op<Conv>().as<cv>() >> op<Sigmoid>() >> op<Mul>(ref<cv>()));
+    const property_report rep = apply_property(by_hand, written);
+    CHECK(rep.accepted == 0);
+    REQUIRE(rep.check_reasons.size() == 1);
+    const std::string why = rep.check_reasons.begin()->first;
+    CHECK(why.find("node 'conv1' feeds more than one node of the match (Mul, Sigmoid)") != std::string::npos);
+    CHECK(why.find("onednn::swish<X>()") != std::string::npos);
+    // The form it names fuses the same nodes.
+    const auto ready = onednn::make_fused_property<graph>("conv_silu", capture<cv>(op<Conv>()) >> onednn::swish<cv>());
+    CHECK(apply_property(g, ready).accepted == 1);
+}

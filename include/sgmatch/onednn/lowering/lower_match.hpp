@@ -16,6 +16,7 @@
 // a straight line from the main op.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -87,6 +88,32 @@ namespace detail {
 
 /// lower_match's body: one instance per graph type, whatever the pattern (the pattern only
 /// decides the two tables), so that a backend of five properties compiles it once.
+// Where a value feeds several members of a match, whether those compute an activation written
+// out that the fused kernel takes as one post-op when the pattern says so (onednn/decomposed.hpp):
+// the hint that names the form, else "".
+template <class G, class Member>
+std::string written_out_hint(const G& g, typename graph_traits<G>::node_type cur, const Member& member) {
+    using traits = graph_traits<G>;
+    std::vector<std::string> ops;
+    for (std::size_t i = 0; i < traits::user_count(g, cur); ++i) {
+        const auto u = traits::user(g, cur, i);
+        if (member(u.user)) ops.emplace_back(traits::op_name(g, u.user));
+    }
+    std::sort(ops.begin(), ops.end());
+    ops.erase(std::unique(ops.begin(), ops.end()), ops.end());
+    auto has = [&](const char* op) { return std::find(ops.begin(), ops.end(), op) != ops.end(); };
+    std::string list;
+    for (const auto& o : ops) list += (list.empty() ? "" : ", ") + o;
+    const std::string form = has("Sigmoid") && has("Mul") && ops.size() == 2         ? "onednn::swish<X>() (x * sigmoid(x))"
+                             : has("HardSigmoid") && has("Mul") && ops.size() == 2   ? "onednn::hardswish<X>() (x * hardsigmoid(x))"
+                             : has("Add") && has("Mul") && ops.size() == 2           ? "onednn::hardswish<X>() or onednn::gelu_tanh<X>()"
+                             : (has("Div") || has("Mul")) && ops.size() <= 2         ? "onednn::gelu_erf<X>() or onednn::gelu_tanh<X>()"
+                                                                                      : "";
+    if (form.empty()) return " (" + list + ")";
+    return " (" + list + "): if they compute an activation written out, capture its input as X and write " + form +
+           " in the pattern (onednn/decomposed.hpp): the fused kernel takes it as one post-op";
+}
+
 template <class G>
 match_lowering<typename graph_traits<G>::node_type> lower_match_with(const G& g,
                                                                      const typename graph_traits<G>::node_type* nodes,
@@ -285,7 +312,7 @@ match_lowering<typename graph_traits<G>::node_type> lower_match_with(const G& g,
             const auto u = traits::user(g, cur, i);
             if (!member(u.user)) continue;
             if (u.port != 0 || (next && !(*next == u.user)))
-                return decline("node " + name(cur) + " feeds more than one node of the match");
+                return decline("node " + name(cur) + " feeds more than one node of the match" + written_out_hint(g, cur, member));
             next = u.user;
         }
         // Every member but the last must feed only the match: a fused kernel does not produce it.
