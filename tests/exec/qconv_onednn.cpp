@@ -25,12 +25,6 @@ namespace qconv_onednn_tests {
 
 using attrs_list = std::vector<std::pair<std::string, attribute>>;
 
-node_id constant_of(graph& g, const std::string& name, const value& v) {
-    std::vector<unsigned char> bytes(static_cast<std::size_t>(v.size()) * size_of(v.type()));
-    if (!bytes.empty()) std::memcpy(bytes.data(), v.data(), bytes.size());
-    return g.add_constant(name, std::vector<std::int64_t>(v.dims().begin(), v.dims().end()), v.type(), std::move(bytes));
-}
-
 struct qconv_case {
     std::string op = "QLinearConv";
     value x, w;
@@ -46,7 +40,7 @@ std::pair<value, exec::run_stats> run(const qconv_case& c, exec::mode m) {
     for (std::size_t i = 0; i < c.params.size(); ++i) {
         const bool is_w = (c.op == "QLinearConv" && i == 2) || (c.op == "ConvInteger" && i == 0);
         if (is_w && c.computed_weights) ins.push_back(g.add_input("w"));
-        else ins.push_back(constant_of(g, "p" + std::to_string(i), c.params[i]));
+        else ins.push_back(test::constant_of(g, "p" + std::to_string(i), c.params[i]));
     }
     const node_id n = g.add_op(c.op, "qc", ins);
     for (const auto& [k, v] : c.attrs) g.set_attr(n, k, v);

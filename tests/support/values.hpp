@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <random>
 #include <string>
@@ -42,6 +43,14 @@ sgmatch::exec::value random_value(std::mt19937& rng, const std::vector<std::int6
     std::vector<T> v(static_cast<std::size_t>(count(dims)));
     for (auto& x : v) x = static_cast<T>(d(rng));
     return sgmatch::exec::value::of<T>(dims, v);
+}
+
+/// A constant node of g holding v's elements (any element type).
+inline sgmatch::node_id constant_of(sgmatch::graph& g, const std::string& name, const sgmatch::exec::value& v) {
+    const sgmatch::exec::value d = v.dense_value();
+    std::vector<unsigned char> bytes(static_cast<std::size_t>(d.size()) * sgmatch::size_of(d.type()));
+    if (!bytes.empty()) std::memcpy(bytes.data(), d.data(), bytes.size());
+    return g.add_constant(name, std::vector<std::int64_t>(d.dims().begin(), d.dims().end()), d.type(), std::move(bytes));
 }
 
 }  // namespace test

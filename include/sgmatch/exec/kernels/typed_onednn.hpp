@@ -3,7 +3,8 @@
 // recurrent primitives (kernels/recurrent_onednn.hpp), Resize on its resampling primitive
 // (kernels/resize_onednn.hpp), the comparisons on its binary primitive
 // (kernels/compare_onednn.hpp), QLinearConv and ConvInteger on its int8 convolution
-// (kernels/qconv_onednn.hpp). Each takes the forms oneDNN computes as ONNX defines them and
+// (kernels/qconv_onednn.hpp), QLinearMatMul and MatMulInteger on its int8 matmul
+// (kernels/qmatmul_onednn.hpp). Each takes the forms oneDNN computes as ONNX defines them and
 // runs the reference kernel for the rest; each run that takes its primitive is counted
 // (onednn_typed_runs, run_stats::onednn_typed_nodes).
 #pragma once
@@ -11,6 +12,7 @@
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/exec/kernels/compare_onednn.hpp"
 #include "sgmatch/exec/kernels/qconv_onednn.hpp"
+#include "sgmatch/exec/kernels/qmatmul_onednn.hpp"
 #include "sgmatch/exec/kernels/recurrent_onednn.hpp"
 #include "sgmatch/exec/kernels/resize_onednn.hpp"
 #include "sgmatch/exec/kernels/typed_support.hpp"
@@ -36,6 +38,8 @@ inline const typed_binding onednn_typed_ops[] = {
     {&ops::schemas::greater_or_equal, onednn_compare<binop::greater_equal>},
     {&ops::schemas::qlinear_conv, onednn_qlinear_conv},
     {&ops::schemas::conv_integer, onednn_conv_integer},
+    {&ops::schemas::qlinear_matmul, onednn_qlinear_matmul},
+    {&ops::schemas::matmul_integer, onednn_matmul_integer},
 };
 }  // namespace detail
 
