@@ -107,7 +107,8 @@ inline int run(int argc, char** argv, const std::vector<ratio>& ratios) {
             rc = 1;
             continue;
         }
-        std::printf("%-28s %7.2fx  %s\n", (r.label + ":").c_str(), a->second / b->second, r.note.c_str());
+        const double x = a->second / b->second;  // small ratios with enough digits to tell apart
+        std::printf(x < 0.1 ? "%-28s %7.4fx  %s\n" : "%-28s %7.2fx  %s\n", (r.label + ":").c_str(), x, r.note.c_str());
     }
     return rc;
 }

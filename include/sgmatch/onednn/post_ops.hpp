@@ -226,6 +226,7 @@ struct post_op_plan {
     struct tail_op {
         std::size_t op;
         dnnl::primitive prim;
+        dnnl::memory::desc operand;  // a binary's or sum's second operand, in the layout the primitive reads
     };
     std::vector<tail_op> tail;
     std::unordered_map<int, dnnl::memory> dw_args;  // a fused depthwise post-op's weights and bias
@@ -284,12 +285,15 @@ struct post_op_plan {
                 throw kernel_error("a depthwise post-op runs only fused (oneDNN rejected the fused primitive or its "
                                    "post-op chain)");
             if (auto* e = p.as<post_op::eltwise_op>()) {
-                tail.push_back({i, dnnl::eltwise_forward(compat::eltwise_pd(cpu_engine(), e->alg, dst_md, e->alpha, e->beta))});
+                tail.push_back({i, dnnl::eltwise_forward(compat::eltwise_pd(cpu_engine(), e->alg, dst_md, e->alpha, e->beta)), {}});
             } else {
+                // A full-shape operand (a sum's residual) in the destination's layout: oneDNN's
+                // binary of a blocked and a plain operand is many times slower than of two alike.
                 const dims od = operand_dims(p, dst_dims, axis);
                 auto* b = p.as<post_op::binary_op>();
                 const auto a = b == nullptr ? dnnl::algorithm::binary_add : b->alg;  // a sum adds
-                tail.push_back({i, dnnl::binary(compat::binary_pd(cpu_engine(), a, dst_md, plain_desc(od), dst_md))});
+                const dnnl::memory::desc operand = od == dst_dims ? dst_md : plain_desc(od);
+                tail.push_back({i, dnnl::binary(compat::binary_pd(cpu_engine(), a, dst_md, operand, dst_md)), operand});
             }
         }
     }
@@ -335,14 +339,14 @@ struct post_op_plan {
             check(extra[static_cast<std::size_t>(p.input())], operand_dims(p, dst_dims, axis), p);
         }
         // A tail operand that is the destination itself would be overwritten first: copy it now
-        // (a copy of its own, also when it is plain already).
+        // (a buffer of its own, in the destination's layout).
         std::map<std::size_t, tensor> saved;
         for (const auto& t : tail) {
             const post_op& p = ops[t.op];
             if (p.input() < 0) continue;
             const tensor& r = extra[static_cast<std::size_t>(p.input())];
             if (r.memory().get_data_handle() == y.memory().get_data_handle()) {
-                tensor copy = tensor::allocate(plain_desc(y.shape()));
+                tensor copy = tensor::allocate(y.desc());
                 r.reorder_into(copy, s);
                 saved.emplace(t.op, std::move(copy));
             }
@@ -356,13 +360,14 @@ struct post_op_plan {
             }
             dnnl::memory operand;
             if (p.input() < 0) {
-                operand = constants.at(t.op).memory();
+                keep.push_back(constants.at(t.op).in_layout(t.operand, s));
+                operand = keep.back().memory();
             } else {
                 const dims want = operand_dims(p, dst_dims, axis);
                 auto sv = saved.find(t.op);
                 const tensor& x_op = sv != saved.end() ? sv->second : extra[static_cast<std::size_t>(p.input())];
                 check(x_op, want, p);
-                keep.push_back(x_op.in_layout(plain_desc(want), s));
+                keep.push_back(x_op.in_layout(t.operand, s));
                 operand = keep.back().memory();
             }
             t.prim.execute(s, {{DNNL_ARG_SRC_0, y.memory()}, {DNNL_ARG_SRC_1, operand}, {DNNL_ARG_DST, y.memory()}});
