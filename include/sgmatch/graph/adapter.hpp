@@ -82,6 +82,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <string_view>
@@ -165,6 +166,55 @@ SGMATCH_DETAIL_DETECT(add_constant, std::declval<G&>(), std::string_view(), std:
 #undef SGMATCH_DETAIL_N
 #undef SGMATCH_DETAIL_DETECT
 
+// What each required function must return (checked once it is there): a type convertible to
+// the contract's, and, for counts and ids, an integer or an enum-free integral type.
+template <class R>
+constexpr bool is_count_v = std::is_integral_v<std::decay_t<R>> && !std::is_same_v<std::decay_t<R>, bool>;
+template <class Tr, class G, class = void>
+struct nodes_are_nodes : std::false_type {};
+template <class Tr, class G>
+struct nodes_are_nodes<Tr, G, std::void_t<decltype(*std::begin(Tr::nodes(std::declval<gref<G>>()))),
+                                          decltype(std::end(Tr::nodes(std::declval<gref<G>>())))>>
+    : std::is_convertible<decltype(*std::begin(Tr::nodes(std::declval<gref<G>>()))), typename Tr::node_type> {};
+#define SGMATCH_DETAIL_RET(fname, ...) decltype(Tr::fname(__VA_ARGS__))
+#define SGMATCH_DETAIL_G std::declval<gref<G>>()
+#define SGMATCH_DETAIL_N std::declval<typename Tr::node_type>()
+
+// Index of the first required function whose return type is not the contract's (0 = none),
+// numbered after the missing-function requirements of first_missing_requirement.
+template <class Tr, class G>
+constexpr int first_wrong_return() {
+    using N = typename Tr::node_type;
+    const bool ok[] = {
+        nodes_are_nodes<Tr, G>::value,
+        is_count_v<SGMATCH_DETAIL_RET(node_count, SGMATCH_DETAIL_G)>,
+        is_count_v<SGMATCH_DETAIL_RET(index_bound, SGMATCH_DETAIL_G)>,
+        is_count_v<SGMATCH_DETAIL_RET(index, SGMATCH_DETAIL_G, SGMATCH_DETAIL_N)>,
+        std::is_convertible_v<SGMATCH_DETAIL_RET(name, SGMATCH_DETAIL_G, SGMATCH_DETAIL_N), std::string_view>,
+        std::is_same_v<std::decay_t<SGMATCH_DETAIL_RET(kind, SGMATCH_DETAIL_G, SGMATCH_DETAIL_N)>, node_kind>,
+        is_count_v<SGMATCH_DETAIL_RET(op, SGMATCH_DETAIL_G, SGMATCH_DETAIL_N)>,
+        is_count_v<SGMATCH_DETAIL_RET(op_count, SGMATCH_DETAIL_G)>,
+        std::is_convertible_v<SGMATCH_DETAIL_RET(op_name, SGMATCH_DETAIL_G, SGMATCH_DETAIL_N), std::string_view>,
+        std::is_convertible_v<SGMATCH_DETAIL_RET(find_op, SGMATCH_DETAIL_G, std::string_view()), std::optional<std::uint32_t>>,
+        is_count_v<SGMATCH_DETAIL_RET(input_count, SGMATCH_DETAIL_G, SGMATCH_DETAIL_N)>,
+        std::is_convertible_v<SGMATCH_DETAIL_RET(input, SGMATCH_DETAIL_G, SGMATCH_DETAIL_N, std::size_t()), value_ref<N>>,
+        is_count_v<SGMATCH_DETAIL_RET(output_count, SGMATCH_DETAIL_G, SGMATCH_DETAIL_N)>,
+        is_count_v<SGMATCH_DETAIL_RET(user_count, SGMATCH_DETAIL_G, SGMATCH_DETAIL_N)>,
+        std::is_convertible_v<SGMATCH_DETAIL_RET(user, SGMATCH_DETAIL_G, SGMATCH_DETAIL_N, std::size_t()), use<N>>,
+        is_count_v<SGMATCH_DETAIL_RET(graph_output_count, SGMATCH_DETAIL_G)>,
+        std::is_convertible_v<SGMATCH_DETAIL_RET(graph_output, SGMATCH_DETAIL_G, std::size_t()), value_ref<N>>,
+        std::is_convertible_v<SGMATCH_DETAIL_RET(needs_gradients, SGMATCH_DETAIL_G), bool>,
+        std::is_convertible_v<SGMATCH_DETAIL_RET(attr, SGMATCH_DETAIL_G, SGMATCH_DETAIL_N, std::string_view()),
+                              std::optional<attribute>>,
+    };
+    for (int i = 0; i < static_cast<int>(sizeof(ok)); ++i)
+        if (!ok[i]) return 22 + i;
+    return 0;
+}
+#undef SGMATCH_DETAIL_N
+#undef SGMATCH_DETAIL_G
+#undef SGMATCH_DETAIL_RET
+
 template <class Tr, class = void>
 struct vouches : std::false_type {};
 template <class Tr>
@@ -208,7 +258,16 @@ constexpr int first_missing_requirement() {
         };
         for (int i = 0; i < static_cast<int>(sizeof(have)); ++i)
             if (!have[i]) return 3 + i;
-        return 0;
+        // Return types only once every function is there (what is missing is named first).
+        constexpr bool all = [&] {
+            for (bool h : have)
+                if (!h) return false;
+            return true;
+        }();
+        if constexpr (all)
+            return first_wrong_return<Tr, G>();
+        else
+            return 0;  // not reached: the loop above returned
     }
 }
 
@@ -268,6 +327,25 @@ constexpr bool check_graph() {
     SGMATCH_DETAIL_REQ(19, "must define static graph_output(g, i)")
     SGMATCH_DETAIL_REQ(20, "must define static needs_gradients(g)")
     SGMATCH_DETAIL_REQ(21, "must define static attr(g, n, std::string_view)")
+    SGMATCH_DETAIL_REQ(22, "static nodes(g) must return a range of node_type (producers first)")
+    SGMATCH_DETAIL_REQ(23, "static node_count(g) must return an integer (std::size_t)")
+    SGMATCH_DETAIL_REQ(24, "static index_bound(g) must return an integer (std::size_t)")
+    SGMATCH_DETAIL_REQ(25, "static index(g, n) must return an integer (std::size_t)")
+    SGMATCH_DETAIL_REQ(26, "static name(g, n) must return a string (convertible to std::string_view)")
+    SGMATCH_DETAIL_REQ(27, "static kind(g, n) must return sgmatch::node_kind")
+    SGMATCH_DETAIL_REQ(28, "static op(g, n) must return an integer op id (std::uint32_t)")
+    SGMATCH_DETAIL_REQ(29, "static op_count(g) must return an integer (std::size_t)")
+    SGMATCH_DETAIL_REQ(30, "static op_name(g, n) must return a string (convertible to std::string_view)")
+    SGMATCH_DETAIL_REQ(31, "static find_op(g, std::string_view) must return std::optional<std::uint32_t>")
+    SGMATCH_DETAIL_REQ(32, "static input_count(g, n) must return an integer (std::size_t)")
+    SGMATCH_DETAIL_REQ(33, "static input(g, n, i) must return sgmatch::value_ref<node_type>")
+    SGMATCH_DETAIL_REQ(34, "static output_count(g, n) must return an integer (std::size_t)")
+    SGMATCH_DETAIL_REQ(35, "static user_count(g, n) must return an integer (std::size_t)")
+    SGMATCH_DETAIL_REQ(36, "static user(g, n, i) must return sgmatch::use<node_type>")
+    SGMATCH_DETAIL_REQ(37, "static graph_output_count(g) must return an integer (std::size_t)")
+    SGMATCH_DETAIL_REQ(38, "static graph_output(g, i) must return sgmatch::value_ref<node_type>")
+    SGMATCH_DETAIL_REQ(39, "static needs_gradients(g) must return bool")
+    SGMATCH_DETAIL_REQ(40, "static attr(g, n, std::string_view) must return std::optional<sgmatch::attribute>")
 #undef SGMATCH_DETAIL_REQ
     return m == 0;
 }
