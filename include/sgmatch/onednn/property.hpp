@@ -69,12 +69,26 @@ inline std::optional<fused_description> describe_fused(const std::any& payload) 
 
 namespace detail {
 
-template <class Op>
+// The diagnostic for an op of p without a lowering: for the standard vocabulary's tags the
+// message names the op (one partial specialization per tag, expanded from the vocabulary's
+// list; each fires only when instantiated), for a tag of the user's the instantiation names it.
+template <class Op, class Fire = void>
 struct no_lowering {
-    static_assert(std::is_void_v<Op> && !std::is_void_v<Op>,
+    static_assert(std::is_void_v<Fire> && !std::is_void_v<Fire>,
                   "sgmatch::onednn::make_fused_property<G>(name, p): every op of p must have a oneDNN lowering "
                   "(specialize sgmatch::onednn::lowering<Op>); the op is the Op named in this instantiation");
 };
+#define SGMATCH_DETAIL_NO_LOWERING(T, ...)                                                                          \
+    template <class Fire>                                                                                          \
+    struct no_lowering<ops::T, Fire> {                                                                             \
+        static_assert(std::is_void_v<Fire> && !std::is_void_v<Fire>,                                               \
+                      "sgmatch::onednn::make_fused_property<G>(name, p): op " #T " in p has no oneDNN lowering: every " \
+                      "op of p must have one (specialize sgmatch::onednn::lowering<sgmatch::ops::" #T ">)");         \
+    };
+#define SGMATCH_DETAIL_NO_LOWERING_BINARY(T, comm, ...) SGMATCH_DETAIL_NO_LOWERING(T)
+SGMATCH_VOCABULARY(SGMATCH_DETAIL_NO_LOWERING, SGMATCH_DETAIL_NO_LOWERING, SGMATCH_DETAIL_NO_LOWERING_BINARY)
+#undef SGMATCH_DETAIL_NO_LOWERING_BINARY
+#undef SGMATCH_DETAIL_NO_LOWERING
 
 template <class N>
 std::size_t slot_of(const std::vector<value_ref<N>>& inputs, value_ref<N> v, const std::string& what) {
@@ -177,7 +191,40 @@ property<G> make_fused_property(std::string name, const P& p) {
     }
 }
 
+/// A fused property's definition for any graph type: its name and pattern. One definition serves
+/// a graph type of the user's and sgmatch's built-in graph (on which sgmatch::testing tests it):
+///
+///   const auto conv_silu = onednn::fusion("conv_silu", capture<x>(op<Conv>()) >> onednn::swish<x>());
+///   apply_property(my_graph, conv_silu);               // the property for my_graph's type
+///   auto report = testing::differential(conv_silu);    // tested on graphs synthesized from its pattern
+///
+/// for_graph<G>() is make_fused_property<G>(name, pattern), with its compile-time checks.
+template <class P>
+struct fused_definition {
+    std::string name;
+    P pattern;
+    template <class G>
+    property<G> for_graph() const {
+        return make_fused_property<G>(name, pattern);
+    }
+};
+
+/// The definition of a fused property named `name` of pattern p, for any graph type.
+template <class P>
+fused_definition<P> fusion(std::string name, const P& p) {
+    static_assert(is_pattern_v<P>, "sgmatch::onednn::fusion(name, p): p must be a pattern");
+    return {std::move(name), p};
+}
+
 }  // namespace onednn
+
+/// apply_property(g, prop) (partition/partition.hpp) with the property a fused definition makes
+/// for g's type.
+template <class G, class P>
+auto apply_property(G& g, const onednn::fused_definition<P>& f) {
+    return apply_property(g, f.template for_graph<G>());
+}
+
 SGMATCH_END_NAMESPACE
 
 /// What every fused property of graphs of type G compiles whatever its pattern (the lowering of a

@@ -246,7 +246,8 @@ using vocabulary = typename sgmatch::detail::tag_list_after_void<void SGMATCH_VO
 #undef SGMATCH_DETAIL_UNARY
 #undef SGMATCH_DETAIL_OP
 #undef SGMATCH_DETAIL_BINARY
-#undef SGMATCH_VOCABULARY
+// SGMATCH_VOCABULARY stays defined: the layers above expand their per-tag lists from it too
+// (onednn/property.hpp: a diagnostic that names the op).
 
 /// MXNet's name for Gemm.
 using FullyConnected = Gemm;

@@ -354,6 +354,16 @@ differential_report differential(const P& pattern, Rewrite rewrite, const differ
     return r;
 }
 
+/// The differential test of a property definition that serves any graph type (a definition d
+/// with d.pattern and d.for_graph<G>(): onednn::fusion): its property for the built-in graph
+/// applied to graphs synthesized from its pattern.
+template <class Def, class = decltype(std::declval<const Def&>().pattern),
+          class = decltype(std::declval<const Def&>().template for_graph<graph>())>
+differential_report differential(const Def& d, const differential_options& opt = {}) {
+    const auto prop = d.template for_graph<graph>();
+    return differential(d.pattern, [&](graph& g) { return apply_property(g, prop); }, opt);
+}
+
 namespace detail {
 inline bool nonnegative(const graph& g, graph::value v) {
     if (g.kind(v.node) != node_kind::op) return false;
