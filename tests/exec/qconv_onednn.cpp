@@ -35,21 +35,8 @@ struct qconv_case {
 
 // The node over input "x" (and "w" when computed), its parameters constants; run in `m`.
 std::pair<value, exec::run_stats> run(const qconv_case& c, exec::mode m) {
-    graph g;
-    std::vector<input_ref> ins{g.add_input("x")};
-    for (std::size_t i = 0; i < c.params.size(); ++i) {
-        const bool is_w = (c.op == "QLinearConv" && i == 2) || (c.op == "ConvInteger" && i == 0);
-        if (is_w && c.computed_weights) ins.push_back(g.add_input("w"));
-        else ins.push_back(test::constant_of(g, "p" + std::to_string(i), c.params[i]));
-    }
-    const node_id n = g.add_op(c.op, "qc", ins);
-    for (const auto& [k, v] : c.attrs) g.set_attr(n, k, v);
-    g.mark_output(n);
-    exec::run_stats st;
-    std::map<std::string, value> in{{"x", c.x}};
-    if (c.computed_weights) in.emplace("w", c.w);
-    value y = exec::executor(g, m).run(in, &st).at(0);
-    return {std::move(y), st};
+    const std::size_t w_slot = c.op == "QLinearConv" ? 2 : 0;
+    return test::run_one(c.op, c.x, c.params, c.computed_weights ? std::optional<std::size_t>(w_slot) : std::nullopt, c.attrs, m);
 }
 
 void check_same(const qconv_case& c, bool onednn_expected) {
@@ -62,17 +49,11 @@ void check_same(const qconv_case& c, bool onednn_expected) {
     REQUIRE(got.dims() == want.dims());
     // Within one step of y, and rarely that: oneDNN's kernels may order the f32 rescale
     // differently (its 1x1 brgemm kernel rounds a few ties the other way).
-    const auto a = got.to_ints(), b = want.to_ints();
-    std::size_t differ = 0;
-    std::int64_t worst = 0;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        differ += a[i] != b[i];
-        worst = std::max(worst, a[i] > b[i] ? a[i] - b[i] : b[i] - a[i]);
-    }
-    CAPTURE(a.size());
-    CAPTURE(differ);
-    CHECK(worst <= 1);
-    CHECK(differ * 1000 <= a.size());
+    const test::int_difference d = test::compare_ints(got, want);
+    CAPTURE(d.count);
+    CAPTURE(d.differ);
+    CHECK(d.worst <= 1);
+    CHECK(d.differ * 1000 <= d.count);
 }
 
 }  // namespace qconv_onednn_tests

@@ -31,19 +31,8 @@ struct qmatmul_case {
 };
 
 std::pair<value, exec::run_stats> run(const qmatmul_case& c, exec::mode m) {
-    graph g;
-    std::vector<input_ref> ins{g.add_input("a")};
-    for (std::size_t i = 0; i < c.params.size(); ++i) {
-        const bool is_b = (c.op == "QLinearMatMul" && i == 2) || (c.op == "MatMulInteger" && i == 0);
-        if (is_b && c.computed_b) ins.push_back(g.add_input("b"));
-        else ins.push_back(test::constant_of(g, "p" + std::to_string(i), c.params[i]));
-    }
-    g.mark_output(g.add_op(c.op, "qm", ins));
-    exec::run_stats st;
-    std::map<std::string, value> in{{"a", c.a}};
-    if (c.computed_b) in.emplace("b", c.b);
-    value y = exec::executor(g, m).run(in, &st).at(0);
-    return {std::move(y), st};
+    const std::size_t b_slot = c.op == "QLinearMatMul" ? 2 : 0;
+    return test::run_one(c.op, c.a, c.params, c.computed_b ? std::optional<std::size_t>(b_slot) : std::nullopt, {}, m);
 }
 
 void check_same(const qmatmul_case& c, bool onednn_expected) {
@@ -54,20 +43,14 @@ void check_same(const qmatmul_case& c, bool onednn_expected) {
     CHECK(st.onednn_typed_nodes == (onednn_expected ? 1 : 0));
     REQUIRE(got.type() == want.type());
     REQUIRE(got.dims() == want.dims());
-    const auto x = got.to_ints(), y = want.to_ints();
-    std::size_t differ = 0;
-    std::int64_t worst = 0;
-    for (std::size_t i = 0; i < x.size(); ++i) {
-        differ += x[i] != y[i];
-        worst = std::max(worst, x[i] > y[i] ? x[i] - y[i] : y[i] - x[i]);
-    }
-    CAPTURE(x.size());
-    CAPTURE(differ);
+    const test::int_difference d = test::compare_ints(got, want);
+    CAPTURE(d.count);
+    CAPTURE(d.differ);
     if (c.op == "MatMulInteger") {
-        CHECK(differ == 0);  // int32 sums: exact
+        CHECK(d.differ == 0);  // int32 sums: exact
     } else {
-        CHECK(worst <= 1);
-        CHECK(differ * 1000 <= x.size());
+        CHECK(d.worst <= 1);
+        CHECK(d.differ * 1000 <= d.count);
     }
 }
 

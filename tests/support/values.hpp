@@ -3,11 +3,14 @@
 // small integers (ties on purpose) of a given shape.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sgmatch/exec/executor.hpp"
@@ -51,6 +54,43 @@ inline sgmatch::node_id constant_of(sgmatch::graph& g, const std::string& name, 
     std::vector<unsigned char> bytes(static_cast<std::size_t>(d.size()) * sgmatch::size_of(d.type()));
     if (!bytes.empty()) std::memcpy(bytes.data(), d.data(), bytes.size());
     return g.add_constant(name, std::vector<std::int64_t>(d.dims().begin(), d.dims().end()), d.type(), std::move(bytes));
+}
+
+/// One node `op` over graph input "x" (its first input) and the values `rest` (its other inputs,
+/// in order) as constants, but for slot `computed` of rest, which is graph input "w" instead;
+/// `attrs` set on the node. Run in mode m: its one output and what the run did.
+inline std::pair<sgmatch::exec::value, sgmatch::exec::run_stats> run_one(
+    const std::string& op, const sgmatch::exec::value& x, const std::vector<sgmatch::exec::value>& rest,
+    std::optional<std::size_t> computed, const std::vector<std::pair<std::string, sgmatch::attribute>>& attrs,
+    sgmatch::exec::mode m) {
+    sgmatch::graph g;
+    std::vector<sgmatch::input_ref> ins{g.add_input("x")};
+    for (std::size_t i = 0; i < rest.size(); ++i)
+        ins.push_back(computed == i ? sgmatch::input_ref(g.add_input("w")) : sgmatch::input_ref(constant_of(g, "p" + std::to_string(i), rest[i])));
+    const sgmatch::node_id n = g.add_op(op, "node", ins);
+    for (const auto& [k, v] : attrs) g.set_attr(n, k, v);
+    g.mark_output(n);
+    sgmatch::exec::run_stats st;
+    std::map<std::string, sgmatch::exec::value> in{{"x", x}};
+    if (computed) in.emplace("w", rest.at(*computed));
+    sgmatch::exec::value y = sgmatch::exec::executor(g, m).run(in, &st).at(0);
+    return {std::move(y), st};
+}
+
+/// How two integer values differ: the elements compared, how many differ, by how much at most.
+struct int_difference {
+    std::size_t count = 0, differ = 0;
+    std::int64_t worst = 0;
+};
+inline int_difference compare_ints(const sgmatch::exec::value& a, const sgmatch::exec::value& b) {
+    const auto x = a.to_ints(), y = b.to_ints();
+    int_difference d;
+    d.count = x.size();
+    for (std::size_t i = 0; i < x.size() && i < y.size(); ++i) {
+        d.differ += x[i] != y[i];
+        d.worst = std::max(d.worst, x[i] > y[i] ? x[i] - y[i] : y[i] - x[i]);
+    }
+    return d;
 }
 
 }  // namespace test
