@@ -42,6 +42,9 @@ struct run_stats {
     std::size_t pooled_bytes = 0;   // what a pool reusing only same-size buffers holds for those outputs
     std::size_t fallbacks = 0;  // fused nodes and single-op kernels whose kernel rejected the input: they ran
                                 // their ops unfused (counted above) or their reference kernel instead
+    std::size_t unfused_post_ops = 0;  // fused nodes whose kernel runs its post-ops after the main primitive for
+                                       // some input shape (oneDNN rejected the fused primitive, or would run it on
+                                       // a reference implementation: fused_kernel::unfused_shapes)
     int threads = 0;  // the threads oneDNN's kernels were allowed in the run (onednn::max_threads() under the
                       // executor's cap, on the calling thread)
     /// Set to have every node's time appended, in the order the nodes ran (a region node is one
@@ -59,6 +62,7 @@ struct run_stats {
         in_place_sums += o.in_place_sums;
         region_nodes += o.region_nodes;
         fallbacks += o.fallbacks;
+        unfused_post_ops += o.unfused_post_ops;
         planned_bytes += o.planned_bytes;
         pooled_bytes += o.pooled_bytes;
         return *this;

@@ -333,7 +333,7 @@ public:
     std::size_t cached_shapes() const { return conv_cache_.size() + deconv_cache_.size(); }
     /// How many input shapes run their post-ops unfused because oneDNN rejected the fused
     /// primitive or would run it on a reference implementation (logged once per kernel on stderr).
-    std::size_t unfused_shapes() const { return unfused_.count(); }
+    std::size_t unfused_shapes() const override { return unfused_.count(); }
     /// Why the first of those runs unfused ("" while none does).
     std::string unfused_reason() const { return unfused_.why(); }
     /// The implementation oneDNN runs for this input shape: the primitive the kernel builds (or

@@ -108,7 +108,7 @@ public:
     std::string implementation(const dims& src) const { return compat::impl_name(entry_for(src.size() <= 2 ? src : rows(src))->pd); }
     /// How many input shapes run their post-ops unfused because oneDNN rejected the fused
     /// primitive (logged once per kernel on stderr).
-    std::size_t unfused_shapes() const { return unfused_.count(); }
+    std::size_t unfused_shapes() const override { return unfused_.count(); }
 
 private:
     using entry = detail::fused_entry<dnnl::matmul>;

@@ -137,6 +137,9 @@ public:
     /// Whether run_into writes y itself (false: it computes into a buffer of its own and copies),
     /// which is when placing its output in a planned buffer saves memory rather than adding a copy.
     virtual bool writes_into() const { return true; }
+    /// How many input shapes run their post-ops after the main primitive rather than fused (oneDNN
+    /// rejected the fused primitive, or would run it on a reference implementation).
+    virtual std::size_t unfused_shapes() const { return 0; }
 };
 
 namespace detail {

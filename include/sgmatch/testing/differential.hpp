@@ -82,6 +82,9 @@ struct differential_report {
     std::size_t failures = 0;
     double max_error = 0;
     std::size_t nan_graphs = 0;  // graphs computing a NaN or an infinity on the reference: run, values not compared
+    std::size_t unfused_post_ops = 0;  // graphs whose fused nodes ran their post-ops after the main primitive: oneDNN
+                                       // rejected the fused primitive or would have run it on a reference
+                                       // implementation (run_stats::unfused_post_ops): the fusion saves nothing there
     std::string first_failure;  // what was drawn (seed and choices), what went wrong, the graph in DOT
 
     bool fused_none = false;    // no graph fused, and the options did not expect that (a failure)
@@ -93,6 +96,7 @@ struct differential_report {
            << " unmatched, " << failures << " failures (max error " << max_error << "; " << nan_graphs << " with a NaN or an infinity, not compared); options covered " << covered << "/"
            << options << "; draws refused: " << rejected_predicate << " by predicates, " << rejected_shape << " by shapes";
         if (given_up) os << "; " << given_up << " choice sets given up";
+        if (unfused_post_ops) os << "; " << unfused_post_ops << " ran their post-ops unfused (oneDNN rejected the fusion or would run it on a reference implementation)";
         if (fused_none) os << "; FAILED: no graph fused (declines were not expected)";
         for (const auto& u : uncovered) os << "\n  not drawn: " << u;
         for (const auto& u : undrawable) os << "\n  no generator: " << u;
@@ -134,6 +138,7 @@ struct outcome {
     std::string what;
     double error = 0;
     bool nan = false;  // the reference computed a NaN or an infinity: the values were not compared
+    bool unfused = false;  // a fused node ran its post-ops after the main primitive
     std::size_t candidates = 0, accepted = 0, declined = 0;
     std::map<std::string, std::size_t> reasons;
 };
@@ -171,7 +176,9 @@ outcome run_both(const draw& d, Rewrite& rewrite, double tol) {
         } else {
             for (const auto& r : rewrite(f)) add_reports(o, r);
         }
-        const auto got = exec::executor(f)(d.inputs);
+        exec::run_stats st;
+        const auto got = exec::executor(f)(d.inputs, &st);
+        o.unfused = st.unfused_post_ops != 0;
         for (std::size_t i = 0; i < got.size(); ++i) {
             if (got[i].shape() != expect[i].shape()) {
                 o.ok = false;
@@ -278,6 +285,7 @@ inline void record(differential_report& r, const outcome& o, const draw& d, std:
     ++r.graphs;
     r.max_error = std::max(r.max_error, o.error);
     r.nan_graphs += o.nan ? 1 : 0;
+    r.unfused_post_ops += o.unfused ? 1 : 0;
     if (o.accepted > 0) ++r.fused;
     else if (o.candidates > 0) ++r.declined;
     for (const auto& [k, n] : o.reasons) r.declines[k] += n;

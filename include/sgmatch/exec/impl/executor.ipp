@@ -682,6 +682,7 @@ private:
                 }
                 out.owned = true;
                 ++st.fused_nodes;
+                if (fc.kernel->unfused_shapes() != 0) ++st.unfused_post_ops;
                 return;
             }
         } catch (const onednn::kernel_error& e) {
