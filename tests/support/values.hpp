@@ -1,6 +1,7 @@
 // Test helpers for typed values (exec::value) and the executor: a value's elements as a vector,
-// the message of the exec_error a run raises ("" when it raises none), and random values of
-// small integers (ties on purpose) of a given shape.
+// the message of the exec_error a run raises ("" when it raises none), random values of small
+// integers (ties on purpose) of a given shape, constants, one node run in a mode, and a node's
+// integer results in the oneDNN mode against the reference mode.
 #pragma once
 
 #include <algorithm>
@@ -12,6 +13,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <doctest/doctest.h>
 
 #include "sgmatch/exec/executor.hpp"
 
@@ -91,6 +94,23 @@ inline int_difference compare_ints(const sgmatch::exec::value& a, const sgmatch:
         d.worst = std::max(d.worst, x[i] > y[i] ? x[i] - y[i] : y[i] - x[i]);
     }
     return d;
+}
+
+/// run_one in the reference mode and in the oneDNN mode, checking that one typed kernel ran and,
+/// in the oneDNN mode only and exactly when `onednn_expected`, on a oneDNN primitive, and that
+/// both results have one type and shape; how their integers differ.
+inline int_difference onednn_against_reference(const std::string& op, const sgmatch::exec::value& x,
+                                               const std::vector<sgmatch::exec::value>& rest, std::optional<std::size_t> computed,
+                                               const std::vector<std::pair<std::string, sgmatch::attribute>>& attrs,
+                                               bool onednn_expected) {
+    const auto [want, ref_stats] = run_one(op, x, rest, computed, attrs, sgmatch::exec::mode::reference);
+    const auto [got, st] = run_one(op, x, rest, computed, attrs, sgmatch::exec::mode::onednn);
+    CHECK(ref_stats.onednn_typed_nodes == 0);
+    CHECK(st.typed_nodes == 1);
+    CHECK(st.onednn_typed_nodes == (onednn_expected ? 1 : 0));
+    REQUIRE(got.type() == want.type());
+    REQUIRE(got.dims() == want.dims());
+    return compare_ints(got, want);
 }
 
 }  // namespace test

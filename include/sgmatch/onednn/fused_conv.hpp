@@ -292,16 +292,9 @@ public:
             using Prim = decltype(prim);
             auto read = [](const auto& pd) { return choice{std::string(compat::impl_name(pd)), pd.src_desc(), pd.dst_desc()}; };
             try {
-                choice fused = read(describe<Prim>(src, true).first);
-                if (detail::reference_implementation(fused.implementation)) {
-                    try {
-                        choice alone = read(describe<Prim>(src, false).first);
-                        if (!detail::reference_implementation(alone.implementation)) return alone;
-                    } catch (const dnnl::error&) {
-                    } catch (const kernel_error&) {
-                    }
-                }
-                return fused;
+                return detail::never_slower(
+                    read(describe<Prim>(src, true).first), [&] { return read(describe<Prim>(src, false).first); },
+                    [](const choice& c) { return c.implementation; });
             } catch (const dnnl::error&) {
                 try {
                     return read(describe<Prim>(src, false).first);

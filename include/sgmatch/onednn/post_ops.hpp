@@ -408,6 +408,22 @@ private:
 /// "ref:any", "ref_fused_convolution:any", "ref_int8:any".
 inline bool reference_implementation(std::string_view impl) { return impl.substr(0, 3) == "ref"; }
 
+/// A fusion is never slower than its members: `fused` (a primitive or its descriptor, with the
+/// post-ops fused), unless oneDNN runs it on a reference implementation and alone() (the main op
+/// with the post-ops after it) has an optimized one; impl(x) is x's implementation name. Where
+/// alone() has no primitive, or a post-op runs only fused (a depthwise conv), `fused` it is.
+template <class T, class Alone, class Impl>
+T never_slower(T fused, Alone alone, Impl impl) {
+    if (!reference_implementation(impl(fused))) return fused;
+    try {
+        T a = alone();
+        if (!reference_implementation(impl(a))) return a;
+    } catch (const dnnl::error&) {
+    } catch (const kernel_error&) {
+    }
+    return fused;
+}
+
 /// Build a kernel's entry for one shape with its post-ops fused (make(true)); when oneDNN
 /// rejects that, with every post-op run after the main primitive (make(false)), noted in log.
 /// A fusion is never slower than its members: where oneDNN would run the fused primitive on a
@@ -417,22 +433,13 @@ inline bool reference_implementation(std::string_view impl) { return impl.substr
 template <class Make>
 auto build_or_unfuse(Make make, const std::string& who, const std::string& shape, unfused_log& log) {
     try {
+        auto impl = [](const auto& e) { return std::string(compat::impl_name(e->pd)); };
         auto fused = make(true);
-        const std::string fused_impl = compat::impl_name(fused->pd);
-        if (reference_implementation(fused_impl)) {
-            try {
-                auto alone = make(false);
-                const std::string alone_impl = compat::impl_name(alone->pd);
-                if (!reference_implementation(alone_impl)) {
-                    log.note(who, shape, "oneDNN runs the fused primitive on its reference implementation (" + fused_impl +
-                                             ") where the main op alone runs on " + alone_impl);
-                    return alone;
-                }
-            } catch (const dnnl::error&) {  // the main op alone has no primitive either: the fused one runs
-            } catch (const kernel_error&) {  // a post-op that runs only fused (a depthwise conv)
-            }
-        }
-        return fused;
+        auto chosen = never_slower(fused, [&] { return make(false); }, impl);
+        if (chosen != fused)
+            log.note(who, shape, "oneDNN runs the fused primitive on its reference implementation (" + impl(fused) +
+                                     ") where the main op alone runs on " + impl(chosen));
+        return chosen;
     } catch (const dnnl::error& fused_err) {
         try {
             auto e = make(false);

@@ -597,6 +597,13 @@ private:
         return shape_of[o.node.value].size() > o.port ? std::vector<ops::dims>{shape_of[o.node.value][o.port]} : std::vector<ops::dims>{};
     }
 
+    // Whether this read of v is its last and v's tensor was computed by the run (owned: by a
+    // oneDNN kernel, so not a graph input's or a constant's view) and is no graph output: a
+    // kernel may write over it.
+    bool last_read_of_own(value_ref<node_id> v, const slot& x, const use_counts& uses) const {
+        return uses[layout_.base[v.node.value] + v.port] == 1 && !g_.is_graph_output(v.node, v.port) && x.owned && !x.t.empty();
+    }
+
     // A single op on its oneDNN kernel; its reference kernel when the kernel rejects the input.
     void run_op(const step& s, store& vs, const use_counts& uses, run_stats& st) const {
         const node_id n = s.n;
@@ -615,9 +622,7 @@ private:
             if (s.op->runs_in_place() && g_.input_count(n) >= 1) {
                 const auto v = g_.input(n, 0);
                 const slot& x = vs[v.node.value][v.port];
-                in_place = g_.kind(v.node) == node_kind::op && uses[layout_.base[v.node.value] + v.port] == 1 &&
-                           !g_.is_graph_output(v.node, v.port) && x.owned && !x.t.empty() && x.t.owner() &&
-                           x.t.owner().use_count() == 1;
+                in_place = last_read_of_own(v, x, uses) && x.t.owner() && x.t.owner().use_count() == 1;
             }
             ins.reserve(g_.input_count(n));
             for (std::size_t i = 0; i < g_.input_count(n); ++i)
@@ -656,8 +661,7 @@ private:
                 std::size_t in_place_from = npos;  // the step that wrote the residual
                 detail::for_each_sum_residual(g_, n, fc, [&](value_ref<node_id> v) {
                     slot& r = vs[v.node.value][v.port];
-                    if (uses[layout_.base[v.node.value] + v.port] == 1 && !g_.is_graph_output(v.node, v.port) && r.owned && !r.t.empty() &&
-                        r.t.desc() == fc.kernel->dst_desc_for(src)) {
+                    if (last_read_of_own(v, r, uses) && r.t.desc() == fc.kernel->dst_desc_for(src)) {
                         in_place = r.t;
                         in_place_from = step_of_[v.node.value];
                     }
