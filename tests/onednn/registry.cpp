@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <iterator>
 #include <set>
 #include <string>
 #include <string_view>
@@ -26,15 +27,21 @@ namespace {
 using namespace sgmatch;
 using onednn::lowering_role;
 
-// What one tag has in each layer.
+// What one tag's entry has in each layer: its facets, read from the templates each layer
+// specializes (ops/schema.hpp), never through the derived lists they are checked against.
 struct op_facets {
     std::string name;  // its first name
     const ops::op_schema* schema = nullptr;
-    const exec::kernel_binding* binding = nullptr;
+    ops::shape_rule shape = nullptr;
+    const exec::kernel_binding* binding = nullptr;  // null where f32_kernels<Tag> is not specialized
+    bool typed = false;
+    bool onednn_typed = false;
     lowering_role role = lowering_role::none;
     bool keeps_layout = false;
     bool in_regions = false;
     bool generator = false;
+    std::size_t conformance_cases = 0;
+    bool own_names = true;  // the description names the tag's names
 };
 
 bool region_takes_op(std::string_view n) {
@@ -49,13 +56,20 @@ std::vector<op_facets> walk_vocabulary(ops::tag_list<T...>) {
         using X = decltype(tag);
         op_facets f;
         f.name = std::string(X::names[0]);
-        for (std::string_view n : X::names)
-            if (f.schema == nullptr) f.schema = ops::find_schema(n);
-        f.binding = f.schema != nullptr ? exec::find_kernels(f.schema) : nullptr;
+        f.schema = ops::description<X>;
+        f.shape = ops::shape_rule_for<X>;
+        f.own_names = f.schema == nullptr || f.schema->names == X::names;
+        if constexpr (exec::kernels::f32_kernels<X>.reference != nullptr || exec::kernels::f32_kernels<X>.onednn != nullptr)
+            f.binding = &exec::kernels::f32_kernels<X>;
+        f.typed = exec::kernels::typed_kernels<X>.make != nullptr;
+        f.onednn_typed = exec::kernels::onednn_typed_kernels<X>.make != nullptr;
         f.role = onednn::lowering<X>::role;
         f.keeps_layout = onednn::keeps_layout_v<X>;
         f.in_regions = region_takes_op(X::names[0]);
-        f.generator = f.schema != nullptr && testing::can_draw(f.schema->name());
+        if constexpr (testing::generator<X>::make != nullptr) {
+            f.generator = true;
+            f.conformance_cases = std::size(testing::generator<X>::conformance);
+        }
         out.push_back(f);
     };
     (one(T{}), ...);
@@ -75,15 +89,6 @@ std::vector<std::string_view> vocabulary_names(ops::tag_list<T...>) {
 // reference kernel of theirs is trusted to check a fusion against. Their oneDNN kernels are
 // checked against their reference kernels in tests/onednn/op_kernels.cpp.
 const std::set<std::string> post_ops_without_generator = {"Gelu", "Swish", "Mish", "Square"};
-
-// Descriptions with no shape rule: ops whose output shape depends on the input data (NonZero,
-// Compress, Unique, NonMaxSuppression), and the ops of sequences and bodies (If, Loop, Scan,
-// SequenceMap), whose kernels produce what their bodies or sequences hold. The executor checks
-// their computed values against the declared types after they run.
-const std::set<std::string> without_shape_rule = {"Compress",        "NonZero",          "Unique",       "NonMaxSuppression",
-                                                  "If",              "Loop",             "Scan",         "SequenceMap",
-                                                  "Optional",        "SequenceAt",       "SequenceConstruct", "SequenceEmpty",
-                                                  "SequenceErase",   "SequenceInsert",   "SplitToSequence",   "ConcatFromSequence"};
 
 }  // namespace
 
@@ -148,20 +153,59 @@ TEST_CASE("an op that keeps a conv's blocked layout is element-wise, a BatchNorm
     CHECK_FALSE(onednn::detail::keeps_layout("Gelu"));
 }
 
-TEST_CASE("every description has a tag, a kernel (bound, typed or control flow) and, unless its shape depends on data, a shape rule, and no name belongs to two tags") {
+TEST_CASE("every facet hangs on a described op, and the derived lists hold exactly the entries' facets") {
+    std::size_t described = 0;
+    for (const op_facets& f : walk_vocabulary(ops::vocabulary{})) {
+        INFO("op ", f.name);
+        if (f.schema == nullptr) {
+            // A facet on a tag without a description would be skipped by every derived list.
+            CHECK((f.shape == nullptr));
+            CHECK((f.binding == nullptr));
+            CHECK_FALSE(f.typed);
+            CHECK_FALSE(f.onednn_typed);
+            CHECK_FALSE(f.generator);
+            continue;
+        }
+        ++described;
+        CHECK(f.own_names);
+        CHECK(ops::find_schema(f.name) == f.schema);
+        CHECK((exec::find_kernels(f.schema) == f.binding));
+        CHECK((exec::find_typed_kernel(f.schema) != nullptr) == f.typed);
+        CHECK((exec::typed::find_onednn_typed_kernel(f.schema) != nullptr) == f.onednn_typed);
+        CHECK(testing::can_draw(f.name) == f.generator);
+    }
+    CHECK(ops::all_schemas().size() == described);
+}
+
+TEST_CASE("every described op has a shape rule (or says its shapes are known when it runs), a kernel, and no name belongs to two tags") {
     std::set<std::string_view> names;
-    std::set<const ops::op_schema*> tagged;
-    for (const op_facets& f : walk_vocabulary(ops::vocabulary{}))
-        if (f.schema != nullptr) tagged.insert(f.schema);
     for (std::string_view n : vocabulary_names(ops::vocabulary{})) {
         INFO("name ", n);
         CHECK(names.insert(n).second);
     }
-    for (const ops::op_schema* s : ops::all_schemas()) {
-        INFO("op ", s->name());
-        CHECK(tagged.count(s) == 1);
-        CHECK((ops::shape_rule_of(*s) != nullptr) == (without_shape_rule.count(std::string(s->name())) == 0));
-        const bool runs = exec::find_kernels(s) != nullptr || exec::find_typed_kernel(s) != nullptr || ops::has_body(*s);
+    for (const op_facets& f : walk_vocabulary(ops::vocabulary{})) {
+        if (f.schema == nullptr) continue;
+        INFO("op ", f.name);
+        REQUIRE((f.shape != nullptr));
+        const bool when_run = f.shape == ops::rules::known_when_run;
+        CHECK((ops::shape_rule_of(*f.schema) == nullptr) == when_run);
+        // An op whose shapes are known only when it runs runs on typed kernels (or its body), whose
+        // values the executor checks against the declared types after the run.
+        if (when_run) CHECK((f.typed || ops::has_body(*f.schema)));
+        const bool runs = f.binding != nullptr || f.typed || ops::has_body(*f.schema);
         CHECK(runs);
+    }
+}
+
+TEST_CASE("every oneDNN kernel has a kernel of the layer below to check it against, and every generator a reference kernel and conformance cases") {
+    for (const op_facets& f : walk_vocabulary(ops::vocabulary{})) {
+        INFO("op ", f.name);
+        if (f.onednn_typed) CHECK(f.typed);
+        if (f.binding != nullptr && f.binding->onednn != nullptr) CHECK((f.binding->reference != nullptr));
+        if (f.generator) {
+            REQUIRE(f.binding != nullptr);
+            CHECK((f.binding->reference != nullptr));
+            CHECK(f.conformance_cases > 0);
+        }
     }
 }

@@ -61,10 +61,10 @@ TEST_CASE("every op of the vocabulary has one description, found by each of its 
     every_tag_described<Mod, Tile, Trilu, Range, CumSum, ArgMax, ArgMin, Ceil, Floor, Sign, Sin, Cos, Tan, Asin, Acos, Atan,
                         Sinh, Cosh, Asinh, Acosh, Atanh, IsNaN, IsInf, GatherElements, ScatterElements, DepthToSpace,
                         SpaceToDepth, CastLike, Shrink, RNN, GRU, LSTM>();
-    // ... and the table holds no description twice.
-    CHECK(ops::all_schemas().size() == 169);
+    // ... and the table holds no description twice, each found by its own name.
     std::set<const ops::op_schema*> distinct(ops::all_schemas().begin(), ops::all_schemas().end());
-    CHECK(distinct.size() == 169);
+    CHECK(distinct.size() == ops::all_schemas().size());
+    for (const ops::op_schema* s : ops::all_schemas()) CHECK(ops::find_schema(s->name()) == s);
     CHECK(ops::find_schema("NoSuchOp") == nullptr);
     // Attribute names for adapters that cannot list attributes: each once, from the descriptions.
     const auto& names = ops::all_attribute_names();

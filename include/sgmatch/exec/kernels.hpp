@@ -1,7 +1,7 @@
-// sgmatch/exec/kernels.hpp - every op's kernels, looked up by the op's description.
+// sgmatch/exec/kernels.hpp - every op's kernels (its f32_kernels<Tag>, attached in the family's
+// header under exec/kernels/), looked up by the op's description.
 #pragma once
 
-#include <unordered_map>
 
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/exec/kernels/elementwise.hpp"
@@ -14,16 +14,12 @@
 SGMATCH_BEGIN_NAMESPACE
 namespace exec {
 
-/// The kernels of the op described by `s`, or null when no kernel runs it.
+/// The kernels of the op described by `s` (its f32_kernels<Tag>), or null when no kernel runs it.
 inline const kernel_binding* find_kernels(const ops::op_schema* s) {
-    static const std::unordered_map<const ops::op_schema*, const kernel_binding*> by_schema = [] {
-        std::unordered_map<const ops::op_schema*, const kernel_binding*> m;
-        for (const auto& b : kernels::elementwise) m.emplace(b.schema, &b);
-        for (const auto& b : kernels::nn) m.emplace(b.schema, &b);
-        for (const auto& b : kernels::reductions) m.emplace(b.schema, &b);
-        for (const auto& b : kernels::tensor) m.emplace(b.schema, &b);
-        return m;
-    }();
+    static const auto by_schema = ops::facet_table<const kernel_binding*>([](auto tag) -> const kernel_binding* {
+        if constexpr (kernels::f32_kernels<decltype(tag)>.reference != nullptr) return &kernels::f32_kernels<decltype(tag)>;
+        return nullptr;
+    });
     const auto it = by_schema.find(s);
     return it == by_schema.end() ? nullptr : it->second;
 }

@@ -1,10 +1,11 @@
 // sgmatch/exec/node_kernels.hpp - what the executor runs for one op node: its reference kernel
 // and, where oneDNN has a primitive for it, a single-op oneDNN kernel.
 //
-// A binding per op (exec/kernels/*.hpp) makes both from the node's checked attributes
-// (ops::op_attrs) when the executor is built; the executor looks bindings up by the op's
-// description (ops/table.hpp), through find_kernels (exec/kernels.hpp), which gathers the
-// families' binding arrays. What adding an op takes, in every layer: docs/design.md, "Adding an op".
+// Each op's binding is a facet of its entry (its vocabulary tag): kernels::f32_kernels<Tag>,
+// specialized in the family's header under exec/kernels/, makes both from the node's checked
+// attributes (ops::op_attrs) when the executor is built; the executor looks bindings up by the
+// op's description through find_kernels (exec/kernels.hpp), a table derived from the
+// specializations. What adding an op takes, in every layer: CONTRIBUTING.md, "Add an ONNX op".
 #pragma once
 
 #include <cmath>
@@ -83,12 +84,16 @@ struct node_context {
 /// How one op runs. `onednn` may be null (the reference kernel always runs), and may return
 /// null for a node it cannot take (constant parameters it needs are computed, ...).
 struct kernel_binding {
-    const ops::op_schema* schema;
-    reference_fn (*reference)(const node_context&);
-    std::shared_ptr<const onednn::op_kernel> (*onednn)(const node_context&, bool plain_layouts);
+    reference_fn (*reference)(const node_context&) = nullptr;
+    std::shared_ptr<const onednn::op_kernel> (*onednn)(const node_context&, bool plain_layouts) = nullptr;
 };
 
 namespace kernels {
+
+/// The exec layer's facet of an op's entry (ops/schema.hpp): its kernels on f32 arrays,
+/// specialized in the op family's header under exec/kernels/ (not specialized: no kernel).
+template <class Tag>
+inline constexpr kernel_binding f32_kernels{};
 
 /// For reference kernels: input `i`, with a clear error when the node has fewer.
 inline const array& in(const std::vector<const array*>& xs, std::size_t i, const ops::op_attrs& a) {

@@ -52,8 +52,8 @@
 SGMATCH_BEGIN_NAMESPACE
 namespace exec {
 
-/// The names (every alias) of the ops a region takes: each op whose kernel binding has a
-/// oneDNN kernel (exec/kernels.hpp), and Erf, the member of a written-out GELU that has none:
+/// The names (every alias) of the ops a region takes: each op whose kernels::f32_kernels<Tag>
+/// has a oneDNN kernel (exec/kernels.hpp), and Erf, the member of a written-out GELU that has none:
 /// the fusions inside a region take a GELU after a conv or matmul into one post-op; an Erf
 /// elsewhere runs on its reference kernel inside the region.
 SGMATCH_DECL const std::vector<std::string_view>& region_op_names();

@@ -16,6 +16,7 @@
 
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/ops/schema.hpp"
+#include "sgmatch/ops/shape_rules.hpp"
 #include "sgmatch/pattern/vocabulary.hpp"
 
 SGMATCH_BEGIN_NAMESPACE
@@ -78,6 +79,17 @@ constexpr bool has_body(const op_schema& s) {
         if (s.attrs[i].type == attr_type::graph) return true;
     return false;
 }
+
+
+// The ops layer's facets of each op's entry (its vocabulary tag): the description and the shape rule.
+template <> inline constexpr const op_schema* description<If> = &schemas::if_op;
+template <> inline constexpr shape_rule shape_rule_for<If> = rules::known_when_run;
+template <> inline constexpr const op_schema* description<Loop> = &schemas::loop;
+template <> inline constexpr shape_rule shape_rule_for<Loop> = rules::known_when_run;
+template <> inline constexpr const op_schema* description<Scan> = &schemas::scan;
+template <> inline constexpr shape_rule shape_rule_for<Scan> = rules::known_when_run;
+template <> inline constexpr const op_schema* description<SequenceMap> = &schemas::sequence_map;
+template <> inline constexpr shape_rule shape_rule_for<SequenceMap> = rules::known_when_run;
 
 }  // namespace ops
 SGMATCH_END_NAMESPACE

@@ -190,5 +190,10 @@ inline constexpr attr_spec einsum_attrs[] = {{"equation", attr_type::string, def
 inline constexpr op_schema einsum = typed(describe<Einsum>(einsum_inputs, einsum_attrs), types::numeric);
 
 }  // namespace schemas
+
+// The ops layer's facets of each op's entry (its vocabulary tag): the description and the shape rule.
+template <> inline constexpr const op_schema* description<Einsum> = &schemas::einsum;
+template <> inline constexpr shape_rule shape_rule_for<Einsum> = rules::einsum;
+
 }  // namespace ops
 SGMATCH_END_NAMESPACE

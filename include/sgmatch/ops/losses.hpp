@@ -53,5 +53,12 @@ inline constexpr op_schema softmax_cross_entropy = typed(
     describe<SoftmaxCrossEntropyLoss>(softmax_cross_entropy_inputs, loss_attrs, {}, 2), types::f32 | types::bit(dtype::f64));
 
 }  // namespace schemas
+
+// The ops layer's facets of each op's entry (its vocabulary tag): the description and the shape rule.
+template <> inline constexpr const op_schema* description<NegativeLogLikelihoodLoss> = &schemas::nll_loss;
+template <> inline constexpr shape_rule shape_rule_for<NegativeLogLikelihoodLoss> = rules::loss;
+template <> inline constexpr const op_schema* description<SoftmaxCrossEntropyLoss> = &schemas::softmax_cross_entropy;
+template <> inline constexpr shape_rule shape_rule_for<SoftmaxCrossEntropyLoss> = rules::loss;
+
 }  // namespace ops
 SGMATCH_END_NAMESPACE

@@ -337,5 +337,48 @@ inline constexpr op_schema log_softmax = describe<LogSoftmax>(pool_inputs, softm
 inline constexpr op_schema global_max_pool = describe<GlobalMaxPool>(pool_inputs);
 
 }  // namespace schemas
+
+// The ops layer's facets of each op's entry (its vocabulary tag): the description and the shape rule.
+template <> inline constexpr const op_schema* description<Conv> = &schemas::conv;
+template <> inline constexpr shape_rule shape_rule_for<Conv> = rules::conv;
+template <> inline constexpr const op_schema* description<ConvTranspose> = &schemas::conv_transpose;
+template <> inline constexpr shape_rule shape_rule_for<ConvTranspose> = rules::conv_transpose;
+template <> inline constexpr const op_schema* description<MaxPool> = &schemas::max_pool;
+template <> inline constexpr shape_rule shape_rule_for<MaxPool> = rules::max_pool;
+template <> inline constexpr const op_schema* description<AveragePool> = &schemas::average_pool;
+template <> inline constexpr shape_rule shape_rule_for<AveragePool> = rules::pool;
+template <> inline constexpr const op_schema* description<GlobalAveragePool> = &schemas::global_average_pool;
+template <> inline constexpr shape_rule shape_rule_for<GlobalAveragePool> = rules::global_pool;
+template <> inline constexpr const op_schema* description<BatchNorm> = &schemas::batch_norm;
+template <> inline constexpr shape_rule shape_rule_for<BatchNorm> = rules::batch_norm;
+template <> inline constexpr const op_schema* description<InstanceNormalization> = &schemas::instance_norm;
+template <> inline constexpr shape_rule shape_rule_for<InstanceNormalization> = rules::per_channel_same;
+template <> inline constexpr const op_schema* description<MeanVarianceNormalization> = &schemas::mean_variance_norm;
+template <> inline constexpr shape_rule shape_rule_for<MeanVarianceNormalization> = rules::same_as_input0;
+template <> inline constexpr const op_schema* description<LayerNorm> = &schemas::layer_norm;
+template <> inline constexpr shape_rule shape_rule_for<LayerNorm> = rules::layer_norm;
+template <> inline constexpr const op_schema* description<LRN> = &schemas::lrn;
+template <> inline constexpr shape_rule shape_rule_for<LRN> = rules::same_as_input0;
+template <> inline constexpr const op_schema* description<Gemm> = &schemas::gemm;
+template <> inline constexpr shape_rule shape_rule_for<Gemm> = rules::gemm;
+template <> inline constexpr const op_schema* description<MatMul> = &schemas::matmul;
+template <> inline constexpr shape_rule shape_rule_for<MatMul> = rules::matmul;
+template <> inline constexpr const op_schema* description<Det> = &schemas::det;
+template <> inline constexpr shape_rule shape_rule_for<Det> = rules::det;
+template <> inline constexpr const op_schema* description<MatMulInteger> = &schemas::matmul_integer;
+template <> inline constexpr shape_rule shape_rule_for<MatMulInteger> = rules::matmul;
+template <> inline constexpr const op_schema* description<QLinearMatMul> = &schemas::qlinear_matmul;
+template <> inline constexpr shape_rule shape_rule_for<QLinearMatMul> = rules::qlinear_matmul;
+template <> inline constexpr const op_schema* description<ConvInteger> = &schemas::conv_integer;
+template <> inline constexpr shape_rule shape_rule_for<ConvInteger> = rules::conv_integer;
+template <> inline constexpr const op_schema* description<QLinearConv> = &schemas::qlinear_conv;
+template <> inline constexpr shape_rule shape_rule_for<QLinearConv> = rules::qlinear_conv;
+template <> inline constexpr const op_schema* description<Softmax> = &schemas::softmax;
+template <> inline constexpr shape_rule shape_rule_for<Softmax> = rules::softmax;
+template <> inline constexpr const op_schema* description<LogSoftmax> = &schemas::log_softmax;
+template <> inline constexpr shape_rule shape_rule_for<LogSoftmax> = rules::softmax;
+template <> inline constexpr const op_schema* description<GlobalMaxPool> = &schemas::global_max_pool;
+template <> inline constexpr shape_rule shape_rule_for<GlobalMaxPool> = rules::global_pool;
+
 }  // namespace ops
 SGMATCH_END_NAMESPACE

@@ -17,6 +17,7 @@
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/graph/types.hpp"
 #include "sgmatch/ops/schema.hpp"
+#include "sgmatch/ops/shape_rules.hpp"
 #include "sgmatch/pattern/vocabulary.hpp"
 
 SGMATCH_BEGIN_NAMESPACE
@@ -73,5 +74,14 @@ inline constexpr op_schema optional_get_element =
     output_kind(typed(describe<OptionalGetElement>(optional_get_element_inputs), types::all), value_kind::element);
 
 }  // namespace schemas
+
+// The ops layer's facets of each op's entry (its vocabulary tag): the description and the shape rule.
+template <> inline constexpr const op_schema* description<Optional> = &schemas::optional;
+template <> inline constexpr shape_rule shape_rule_for<Optional> = rules::known_when_run;
+template <> inline constexpr const op_schema* description<OptionalHasElement> = &schemas::optional_has_element;
+template <> inline constexpr shape_rule shape_rule_for<OptionalHasElement> = rules::has_element;
+template <> inline constexpr const op_schema* description<OptionalGetElement> = &schemas::optional_get_element;
+template <> inline constexpr shape_rule shape_rule_for<OptionalGetElement> = rules::same_as_input0;
+
 }  // namespace ops
 SGMATCH_END_NAMESPACE

@@ -349,5 +349,48 @@ inline constexpr op_schema depth_to_space = typed(describe<DepthToSpace>(blocks_
 inline constexpr op_schema space_to_depth = typed(describe<SpaceToDepth>(blocks_inputs, space_to_depth_attrs), types::all);
 
 }  // namespace schemas
+
+// The ops layer's facets of each op's entry (its vocabulary tag): the description and the shape rule.
+template <> inline constexpr const op_schema* description<Tile> = &schemas::tile;
+template <> inline constexpr shape_rule shape_rule_for<Tile> = rules::tile;
+template <> inline constexpr const op_schema* description<Trilu> = &schemas::trilu;
+template <> inline constexpr shape_rule shape_rule_for<Trilu> = rules::trilu;
+template <> inline constexpr const op_schema* description<Range> = &schemas::range;
+template <> inline constexpr shape_rule shape_rule_for<Range> = rules::range;
+template <> inline constexpr const op_schema* description<CumSum> = &schemas::cumsum;
+template <> inline constexpr shape_rule shape_rule_for<CumSum> = rules::cumsum;
+template <> inline constexpr const op_schema* description<ArgMax> = &schemas::arg_max;
+template <> inline constexpr shape_rule shape_rule_for<ArgMax> = rules::arg_reduce;
+template <> inline constexpr const op_schema* description<ArgMin> = &schemas::arg_min;
+template <> inline constexpr shape_rule shape_rule_for<ArgMin> = rules::arg_reduce;
+template <> inline constexpr const op_schema* description<Hardmax> = &schemas::hardmax;
+template <> inline constexpr shape_rule shape_rule_for<Hardmax> = rules::hardmax;
+template <> inline constexpr const op_schema* description<TopK> = &schemas::top_k;
+template <> inline constexpr shape_rule shape_rule_for<TopK> = rules::top_k;
+template <> inline constexpr const op_schema* description<OneHot> = &schemas::one_hot;
+template <> inline constexpr shape_rule shape_rule_for<OneHot> = rules::one_hot;
+template <> inline constexpr const op_schema* description<GatherElements> = &schemas::gather_elements;
+template <> inline constexpr shape_rule shape_rule_for<GatherElements> = rules::gather_elements;
+template <> inline constexpr const op_schema* description<ScatterElements> = &schemas::scatter_elements;
+template <> inline constexpr shape_rule shape_rule_for<ScatterElements> = rules::scatter_elements;
+template <> inline constexpr const op_schema* description<GatherND> = &schemas::gather_nd;
+template <> inline constexpr shape_rule shape_rule_for<GatherND> = rules::gather_nd;
+template <> inline constexpr const op_schema* description<ScatterND> = &schemas::scatter_nd;
+template <> inline constexpr shape_rule shape_rule_for<ScatterND> = rules::scatter_nd;
+template <> inline constexpr const op_schema* description<EyeLike> = &schemas::eye_like;
+template <> inline constexpr shape_rule shape_rule_for<EyeLike> = rules::eye_like;
+template <> inline constexpr const op_schema* description<NonZero> = &schemas::non_zero;
+template <> inline constexpr shape_rule shape_rule_for<NonZero> = rules::known_when_run;
+template <> inline constexpr const op_schema* description<Compress> = &schemas::compress;
+template <> inline constexpr shape_rule shape_rule_for<Compress> = rules::known_when_run;
+template <> inline constexpr const op_schema* description<Unique> = &schemas::unique;
+template <> inline constexpr shape_rule shape_rule_for<Unique> = rules::known_when_run;
+template <> inline constexpr const op_schema* description<ReverseSequence> = &schemas::reverse_sequence;
+template <> inline constexpr shape_rule shape_rule_for<ReverseSequence> = rules::reverse_sequence;
+template <> inline constexpr const op_schema* description<DepthToSpace> = &schemas::depth_to_space;
+template <> inline constexpr shape_rule shape_rule_for<DepthToSpace> = rules::blocks<true>;
+template <> inline constexpr const op_schema* description<SpaceToDepth> = &schemas::space_to_depth;
+template <> inline constexpr shape_rule shape_rule_for<SpaceToDepth> = rules::blocks<false>;
+
 }  // namespace ops
 SGMATCH_END_NAMESPACE

@@ -150,5 +150,14 @@ inline constexpr op_schema gru = typed(describe<GRU>(rnn_inputs, gru_attrs, {}, 
 inline constexpr op_schema lstm = typed(describe<LSTM>(lstm_inputs, lstm_attrs, {}, 3), recurrent_types);
 
 }  // namespace schemas
+
+// The ops layer's facets of each op's entry (its vocabulary tag): the description and the shape rule.
+template <> inline constexpr const op_schema* description<RNN> = &schemas::rnn;
+template <> inline constexpr shape_rule shape_rule_for<RNN> = rules::recurrent;
+template <> inline constexpr const op_schema* description<GRU> = &schemas::gru;
+template <> inline constexpr shape_rule shape_rule_for<GRU> = rules::recurrent;
+template <> inline constexpr const op_schema* description<LSTM> = &schemas::lstm;
+template <> inline constexpr shape_rule shape_rule_for<LSTM> = rules::recurrent;
+
 }  // namespace ops
 SGMATCH_END_NAMESPACE

@@ -67,5 +67,28 @@ inline constexpr op_schema reduce_log_sum = typed(describe<ReduceLogSum>(reduce_
 inline constexpr op_schema reduce_log_sum_exp = typed(describe<ReduceLogSumExp>(reduce_inputs, reduce_attrs), reduce_types);
 
 }  // namespace schemas
+
+// The ops layer's facets of each op's entry (its vocabulary tag): the description and the shape rule.
+template <> inline constexpr const op_schema* description<ReduceMean> = &schemas::reduce_mean;
+template <> inline constexpr shape_rule shape_rule_for<ReduceMean> = rules::reduce;
+template <> inline constexpr const op_schema* description<ReduceSum> = &schemas::reduce_sum;
+template <> inline constexpr shape_rule shape_rule_for<ReduceSum> = rules::reduce;
+template <> inline constexpr const op_schema* description<ReduceMax> = &schemas::reduce_max;
+template <> inline constexpr shape_rule shape_rule_for<ReduceMax> = rules::reduce;
+template <> inline constexpr const op_schema* description<ReduceMin> = &schemas::reduce_min;
+template <> inline constexpr shape_rule shape_rule_for<ReduceMin> = rules::reduce;
+template <> inline constexpr const op_schema* description<ReduceProd> = &schemas::reduce_prod;
+template <> inline constexpr shape_rule shape_rule_for<ReduceProd> = rules::reduce;
+template <> inline constexpr const op_schema* description<ReduceSumSquare> = &schemas::reduce_sum_square;
+template <> inline constexpr shape_rule shape_rule_for<ReduceSumSquare> = rules::reduce;
+template <> inline constexpr const op_schema* description<ReduceL1> = &schemas::reduce_l1;
+template <> inline constexpr shape_rule shape_rule_for<ReduceL1> = rules::reduce;
+template <> inline constexpr const op_schema* description<ReduceL2> = &schemas::reduce_l2;
+template <> inline constexpr shape_rule shape_rule_for<ReduceL2> = rules::reduce;
+template <> inline constexpr const op_schema* description<ReduceLogSum> = &schemas::reduce_log_sum;
+template <> inline constexpr shape_rule shape_rule_for<ReduceLogSum> = rules::reduce;
+template <> inline constexpr const op_schema* description<ReduceLogSumExp> = &schemas::reduce_log_sum_exp;
+template <> inline constexpr shape_rule shape_rule_for<ReduceLogSumExp> = rules::reduce;
+
 }  // namespace ops
 SGMATCH_END_NAMESPACE

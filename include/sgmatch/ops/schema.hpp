@@ -8,8 +8,11 @@
 //   s->types:   the output element type
 //   ops::shape_rule_of(*s): output shapes from input shapes (and constant inputs such as a
 //               Reshape's shape), in ops/shape_rule_table.hpp: only what computes shapes (the
-//               executor, the ONNX front end) includes the rules, so a TU that only lowers or
-//               checks attributes does not compile them
+//               executor, the ONNX front end) makes the table of the rules, so a TU that only
+//               lowers or checks attributes does not compile them
+//
+// Each description and shape rule is a facet of its op's entry, the vocabulary tag (below,
+// description<Tag>): every layer attaches its own facets to the same tag.
 //
 // A description names its op through the vocabulary's tag (pattern/vocabulary.hpp): the tag is
 // what patterns say, the description is what the op computes. Attributes follow ONNX (the
@@ -254,8 +257,8 @@ struct op_schema {
     }
 };
 
-/// A description of the op named by Tag: `describe<Tag>(inputs, attrs, types, outputs)` (its
-/// shape rule goes into ops/shape_rule_table.hpp).
+/// A description of the op named by Tag: `describe<Tag>(inputs, attrs, types, outputs)`, attached
+/// to the tag as description<Tag> beside its shape_rule_for<Tag>.
 template <class Tag, std::size_t I, std::size_t A>
 constexpr op_schema describe(const input_spec (&in)[I], const attr_spec (&at)[A], type_rule types = {}, std::size_t outputs = 1) {
     return op_schema{Tag::names, std::size(Tag::names), in, I, at, A, outputs, types};
@@ -264,6 +267,25 @@ template <class Tag, std::size_t I>
 constexpr op_schema describe(const input_spec (&in)[I], type_rule types = {}, std::size_t outputs = 1) {
     return op_schema{Tag::names, std::size(Tag::names), in, I, nullptr, 0, outputs, types};
 }
+
+/// An op's entry is its vocabulary tag (pattern/vocabulary.hpp): each layer attaches its facet
+/// to it by specializing a template of its own, in that layer's header for the op's family.
+/// This layer's two, beside the description in ops/<family>.hpp:
+///
+///   template <> inline constexpr const op_schema* description<Relu> = &schemas::relu;
+///   template <> inline constexpr shape_rule shape_rule_for<Relu> = rules::same_as_input0;
+///
+/// The others: exec::kernels::f32_kernels<Tag>, typed_kernels<Tag> and onednn_typed_kernels<Tag>
+/// (exec/kernels/), onednn::lowering<Tag> (onednn/lowering/roles.hpp), testing::generator<Tag>
+/// (testing/generators.hpp). Every list of ops is a fold over ops::vocabulary that reads these
+/// (ops/table.hpp: all_schemas, facet_table); none is written out. Not specialized: the op has
+/// no description.
+template <class Tag>
+inline constexpr const op_schema* description = nullptr;
+/// The shape rule of the op of Tag: every described op has one, rules::known_when_run where its
+/// output shapes depend on the values it reads (NonZero) or on a body it runs (Loop).
+template <class Tag>
+inline constexpr shape_rule shape_rule_for = nullptr;
 
 /// The same description, with kernels for the element types in `set` (ops::types).
 constexpr op_schema typed(op_schema s, std::uint16_t set) {

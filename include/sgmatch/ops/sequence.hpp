@@ -68,5 +68,24 @@ inline constexpr op_schema concat_from_sequence =
     typed(describe<ConcatFromSequence>(concat_from_sequence_inputs, concat_from_sequence_attrs), types::all);
 
 }  // namespace schemas
+
+// The ops layer's facets of each op's entry (its vocabulary tag): the description and the shape rule.
+template <> inline constexpr const op_schema* description<SequenceEmpty> = &schemas::sequence_empty;
+template <> inline constexpr shape_rule shape_rule_for<SequenceEmpty> = rules::known_when_run;
+template <> inline constexpr const op_schema* description<SequenceConstruct> = &schemas::sequence_construct;
+template <> inline constexpr shape_rule shape_rule_for<SequenceConstruct> = rules::known_when_run;
+template <> inline constexpr const op_schema* description<SequenceInsert> = &schemas::sequence_insert;
+template <> inline constexpr shape_rule shape_rule_for<SequenceInsert> = rules::known_when_run;
+template <> inline constexpr const op_schema* description<SequenceAt> = &schemas::sequence_at;
+template <> inline constexpr shape_rule shape_rule_for<SequenceAt> = rules::known_when_run;
+template <> inline constexpr const op_schema* description<SequenceErase> = &schemas::sequence_erase;
+template <> inline constexpr shape_rule shape_rule_for<SequenceErase> = rules::known_when_run;
+template <> inline constexpr const op_schema* description<SequenceLength> = &schemas::sequence_length;
+template <> inline constexpr shape_rule shape_rule_for<SequenceLength> = rules::sequence_length;
+template <> inline constexpr const op_schema* description<SplitToSequence> = &schemas::split_to_sequence;
+template <> inline constexpr shape_rule shape_rule_for<SplitToSequence> = rules::known_when_run;
+template <> inline constexpr const op_schema* description<ConcatFromSequence> = &schemas::concat_from_sequence;
+template <> inline constexpr shape_rule shape_rule_for<ConcatFromSequence> = rules::known_when_run;
+
 }  // namespace ops
 SGMATCH_END_NAMESPACE

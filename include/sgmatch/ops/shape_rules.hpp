@@ -20,6 +20,10 @@ namespace rules {
 
 [[noreturn]] inline void fail(const op_attrs& a, const std::string& why) { throw op_error("sgmatch: " + a.where() + ": " + why); }
 
+/// The shape rule of an op whose output shapes are known only when it runs (they depend on the
+/// values it reads, or on a body it runs): shape_rule_of gives null for it.
+inline std::vector<dims> known_when_run(const shape_inputs&, const op_attrs& a) { fail(a, "output shapes are known only when the op runs"); }
+
 /// x + y and x * y of sizes, pads and strides from a model: past int64, a size_overflow naming
 /// the node (`what`: which sizes).
 inline std::int64_t add(const op_attrs& a, std::int64_t x, std::int64_t y, const char* what) {

@@ -137,5 +137,20 @@ inline constexpr op_schema mel_weight_matrix =
           types::bit(dtype::i32) | types::bit(dtype::i64));
 
 }  // namespace schemas
+
+// The ops layer's facets of each op's entry (its vocabulary tag): the description and the shape rule.
+template <> inline constexpr const op_schema* description<HannWindow> = &schemas::hann_window;
+template <> inline constexpr shape_rule shape_rule_for<HannWindow> = rules::window_op;
+template <> inline constexpr const op_schema* description<HammingWindow> = &schemas::hamming_window;
+template <> inline constexpr shape_rule shape_rule_for<HammingWindow> = rules::window_op;
+template <> inline constexpr const op_schema* description<BlackmanWindow> = &schemas::blackman_window;
+template <> inline constexpr shape_rule shape_rule_for<BlackmanWindow> = rules::window_op;
+template <> inline constexpr const op_schema* description<DFT> = &schemas::dft;
+template <> inline constexpr shape_rule shape_rule_for<DFT> = rules::dft;
+template <> inline constexpr const op_schema* description<STFT> = &schemas::stft;
+template <> inline constexpr shape_rule shape_rule_for<STFT> = rules::stft;
+template <> inline constexpr const op_schema* description<MelWeightMatrix> = &schemas::mel_weight_matrix;
+template <> inline constexpr shape_rule shape_rule_for<MelWeightMatrix> = rules::mel_weight_matrix;
+
 }  // namespace ops
 SGMATCH_END_NAMESPACE

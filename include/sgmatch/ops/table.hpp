@@ -3,8 +3,9 @@
 //
 //   if (const ops::op_schema* s = ops::find_schema(g.op_name(n))) ...
 //
-// An op's description lives in its family's header and has one line in `all_schemas` below; what
-// else adding an op takes, in every layer: docs/design.md, "Adding an op".
+// An op's description lives in its family's header, attached to the op's vocabulary tag as
+// description<Tag> (ops/schema.hpp); the lists here are folds over the vocabulary. What else
+// adding an op takes, in every layer: CONTRIBUTING.md, "Add an ONNX op".
 #pragma once
 
 #include <cstddef>
@@ -30,31 +31,40 @@
 #include "sgmatch/ops/tensor.hpp"
 #include "sgmatch/ops/text.hpp"
 #include "sgmatch/ops/vision.hpp"
+#include "sgmatch/pattern/vocabulary.hpp"
 
 SGMATCH_BEGIN_NAMESPACE
 namespace ops {
 
-/// Every description, in no particular order.
+/// Calls f(Tag{}) for every tag of ops::vocabulary that has a description, in vocabulary order.
+template <class F, class... T>
+void for_each_described(tag_list<T...>, F&& f) {
+    auto one = [&](auto tag) {
+        if constexpr (description<decltype(tag)> != nullptr) f(tag);
+    };
+    (one(T{}), ...);
+}
+
+/// Every description, in vocabulary order: the ops with a description<Tag>.
 inline const std::vector<const op_schema*>& all_schemas() {
-    using namespace schemas;
-    static const std::vector<const op_schema*> all{
-        &relu, &sigmoid, &tanh, &hard_swish, &mish, &softplus, &exp, &log, &sqrt, &square, &abs, &round, &erf, &identity,
-        &leaky_relu, &elu, &swish, &hard_sigmoid, &gelu, &clip, &add, &sub, &mul, &div, &pow, &max, &min,
-        &conv, &conv_transpose, &max_pool, &average_pool, &global_average_pool, &batch_norm, &layer_norm, &lrn, &gemm,
-        &matmul, &softmax, &concat, &reshape, &flatten, &transpose, &pad, &constant,
-        &neg, &reciprocal, &softsign, &selu, &celu, &thresholded_relu, &prelu, &sum, &mean,
-        &reduce_mean, &reduce_sum, &reduce_max, &reduce_min, &reduce_prod, &reduce_sum_square, &reduce_l1, &reduce_l2,
-        &reduce_log_sum, &reduce_log_sum_exp, &log_softmax, &global_max_pool,
-        &unsqueeze, &squeeze, &slice, &resize, &gather, &expand, &dropout, &cast,
-        &split, &shape, &size, &constant_of_shape, &where, &equal, &less, &greater, &less_or_equal, &greater_or_equal,
-        &logical_and, &logical_or, &logical_xor, &logical_not, &mod, &tile, &trilu, &range, &cumsum, &arg_max, &arg_min, &hardmax, &one_hot,
-        &ceil, &floor, &sign, &sin, &cos, &tan, &asin, &acos, &atan, &sinh, &cosh, &asinh, &acosh, &atanh, &is_nan, &is_inf,
-        &gather_elements, &scatter_elements, &gather_nd, &scatter_nd, &eye_like, &non_zero, &compress, &unique, &reverse_sequence, &hann_window, &hamming_window, &blackman_window, &det, &mean_variance_norm, &depth_to_space, &space_to_depth, &cast_like, &shrink,
-        &top_k, &einsum, &quantize_linear, &dequantize_linear, &matmul_integer, &qlinear_matmul, &dynamic_quantize_linear, &conv_integer, &qlinear_conv, &nll_loss, &softmax_cross_entropy, &instance_norm, &rnn, &gru, &lstm,
-        &sequence_empty, &sequence_construct, &sequence_insert, &sequence_at, &sequence_erase, &sequence_length, &split_to_sequence, &concat_from_sequence,
-        &non_max_suppression, &roi_align, &grid_sample, &max_unpool, &if_op, &loop, &scan, &sequence_map, &bit_shift, &dft, &stft, &mel_weight_matrix, &tfidf_vectorizer,
-        &optional, &optional_has_element, &optional_get_element};
+    static const std::vector<const op_schema*> all = [] {
+        std::vector<const op_schema*> v;
+        for_each_described(vocabulary{}, [&](auto tag) { v.push_back(description<decltype(tag)>); });
+        return v;
+    }();
     return all;
+}
+
+/// A table from each described op's description to its facet in some layer: `facet(tag)` gives
+/// the facet, or a null V where the op has none (not entered). What every find_* of the layers
+/// (shape rules, kernels, generators) looks up.
+template <class V, class F>
+std::unordered_map<const op_schema*, V> facet_table(F facet) {
+    std::unordered_map<const op_schema*, V> m;
+    for_each_described(vocabulary{}, [&](auto tag) {
+        if (V v = facet(tag)) m.emplace(description<decltype(tag)>, v);
+    });
+    return m;
 }
 
 /// The description of the op named `op` (any alias), or null.

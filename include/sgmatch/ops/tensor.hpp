@@ -460,5 +460,48 @@ inline constexpr op_schema constant = op_schema{Constant::names, std::size(Const
                                                 type_rule{type_rule::from::attribute, 0, dtype::unknown}};
 
 }  // namespace schemas
+
+// The ops layer's facets of each op's entry (its vocabulary tag): the description and the shape rule.
+template <> inline constexpr const op_schema* description<Constant> = &schemas::constant;
+template <> inline constexpr shape_rule shape_rule_for<Constant> = rules::constant;
+template <> inline constexpr const op_schema* description<Concat> = &schemas::concat;
+template <> inline constexpr shape_rule shape_rule_for<Concat> = rules::concat;
+template <> inline constexpr const op_schema* description<Unsqueeze> = &schemas::unsqueeze;
+template <> inline constexpr shape_rule shape_rule_for<Unsqueeze> = rules::unsqueeze;
+template <> inline constexpr const op_schema* description<Squeeze> = &schemas::squeeze;
+template <> inline constexpr shape_rule shape_rule_for<Squeeze> = rules::squeeze;
+template <> inline constexpr const op_schema* description<Slice> = &schemas::slice;
+template <> inline constexpr shape_rule shape_rule_for<Slice> = rules::slice;
+template <> inline constexpr const op_schema* description<Resize> = &schemas::resize;
+template <> inline constexpr shape_rule shape_rule_for<Resize> = rules::resize;
+template <> inline constexpr const op_schema* description<Gather> = &schemas::gather;
+template <> inline constexpr shape_rule shape_rule_for<Gather> = rules::gather;
+template <> inline constexpr const op_schema* description<Expand> = &schemas::expand;
+template <> inline constexpr shape_rule shape_rule_for<Expand> = rules::expand;
+template <> inline constexpr const op_schema* description<Dropout> = &schemas::dropout;
+template <> inline constexpr shape_rule shape_rule_for<Dropout> = rules::dropout;
+template <> inline constexpr const op_schema* description<Cast> = &schemas::cast;
+template <> inline constexpr shape_rule shape_rule_for<Cast> = rules::same_as_input0;
+template <> inline constexpr const op_schema* description<CastLike> = &schemas::cast_like;
+template <> inline constexpr shape_rule shape_rule_for<CastLike> = rules::same_as_input0;
+template <> inline constexpr const op_schema* description<Shape> = &schemas::shape;
+template <> inline constexpr shape_rule shape_rule_for<Shape> = rules::shape;
+template <> inline constexpr const op_schema* description<Size> = &schemas::size;
+template <> inline constexpr shape_rule shape_rule_for<Size> = rules::size;
+template <> inline constexpr const op_schema* description<ConstantOfShape> = &schemas::constant_of_shape;
+template <> inline constexpr shape_rule shape_rule_for<ConstantOfShape> = rules::constant_of_shape;
+template <> inline constexpr const op_schema* description<Where> = &schemas::where;
+template <> inline constexpr shape_rule shape_rule_for<Where> = rules::broadcast_all;
+template <> inline constexpr const op_schema* description<Split> = &schemas::split;
+template <> inline constexpr shape_rule shape_rule_for<Split> = rules::split;
+template <> inline constexpr const op_schema* description<Reshape> = &schemas::reshape;
+template <> inline constexpr shape_rule shape_rule_for<Reshape> = rules::reshape;
+template <> inline constexpr const op_schema* description<Flatten> = &schemas::flatten;
+template <> inline constexpr shape_rule shape_rule_for<Flatten> = rules::flatten;
+template <> inline constexpr const op_schema* description<Transpose> = &schemas::transpose;
+template <> inline constexpr shape_rule shape_rule_for<Transpose> = rules::transpose;
+template <> inline constexpr const op_schema* description<Pad> = &schemas::pad;
+template <> inline constexpr shape_rule shape_rule_for<Pad> = rules::pad;
+
 }  // namespace ops
 SGMATCH_END_NAMESPACE

@@ -49,5 +49,10 @@ inline constexpr op_schema tfidf_vectorizer =
           types::bit(dtype::i32) | types::bit(dtype::i64));
 
 }  // namespace schemas
+
+// The ops layer's facets of each op's entry (its vocabulary tag): the description and the shape rule.
+template <> inline constexpr const op_schema* description<TfIdfVectorizer> = &schemas::tfidf_vectorizer;
+template <> inline constexpr shape_rule shape_rule_for<TfIdfVectorizer> = rules::tfidf;
+
 }  // namespace ops
 SGMATCH_END_NAMESPACE

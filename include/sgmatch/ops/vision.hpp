@@ -119,5 +119,16 @@ inline constexpr attr_spec max_unpool_attrs[] = {{"kernel_shape", attr_type::int
 inline constexpr op_schema max_unpool = typed(describe<MaxUnpool>(max_unpool_inputs, max_unpool_attrs), types::all);
 
 }  // namespace schemas
+
+// The ops layer's facets of each op's entry (its vocabulary tag): the description and the shape rule.
+template <> inline constexpr const op_schema* description<NonMaxSuppression> = &schemas::non_max_suppression;
+template <> inline constexpr shape_rule shape_rule_for<NonMaxSuppression> = rules::known_when_run;
+template <> inline constexpr const op_schema* description<RoiAlign> = &schemas::roi_align;
+template <> inline constexpr shape_rule shape_rule_for<RoiAlign> = rules::roi_align;
+template <> inline constexpr const op_schema* description<GridSample> = &schemas::grid_sample;
+template <> inline constexpr shape_rule shape_rule_for<GridSample> = rules::grid_sample;
+template <> inline constexpr const op_schema* description<MaxUnpool> = &schemas::max_unpool;
+template <> inline constexpr shape_rule shape_rule_for<MaxUnpool> = rules::max_unpool;
+
 }  // namespace ops
 SGMATCH_END_NAMESPACE

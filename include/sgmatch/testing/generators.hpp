@@ -321,62 +321,207 @@ inline node_id reduce_mean(draw& d, const std::optional<graph::value>& in, const
     return n;
 }
 
+/// add_node's drawing of one op family: (d, the op's canonical name, the chain's value, its slot,
+/// the operands) -> the node.
+using draw_fn = node_id (*)(draw&, std::string_view, const std::optional<graph::value>&, std::size_t, const std::vector<operand>&);
+
+inline node_id draw_conv(draw& d, std::string_view op, const std::optional<graph::value>& in, std::size_t, const std::vector<operand>&) {
+    return conv(d, op, in);
+}
+inline node_id draw_matmul(draw& d, std::string_view op, const std::optional<graph::value>& in, std::size_t, const std::vector<operand>&) {
+    return matmul(d, op, in);
+}
+inline node_id draw_batch_norm(draw& d, std::string_view, const std::optional<graph::value>& in, std::size_t, const std::vector<operand>&) {
+    return batch_norm(d, in);
+}
+inline node_id draw_reduce_mean(draw& d, std::string_view, const std::optional<graph::value>& in, std::size_t,
+                                const std::vector<operand>& operands) {
+    return reduce_mean(d, in, operands);
+}
+inline node_id draw_unary(draw& d, std::string_view op, const std::optional<graph::value>& in, std::size_t,
+                          const std::vector<operand>& operands) {
+    std::optional<graph::value> x = in;
+    if (!x && !operands.empty() && operands[0].k == operand::kind::given) x = operands[0].v;
+    return unary(d, op, x ? *x : d.activation(d.pick_of<std::size_t>({2, 4})));
+}
+
 }  // namespace detail
 
-/// One op the generators draw, and the ONNX conformance cases (node tests of the ONNX package,
-/// tests/onnx/conformance_pass.txt) that back the reference kernel for the forms drawn.
-struct generator_entry {
-    std::string_view op;
-    std::vector<std::string_view> conformance;
+/// The testing layer's facet of an op's entry (ops/schema.hpp): how add_node draws the op
+/// (`make`), and the ONNX conformance cases (node tests of the ONNX package,
+/// tests/onnx/conformance_pass.txt) that back its reference kernel for the forms drawn
+/// (`conformance`). Not specialized: the op is not drawn.
+template <class Tag>
+struct generator {
+    static constexpr detail::draw_fn make = nullptr;
 };
 
-/// Every op add_node draws.
+namespace detail {
+struct drawn_unary {
+    static constexpr draw_fn make = draw_unary;
+};
+struct drawn_binary {
+    static constexpr draw_fn make = binary;
+};
+}  // namespace detail
+
+template <>
+struct generator<ops::Conv> {
+    static constexpr detail::draw_fn make = detail::draw_conv;
+    static constexpr std::string_view conformance[] = {
+        "node/test_conv_with_strides_padding", "node/test_conv_with_strides_and_asymmetric_padding", "node/test_conv_with_strides_no_padding",
+        "pytorch-converted/test_Conv2d_dilated", "pytorch-converted/test_Conv2d_groups", "pytorch-converted/test_Conv2d_depthwise_with_multiplier"};
+};
+template <>
+struct generator<ops::ConvTranspose> {
+    static constexpr detail::draw_fn make = detail::draw_conv;
+    static constexpr std::string_view conformance[] = {"node/test_convtranspose", "node/test_convtranspose_pads", "node/test_convtranspose_dilations",
+                                                       "pytorch-converted/test_ConvTranspose2d"};
+};
+template <>
+struct generator<ops::MatMul> {
+    static constexpr detail::draw_fn make = detail::draw_matmul;
+    static constexpr std::string_view conformance[] = {"node/test_matmul_2d", "node/test_matmul_3d"};
+};
+template <>
+struct generator<ops::Gemm> {
+    static constexpr detail::draw_fn make = detail::draw_matmul;
+    static constexpr std::string_view conformance[] = {"node/test_gemm_all_attributes",   "node/test_gemm_transposeA",
+                                                       "node/test_gemm_transposeB",       "node/test_gemm_default_vector_bias",
+                                                       "node/test_gemm_default_scalar_bias", "node/test_gemm_default_no_bias"};
+};
+template <>
+struct generator<ops::BatchNorm> {
+    static constexpr detail::draw_fn make = detail::draw_batch_norm;
+    static constexpr std::string_view conformance[] = {"node/test_batchnorm_epsilon", "node/test_batchnorm_example"};
+};
+template <>
+struct generator<ops::ReduceMean> {
+    static constexpr detail::draw_fn make = detail::draw_reduce_mean;
+    static constexpr std::string_view conformance[] = {"node/test_reduce_mean_keepdims_random", "node/test_reduce_mean_negative_axes_keepdims_random"};
+};
+template <>
+struct generator<ops::Relu> : detail::drawn_unary {
+    static constexpr std::string_view conformance[] = {"node/test_relu"};
+};
+template <>
+struct generator<ops::LeakyRelu> : detail::drawn_unary {
+    static constexpr std::string_view conformance[] = {"node/test_leakyrelu", "node/test_leakyrelu_default"};
+};
+template <>
+struct generator<ops::Clip> : detail::drawn_unary {
+    static constexpr std::string_view conformance[] = {"node/test_clip", "node/test_clip_default_max"};
+};
+template <>
+struct generator<ops::Sigmoid> : detail::drawn_unary {
+    static constexpr std::string_view conformance[] = {"node/test_sigmoid"};
+};
+template <>
+struct generator<ops::Tanh> : detail::drawn_unary {
+    static constexpr std::string_view conformance[] = {"node/test_tanh"};
+};
+template <>
+struct generator<ops::Elu> : detail::drawn_unary {
+    static constexpr std::string_view conformance[] = {"node/test_elu", "node/test_elu_default"};
+};
+template <>
+struct generator<ops::HardSwish> : detail::drawn_unary {
+    static constexpr std::string_view conformance[] = {"node/test_hardswish"};
+};
+template <>
+struct generator<ops::HardSigmoid> : detail::drawn_unary {
+    static constexpr std::string_view conformance[] = {"node/test_hardsigmoid", "node/test_hardsigmoid_default"};
+};
+template <>
+struct generator<ops::Softplus> : detail::drawn_unary {
+    static constexpr std::string_view conformance[] = {"node/test_softplus"};
+};
+template <>
+struct generator<ops::Exp> : detail::drawn_unary {
+    static constexpr std::string_view conformance[] = {"node/test_exp"};
+};
+template <>
+struct generator<ops::Log> : detail::drawn_unary {
+    static constexpr std::string_view conformance[] = {"node/test_log"};
+};
+template <>
+struct generator<ops::Sqrt> : detail::drawn_unary {
+    static constexpr std::string_view conformance[] = {"node/test_sqrt"};
+};
+template <>
+struct generator<ops::Abs> : detail::drawn_unary {
+    static constexpr std::string_view conformance[] = {"node/test_abs"};
+};
+template <>
+struct generator<ops::Round> : detail::drawn_unary {
+    static constexpr std::string_view conformance[] = {"node/test_round"};
+};
+template <>
+struct generator<ops::Erf> : detail::drawn_unary {
+    static constexpr std::string_view conformance[] = {"node/test_erf"};
+};
+template <>
+struct generator<ops::Add> : detail::drawn_binary {
+    static constexpr std::string_view conformance[] = {"node/test_add", "node/test_add_bcast"};
+};
+template <>
+struct generator<ops::Sub> : detail::drawn_binary {
+    static constexpr std::string_view conformance[] = {"node/test_sub", "node/test_sub_bcast"};
+};
+template <>
+struct generator<ops::Mul> : detail::drawn_binary {
+    static constexpr std::string_view conformance[] = {"node/test_mul", "node/test_mul_bcast"};
+};
+template <>
+struct generator<ops::Div> : detail::drawn_binary {
+    static constexpr std::string_view conformance[] = {"node/test_div", "node/test_div_bcast"};
+};
+template <>
+struct generator<ops::Max> : detail::drawn_binary {
+    static constexpr std::string_view conformance[] = {"node/test_max_two_inputs"};
+};
+template <>
+struct generator<ops::Min> : detail::drawn_binary {
+    static constexpr std::string_view conformance[] = {"node/test_min_two_inputs"};
+};
+template <>
+struct generator<ops::Pow> : detail::drawn_binary {
+    static constexpr std::string_view conformance[] = {"node/test_pow", "node/test_pow_bcast_scalar"};
+};
+
+/// One op the generators draw (an op whose generator<Tag> is specialized), and its ONNX
+/// conformance cases.
+struct generator_entry {
+    std::string_view op;  // the description's canonical name
+    std::vector<std::string_view> conformance;
+    detail::draw_fn make;
+};
+
+/// Every op add_node draws, in vocabulary order.
 inline const std::vector<generator_entry>& generators() {
-    static const std::vector<generator_entry> t = {
-        {"Conv", {"node/test_conv_with_strides_padding", "node/test_conv_with_strides_and_asymmetric_padding",
-                  "node/test_conv_with_strides_no_padding", "pytorch-converted/test_Conv2d_dilated",
-                  "pytorch-converted/test_Conv2d_groups", "pytorch-converted/test_Conv2d_depthwise_with_multiplier"}},
-        {"ConvTranspose", {"node/test_convtranspose", "node/test_convtranspose_pads", "node/test_convtranspose_dilations",
-                           "pytorch-converted/test_ConvTranspose2d"}},
-        {"MatMul", {"node/test_matmul_2d", "node/test_matmul_3d"}},
-        {"Gemm", {"node/test_gemm_all_attributes", "node/test_gemm_transposeA", "node/test_gemm_transposeB",
-                  "node/test_gemm_default_vector_bias", "node/test_gemm_default_scalar_bias", "node/test_gemm_default_no_bias"}},
-        {"BatchNormalization", {"node/test_batchnorm_epsilon", "node/test_batchnorm_example"}},
-        {"ReduceMean", {"node/test_reduce_mean_keepdims_random", "node/test_reduce_mean_negative_axes_keepdims_random"}},
-        {"Relu", {"node/test_relu"}},
-        {"LeakyRelu", {"node/test_leakyrelu", "node/test_leakyrelu_default"}},
-        {"Clip", {"node/test_clip", "node/test_clip_default_max"}},
-        {"Sigmoid", {"node/test_sigmoid"}},
-        {"Tanh", {"node/test_tanh"}},
-        {"Elu", {"node/test_elu", "node/test_elu_default"}},
-        {"HardSwish", {"node/test_hardswish"}},
-        {"HardSigmoid", {"node/test_hardsigmoid", "node/test_hardsigmoid_default"}},
-        {"Softplus", {"node/test_softplus"}},
-        {"Exp", {"node/test_exp"}},
-        {"Log", {"node/test_log"}},
-        {"Sqrt", {"node/test_sqrt"}},
-        {"Abs", {"node/test_abs"}},
-        {"Round", {"node/test_round"}},
-        {"Erf", {"node/test_erf"}},
-        {"Add", {"node/test_add", "node/test_add_bcast"}},
-        {"Sub", {"node/test_sub", "node/test_sub_bcast"}},
-        {"Mul", {"node/test_mul", "node/test_mul_bcast"}},
-        {"Div", {"node/test_div", "node/test_div_bcast"}},
-        {"Max", {"node/test_max_two_inputs"}},
-        {"Min", {"node/test_min_two_inputs"}},
-        {"Pow", {"node/test_pow", "node/test_pow_bcast_scalar"}},
-    };
+    static const std::vector<generator_entry> t = [] {
+        std::vector<generator_entry> v;
+        ops::for_each_described(ops::vocabulary{}, [&](auto tag) {
+            using G = generator<decltype(tag)>;
+            if constexpr (G::make != nullptr)
+                v.push_back({ops::description<decltype(tag)>->name(), {std::begin(G::conformance), std::end(G::conformance)}, G::make});
+        });
+        return v;
+    }();
     return t;
 }
 
-/// Whether add_node draws op (by its canonical name or an alias).
-inline bool can_draw(std::string_view op) {
-    const ops::op_schema* s = ops::find_schema(op);
-    if (s == nullptr) return false;
-    for (const auto& e : generators())
-        if (s == ops::find_schema(e.op)) return true;
-    return false;
+namespace detail {
+inline const generator_entry* find_generator(const ops::op_schema* s) {
+    if (s != nullptr)
+        for (const generator_entry& e : generators())
+            if (e.op == s->name()) return &e;
+    return nullptr;
 }
+}  // namespace detail
+
+/// Whether add_node draws op (by its canonical name or an alias).
+inline bool can_draw(std::string_view op) { return detail::find_generator(ops::find_schema(op)) != nullptr; }
 
 /// A node of op `op` (by any alias) drawn into d: `in` is the value the chain enters with on
 /// input `slot` (none: the node draws its own), `operands` what the pattern says of the other
@@ -384,24 +529,9 @@ inline bool can_draw(std::string_view op) {
 inline graph::value add_node(draw& d, std::string_view op, const std::optional<graph::value>& in = std::nullopt,
                              std::size_t slot = 0, const std::vector<operand>& operands = {}) {
     const ops::op_schema* s = ops::find_schema(op);
-    if (s == nullptr || !can_draw(op)) throw draw_rejected("sgmatch::testing: no generator for op " + std::string(op));
-    const std::string_view name = s->name();
-    node_id n;
-    if (name == "Conv" || name == "ConvTranspose") {
-        n = detail::conv(d, name, in);
-    } else if (name == "MatMul" || name == "Gemm") {
-        n = detail::matmul(d, name, in);
-    } else if (name == "BatchNorm") {
-        n = detail::batch_norm(d, in);
-    } else if (name == "ReduceMean") {
-        n = detail::reduce_mean(d, in, operands);
-    } else if (name == "Add" || name == "Sub" || name == "Mul" || name == "Div" || name == "Max" || name == "Min" || name == "Pow") {
-        n = detail::binary(d, s->names[0], in, slot, operands);
-    } else {
-        std::optional<graph::value> x = in;
-        if (!x && !operands.empty() && operands[0].k == operand::kind::given) x = operands[0].v;
-        n = detail::unary(d, s->names[0], x ? *x : d.activation(d.pick_of<std::size_t>({2, 4})));
-    }
+    const generator_entry* e = detail::find_generator(s);
+    if (e == nullptr) throw draw_rejected("sgmatch::testing: no generator for op " + std::string(op));
+    const node_id n = e->make(d, s->name(), in, slot, operands);
     detail::infer(d, n);
     return {n, 0};
 }

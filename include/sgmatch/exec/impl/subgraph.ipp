@@ -9,7 +9,6 @@
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/exec/kernels.hpp"
 #include "sgmatch/exec/subgraph.hpp"
-#include "sgmatch/ops/table.hpp"
 #include "sgmatch/pattern/vocabulary.hpp"
 
 SGMATCH_BEGIN_NAMESPACE
@@ -21,13 +20,8 @@ std::vector<std::string_view> region_op_names(ops::tag_list<T...>) {
     std::vector<std::string_view> v;
     auto add = [&](auto tag) {
         using X = decltype(tag);
-        bool onednn = std::is_same_v<X, ops::Erf>;
-        for (std::string_view n : X::names) {
-            const ops::op_schema* s = ops::find_schema(n);
-            const kernel_binding* b = s != nullptr ? find_kernels(s) : nullptr;
-            onednn = onednn || (b != nullptr && b->onednn != nullptr);
-        }
-        if (onednn) v.insert(v.end(), std::begin(X::names), std::end(X::names));
+        if constexpr (std::is_same_v<X, ops::Erf> || kernels::f32_kernels<X>.onednn != nullptr)
+            v.insert(v.end(), std::begin(X::names), std::end(X::names));
     };
     (add(T{}), ...);
     return v;

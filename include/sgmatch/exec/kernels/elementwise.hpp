@@ -127,75 +127,68 @@ std::shared_ptr<const onednn::op_kernel> onednn_sum(const node_context& c, bool)
     return std::make_shared<onednn::sum_kernel>(Mean);
 }
 
-inline const kernel_binding elementwise[] = {
-    {&ops::schemas::relu, plain_unary<uk::relu>, onednn_eltwise<ops::Relu>},
-    {&ops::schemas::sigmoid, plain_unary<uk::sigmoid>, onednn_eltwise<ops::Sigmoid>},
-    {&ops::schemas::tanh, plain_unary<uk::tanh>, onednn_eltwise<ops::Tanh>},
-    {&ops::schemas::hard_swish, plain_unary<uk::hardswish>, onednn_eltwise<ops::HardSwish>},
-    {&ops::schemas::mish, plain_unary<uk::mish>, onednn_eltwise<ops::Mish>},
-    {&ops::schemas::softplus, plain_unary<uk::softplus>, onednn_eltwise<ops::Softplus>},
-    {&ops::schemas::exp, plain_unary<uk::exp>, onednn_eltwise<ops::Exp>},
-    {&ops::schemas::log, plain_unary<uk::log>, onednn_eltwise<ops::Log>},
-    {&ops::schemas::sqrt, plain_unary<uk::sqrt>, onednn_eltwise<ops::Sqrt>},
-    {&ops::schemas::square, plain_unary<uk::square>, onednn_eltwise<ops::Square>},
-    {&ops::schemas::abs, plain_unary<uk::abs>, onednn_eltwise<ops::Abs>},
-    {&ops::schemas::round, plain_unary<uk::round>, onednn_eltwise<ops::Round>},
-    {&ops::schemas::erf, plain_unary<uk::erf>, nullptr},
-    {&ops::schemas::shrink,
-     [](const node_context& c) { return unary(uk::shrink, static_cast<float>(c.a.f("lambd")), static_cast<float>(c.a.f("bias"))); }, nullptr},
-    {&ops::schemas::ceil, plain_unary<uk::ceil>, nullptr},
-    {&ops::schemas::floor, plain_unary<uk::floor>, nullptr},
-    {&ops::schemas::sign, plain_unary<uk::sign>, nullptr},
-    {&ops::schemas::sin, plain_unary<uk::sin>, nullptr},
-    {&ops::schemas::cos, plain_unary<uk::cos>, nullptr},
-    {&ops::schemas::tan, plain_unary<uk::tan>, nullptr},
-    {&ops::schemas::asin, plain_unary<uk::asin>, nullptr},
-    {&ops::schemas::acos, plain_unary<uk::acos>, nullptr},
-    {&ops::schemas::atan, plain_unary<uk::atan>, nullptr},
-    {&ops::schemas::sinh, plain_unary<uk::sinh>, nullptr},
-    {&ops::schemas::cosh, plain_unary<uk::cosh>, nullptr},
-    {&ops::schemas::asinh, plain_unary<uk::asinh>, nullptr},
-    {&ops::schemas::acosh, plain_unary<uk::acosh>, nullptr},
-    {&ops::schemas::atanh, plain_unary<uk::atanh>, nullptr},
-    {&ops::schemas::identity, plain_unary<uk::identity>, nullptr},
-    {&ops::schemas::leaky_relu, [](const node_context& c) { return unary(uk::leaky_relu, static_cast<float>(c.a.f("alpha"))); },
-     onednn_eltwise<ops::LeakyRelu>},
-    {&ops::schemas::elu, [](const node_context& c) { return unary(uk::elu, static_cast<float>(c.a.f("alpha"))); },
-     onednn_eltwise<ops::Elu>},
-    {&ops::schemas::swish, [](const node_context& c) { return unary(uk::swish, static_cast<float>(c.a.f("alpha"))); },
-     onednn_eltwise<ops::Swish>},
-    {&ops::schemas::hard_sigmoid,
-     [](const node_context& c) {
+template <> inline constexpr kernel_binding f32_kernels<ops::Relu>{plain_unary<uk::relu>, onednn_eltwise<ops::Relu>};
+template <> inline constexpr kernel_binding f32_kernels<ops::Sigmoid>{plain_unary<uk::sigmoid>, onednn_eltwise<ops::Sigmoid>};
+template <> inline constexpr kernel_binding f32_kernels<ops::Tanh>{plain_unary<uk::tanh>, onednn_eltwise<ops::Tanh>};
+template <> inline constexpr kernel_binding f32_kernels<ops::HardSwish>{plain_unary<uk::hardswish>, onednn_eltwise<ops::HardSwish>};
+template <> inline constexpr kernel_binding f32_kernels<ops::Mish>{plain_unary<uk::mish>, onednn_eltwise<ops::Mish>};
+template <> inline constexpr kernel_binding f32_kernels<ops::Softplus>{plain_unary<uk::softplus>, onednn_eltwise<ops::Softplus>};
+template <> inline constexpr kernel_binding f32_kernels<ops::Exp>{plain_unary<uk::exp>, onednn_eltwise<ops::Exp>};
+template <> inline constexpr kernel_binding f32_kernels<ops::Log>{plain_unary<uk::log>, onednn_eltwise<ops::Log>};
+template <> inline constexpr kernel_binding f32_kernels<ops::Sqrt>{plain_unary<uk::sqrt>, onednn_eltwise<ops::Sqrt>};
+template <> inline constexpr kernel_binding f32_kernels<ops::Square>{plain_unary<uk::square>, onednn_eltwise<ops::Square>};
+template <> inline constexpr kernel_binding f32_kernels<ops::Abs>{plain_unary<uk::abs>, onednn_eltwise<ops::Abs>};
+template <> inline constexpr kernel_binding f32_kernels<ops::Round>{plain_unary<uk::round>, onednn_eltwise<ops::Round>};
+template <> inline constexpr kernel_binding f32_kernels<ops::Erf>{plain_unary<uk::erf>, nullptr};
+template <> inline constexpr kernel_binding f32_kernels<ops::Shrink>{[](const node_context& c) { return unary(uk::shrink, static_cast<float>(c.a.f("lambd")), static_cast<float>(c.a.f("bias"))); }, nullptr};
+template <> inline constexpr kernel_binding f32_kernels<ops::Ceil>{plain_unary<uk::ceil>, nullptr};
+template <> inline constexpr kernel_binding f32_kernels<ops::Floor>{plain_unary<uk::floor>, nullptr};
+template <> inline constexpr kernel_binding f32_kernels<ops::Sign>{plain_unary<uk::sign>, nullptr};
+template <> inline constexpr kernel_binding f32_kernels<ops::Sin>{plain_unary<uk::sin>, nullptr};
+template <> inline constexpr kernel_binding f32_kernels<ops::Cos>{plain_unary<uk::cos>, nullptr};
+template <> inline constexpr kernel_binding f32_kernels<ops::Tan>{plain_unary<uk::tan>, nullptr};
+template <> inline constexpr kernel_binding f32_kernels<ops::Asin>{plain_unary<uk::asin>, nullptr};
+template <> inline constexpr kernel_binding f32_kernels<ops::Acos>{plain_unary<uk::acos>, nullptr};
+template <> inline constexpr kernel_binding f32_kernels<ops::Atan>{plain_unary<uk::atan>, nullptr};
+template <> inline constexpr kernel_binding f32_kernels<ops::Sinh>{plain_unary<uk::sinh>, nullptr};
+template <> inline constexpr kernel_binding f32_kernels<ops::Cosh>{plain_unary<uk::cosh>, nullptr};
+template <> inline constexpr kernel_binding f32_kernels<ops::Asinh>{plain_unary<uk::asinh>, nullptr};
+template <> inline constexpr kernel_binding f32_kernels<ops::Acosh>{plain_unary<uk::acosh>, nullptr};
+template <> inline constexpr kernel_binding f32_kernels<ops::Atanh>{plain_unary<uk::atanh>, nullptr};
+template <> inline constexpr kernel_binding f32_kernels<ops::Identity>{plain_unary<uk::identity>, nullptr};
+template <> inline constexpr kernel_binding f32_kernels<ops::LeakyRelu>{[](const node_context& c) { return unary(uk::leaky_relu, static_cast<float>(c.a.f("alpha"))); },
+     onednn_eltwise<ops::LeakyRelu>};
+template <> inline constexpr kernel_binding f32_kernels<ops::Elu>{[](const node_context& c) { return unary(uk::elu, static_cast<float>(c.a.f("alpha"))); },
+     onednn_eltwise<ops::Elu>};
+template <> inline constexpr kernel_binding f32_kernels<ops::Swish>{[](const node_context& c) { return unary(uk::swish, static_cast<float>(c.a.f("alpha"))); },
+     onednn_eltwise<ops::Swish>};
+template <> inline constexpr kernel_binding f32_kernels<ops::HardSigmoid>{[](const node_context& c) {
          return unary(uk::hardsigmoid, static_cast<float>(c.a.f("alpha")), static_cast<float>(c.a.f("beta")));
      },
-     onednn_eltwise<ops::HardSigmoid>},
-    {&ops::schemas::gelu, [](const node_context& c) { return unary(c.a.s("approximate") == "tanh" ? uk::gelu_tanh : uk::gelu_erf); },
-     onednn_eltwise<ops::Gelu>},
-    {&ops::schemas::clip, clip, onednn_eltwise<ops::Clip>},
-    {&ops::schemas::neg, plain_unary<uk::neg>, onednn_linear_eltwise<dnnl::algorithm::eltwise_linear, -1, 0>},
-    {&ops::schemas::reciprocal, plain_unary<uk::reciprocal>, onednn_linear_eltwise<dnnl::algorithm::eltwise_pow, 1, -1>},
-    {&ops::schemas::softsign, plain_unary<uk::softsign>, nullptr},
-    {&ops::schemas::selu,
-     [](const node_context& c) { return unary(uk::selu, static_cast<float>(c.a.f("alpha")), static_cast<float>(c.a.f("gamma"))); },
-     nullptr},
-    {&ops::schemas::celu, [](const node_context& c) { return unary(uk::celu, static_cast<float>(c.a.f("alpha"))); }, nullptr},
-    {&ops::schemas::thresholded_relu,
-     [](const node_context& c) { return unary(uk::thresholded_relu, static_cast<float>(c.a.f("alpha"))); }, nullptr},
-    {&ops::schemas::prelu,
-     [](const node_context&) -> reference_fn {
+     onednn_eltwise<ops::HardSigmoid>};
+template <> inline constexpr kernel_binding f32_kernels<ops::Gelu>{[](const node_context& c) { return unary(c.a.s("approximate") == "tanh" ? uk::gelu_tanh : uk::gelu_erf); },
+     onednn_eltwise<ops::Gelu>};
+template <> inline constexpr kernel_binding f32_kernels<ops::Clip>{clip, onednn_eltwise<ops::Clip>};
+template <> inline constexpr kernel_binding f32_kernels<ops::Neg>{plain_unary<uk::neg>, onednn_linear_eltwise<dnnl::algorithm::eltwise_linear, -1, 0>};
+template <> inline constexpr kernel_binding f32_kernels<ops::Reciprocal>{plain_unary<uk::reciprocal>, onednn_linear_eltwise<dnnl::algorithm::eltwise_pow, 1, -1>};
+template <> inline constexpr kernel_binding f32_kernels<ops::Softsign>{plain_unary<uk::softsign>, nullptr};
+template <> inline constexpr kernel_binding f32_kernels<ops::Selu>{[](const node_context& c) { return unary(uk::selu, static_cast<float>(c.a.f("alpha")), static_cast<float>(c.a.f("gamma"))); },
+     nullptr};
+template <> inline constexpr kernel_binding f32_kernels<ops::Celu>{[](const node_context& c) { return unary(uk::celu, static_cast<float>(c.a.f("alpha"))); }, nullptr};
+template <> inline constexpr kernel_binding f32_kernels<ops::ThresholdedRelu>{[](const node_context& c) { return unary(uk::thresholded_relu, static_cast<float>(c.a.f("alpha"))); }, nullptr};
+template <> inline constexpr kernel_binding f32_kernels<ops::PRelu>{[](const node_context&) -> reference_fn {
          return [](const std::vector<const array*>& x) { return reference::prelu(*x.at(0), *x.at(1)); };
      },
-     onednn_prelu},
-    {&ops::schemas::sum, fold<bk::add>, onednn_sum<false>},
-    {&ops::schemas::mean, fold<bk::add, true>, onednn_sum<true>},
-    {&ops::schemas::add, binary<bk::add>, onednn_binary<ops::Add>},
-    {&ops::schemas::sub, binary<bk::sub>, onednn_binary<ops::Sub>},
-    {&ops::schemas::mul, binary<bk::mul>, onednn_binary<ops::Mul>},
-    {&ops::schemas::div, binary<bk::div>, onednn_binary<ops::Div>},
-    {&ops::schemas::max, fold<bk::max>, onednn_binary<ops::Max>},
-    {&ops::schemas::min, fold<bk::min>, onednn_binary<ops::Min>},
-    {&ops::schemas::pow, binary<bk::pow>, onednn_pow},
-};
+     onednn_prelu};
+template <> inline constexpr kernel_binding f32_kernels<ops::Sum>{fold<bk::add>, onednn_sum<false>};
+template <> inline constexpr kernel_binding f32_kernels<ops::Mean>{fold<bk::add, true>, onednn_sum<true>};
+template <> inline constexpr kernel_binding f32_kernels<ops::Add>{binary<bk::add>, onednn_binary<ops::Add>};
+template <> inline constexpr kernel_binding f32_kernels<ops::Sub>{binary<bk::sub>, onednn_binary<ops::Sub>};
+template <> inline constexpr kernel_binding f32_kernels<ops::Mul>{binary<bk::mul>, onednn_binary<ops::Mul>};
+template <> inline constexpr kernel_binding f32_kernels<ops::Div>{binary<bk::div>, onednn_binary<ops::Div>};
+template <> inline constexpr kernel_binding f32_kernels<ops::Max>{fold<bk::max>, onednn_binary<ops::Max>};
+template <> inline constexpr kernel_binding f32_kernels<ops::Min>{fold<bk::min>, onednn_binary<ops::Min>};
+template <> inline constexpr kernel_binding f32_kernels<ops::Pow>{binary<bk::pow>, onednn_pow};
 
 }  // namespace kernels
 }  // namespace exec

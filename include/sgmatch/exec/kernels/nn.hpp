@@ -218,21 +218,19 @@ inline std::shared_ptr<const onednn::op_kernel> onednn_global_max_pool(const nod
     return std::make_shared<onednn::pool_kernel>(true, onednn::dims{}, onednn::dims{}, onednn::dims{}, onednn::dims{}, false, plain);
 }
 
-inline const kernel_binding nn[] = {
-    {&ops::schemas::log_softmax, log_softmax, onednn_log_softmax},
-    {&ops::schemas::global_max_pool, global_max_pool, onednn_global_max_pool},
-    {&ops::schemas::conv, conv, onednn_conv<ops::Conv>},
-    {&ops::schemas::conv_transpose, conv_transpose, onednn_conv<ops::ConvTranspose>},
-    {&ops::schemas::max_pool, pool<reference::pool_kind::max>, onednn_pool<reference::pool_kind::max>},
-    {&ops::schemas::average_pool, pool<reference::pool_kind::average>, onednn_pool<reference::pool_kind::average>},
-    {&ops::schemas::global_average_pool, global_average_pool, onednn_global_average_pool},
-    {&ops::schemas::batch_norm, batch_norm, onednn_batch_norm},
-    {&ops::schemas::layer_norm, layer_norm, onednn_layer_norm},
-    {&ops::schemas::lrn, lrn, onednn_lrn},
-    {&ops::schemas::gemm, gemm, onednn_gemm},
-    {&ops::schemas::matmul, matmul, onednn_matmul},
-    {&ops::schemas::softmax, softmax, onednn_softmax},
-};
+template <> inline constexpr kernel_binding f32_kernels<ops::LogSoftmax>{log_softmax, onednn_log_softmax};
+template <> inline constexpr kernel_binding f32_kernels<ops::GlobalMaxPool>{global_max_pool, onednn_global_max_pool};
+template <> inline constexpr kernel_binding f32_kernels<ops::Conv>{conv, onednn_conv<ops::Conv>};
+template <> inline constexpr kernel_binding f32_kernels<ops::ConvTranspose>{conv_transpose, onednn_conv<ops::ConvTranspose>};
+template <> inline constexpr kernel_binding f32_kernels<ops::MaxPool>{pool<reference::pool_kind::max>, onednn_pool<reference::pool_kind::max>};
+template <> inline constexpr kernel_binding f32_kernels<ops::AveragePool>{pool<reference::pool_kind::average>, onednn_pool<reference::pool_kind::average>};
+template <> inline constexpr kernel_binding f32_kernels<ops::GlobalAveragePool>{global_average_pool, onednn_global_average_pool};
+template <> inline constexpr kernel_binding f32_kernels<ops::BatchNorm>{batch_norm, onednn_batch_norm};
+template <> inline constexpr kernel_binding f32_kernels<ops::LayerNorm>{layer_norm, onednn_layer_norm};
+template <> inline constexpr kernel_binding f32_kernels<ops::LRN>{lrn, onednn_lrn};
+template <> inline constexpr kernel_binding f32_kernels<ops::Gemm>{gemm, onednn_gemm};
+template <> inline constexpr kernel_binding f32_kernels<ops::MatMul>{matmul, onednn_matmul};
+template <> inline constexpr kernel_binding f32_kernels<ops::Softmax>{softmax, onednn_softmax};
 
 }  // namespace kernels
 }  // namespace exec

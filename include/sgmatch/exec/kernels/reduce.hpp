@@ -53,18 +53,16 @@ std::shared_ptr<const onednn::op_kernel> onednn_reduce(const node_context& c, bo
 
 using rk = reference::reduce_kind;
 using ra = dnnl::algorithm;
-inline const kernel_binding reductions[] = {
-    {&ops::schemas::reduce_mean, reduce<rk::mean>, onednn_reduce<ra::reduction_mean>},
-    {&ops::schemas::reduce_sum, reduce<rk::sum>, onednn_reduce<ra::reduction_sum>},
-    {&ops::schemas::reduce_max, reduce<rk::max>, onednn_reduce<ra::reduction_max>},
-    {&ops::schemas::reduce_min, reduce<rk::min>, onednn_reduce<ra::reduction_min>},
-    {&ops::schemas::reduce_prod, reduce<rk::prod>, onednn_reduce<ra::reduction_mul>},
-    {&ops::schemas::reduce_sum_square, reduce<rk::sum_square>, onednn_reduce<ra::reduction_norm_lp_power_p_sum, 2>},
-    {&ops::schemas::reduce_l1, reduce<rk::l1>, onednn_reduce<ra::reduction_norm_lp_sum, 1>},
-    {&ops::schemas::reduce_l2, reduce<rk::l2>, onednn_reduce<ra::reduction_norm_lp_sum, 2>},
-    {&ops::schemas::reduce_log_sum, reduce<rk::log_sum>, nullptr},
-    {&ops::schemas::reduce_log_sum_exp, reduce<rk::log_sum_exp>, nullptr},
-};
+template <> inline constexpr kernel_binding f32_kernels<ops::ReduceMean>{reduce<rk::mean>, onednn_reduce<ra::reduction_mean>};
+template <> inline constexpr kernel_binding f32_kernels<ops::ReduceSum>{reduce<rk::sum>, onednn_reduce<ra::reduction_sum>};
+template <> inline constexpr kernel_binding f32_kernels<ops::ReduceMax>{reduce<rk::max>, onednn_reduce<ra::reduction_max>};
+template <> inline constexpr kernel_binding f32_kernels<ops::ReduceMin>{reduce<rk::min>, onednn_reduce<ra::reduction_min>};
+template <> inline constexpr kernel_binding f32_kernels<ops::ReduceProd>{reduce<rk::prod>, onednn_reduce<ra::reduction_mul>};
+template <> inline constexpr kernel_binding f32_kernels<ops::ReduceSumSquare>{reduce<rk::sum_square>, onednn_reduce<ra::reduction_norm_lp_power_p_sum, 2>};
+template <> inline constexpr kernel_binding f32_kernels<ops::ReduceL1>{reduce<rk::l1>, onednn_reduce<ra::reduction_norm_lp_sum, 1>};
+template <> inline constexpr kernel_binding f32_kernels<ops::ReduceL2>{reduce<rk::l2>, onednn_reduce<ra::reduction_norm_lp_sum, 2>};
+template <> inline constexpr kernel_binding f32_kernels<ops::ReduceLogSum>{reduce<rk::log_sum>, nullptr};
+template <> inline constexpr kernel_binding f32_kernels<ops::ReduceLogSumExp>{reduce<rk::log_sum_exp>, nullptr};
 
 }  // namespace kernels
 }  // namespace exec

@@ -197,20 +197,18 @@ inline reference_fn dropout(const node_context& c) {
 }
 
 
-inline const kernel_binding tensor[] = {
-    {&ops::schemas::unsqueeze, reaxis<ops::rules::unsqueeze>, nullptr},
-    {&ops::schemas::squeeze, reaxis<ops::rules::squeeze>, nullptr},
-    {&ops::schemas::slice, slice, onednn_slice},
-    {&ops::schemas::gather, gather, nullptr},
-    {&ops::schemas::expand, expand, nullptr},
-    {&ops::schemas::dropout, dropout, nullptr},
-    {&ops::schemas::concat, concat, onednn_concat},
-    {&ops::schemas::flatten, flatten, onednn_flatten},
-    {&ops::schemas::reshape, reshape, onednn_reshape},
-    {&ops::schemas::transpose, transpose, onednn_transpose},
-    {&ops::schemas::pad, pad, nullptr},
-    {&ops::schemas::constant, constant, nullptr},
-};
+template <> inline constexpr kernel_binding f32_kernels<ops::Unsqueeze>{reaxis<ops::rules::unsqueeze>, nullptr};
+template <> inline constexpr kernel_binding f32_kernels<ops::Squeeze>{reaxis<ops::rules::squeeze>, nullptr};
+template <> inline constexpr kernel_binding f32_kernels<ops::Slice>{slice, onednn_slice};
+template <> inline constexpr kernel_binding f32_kernels<ops::Gather>{gather, nullptr};
+template <> inline constexpr kernel_binding f32_kernels<ops::Expand>{expand, nullptr};
+template <> inline constexpr kernel_binding f32_kernels<ops::Dropout>{dropout, nullptr};
+template <> inline constexpr kernel_binding f32_kernels<ops::Concat>{concat, onednn_concat};
+template <> inline constexpr kernel_binding f32_kernels<ops::Flatten>{flatten, onednn_flatten};
+template <> inline constexpr kernel_binding f32_kernels<ops::Reshape>{reshape, onednn_reshape};
+template <> inline constexpr kernel_binding f32_kernels<ops::Transpose>{transpose, onednn_transpose};
+template <> inline constexpr kernel_binding f32_kernels<ops::Pad>{pad, nullptr};
+template <> inline constexpr kernel_binding f32_kernels<ops::Constant>{constant, nullptr};
 
 }  // namespace kernels
 }  // namespace exec

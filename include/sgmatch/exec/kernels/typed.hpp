@@ -610,132 +610,129 @@ inline typed_fn cast_like(const ops::op_attrs& a0, const ops::node_source&) {
 
 namespace kernels {
 
-inline const typed_binding typed_ops[] = {
-    {&ops::schemas::add, typed::binary_kernel<typed::binop::add>},
-    {&ops::schemas::sub, typed::binary_kernel<typed::binop::sub>},
-    {&ops::schemas::mul, typed::binary_kernel<typed::binop::mul>},
-    {&ops::schemas::div, typed::binary_kernel<typed::binop::div>},
-    {&ops::schemas::pow, typed::binary_kernel<typed::binop::pow>},
-    {&ops::schemas::equal, typed::binary_kernel<typed::binop::equal>},
-    {&ops::schemas::less, typed::binary_kernel<typed::binop::less>},
-    {&ops::schemas::greater, typed::binary_kernel<typed::binop::greater>},
-    {&ops::schemas::less_or_equal, typed::binary_kernel<typed::binop::less_equal>},
-    {&ops::schemas::greater_or_equal, typed::binary_kernel<typed::binop::greater_equal>},
-    {&ops::schemas::logical_and, typed::binary_kernel<typed::binop::logical_and>},
-    {&ops::schemas::logical_or, typed::binary_kernel<typed::binop::logical_or>},
-    {&ops::schemas::logical_xor, typed::binary_kernel<typed::binop::logical_xor>},
-    {&ops::schemas::neg, typed::unary_kernel<typed::unop::neg>},
-    {&ops::schemas::abs, typed::unary_kernel<typed::unop::abs>},
-    {&ops::schemas::logical_not, typed::unary_kernel<typed::unop::logical_not>},
-    {&ops::schemas::where, typed::where},
-    {&ops::schemas::layer_norm, typed::layer_norm},
-    {&ops::schemas::identity, typed::identity},
-    {&ops::schemas::dropout, typed::dropout},
-    {&ops::schemas::optional, typed::optional},
-    {&ops::schemas::optional_has_element, typed::optional_has_element},
-    {&ops::schemas::optional_get_element, typed::optional_get_element},
-    {&ops::schemas::reshape, typed::same_data},
-    {&ops::schemas::unsqueeze, typed::same_data},
-    {&ops::schemas::squeeze, typed::same_data},
-    {&ops::schemas::flatten, typed::same_data},
-    {&ops::schemas::transpose, typed::transpose},
-    {&ops::schemas::concat, typed::concat},
-    {&ops::schemas::slice, typed::slice},
-    {&ops::schemas::resize, typed::resize},
-    {&ops::schemas::gather, typed::gather},
-    {&ops::schemas::expand, typed::expand},
-    {&ops::schemas::split, typed::split},
-    {&ops::schemas::shape, typed::shape_of},
-    {&ops::schemas::size, typed::size_of_value},
-    {&ops::schemas::constant_of_shape, typed::constant_of_shape},
-    {&ops::schemas::cast, typed::cast},
-    {&ops::schemas::mod, typed::mod},
-    {&ops::schemas::bit_shift, typed::bit_shift},
-    {&ops::schemas::dft, typed::dft},
-    {&ops::schemas::stft, typed::stft},
-    {&ops::schemas::mel_weight_matrix, typed::mel_weight_matrix},
-    {&ops::schemas::tfidf_vectorizer, typed::tfidf_vectorizer},
-    {&ops::schemas::tile, typed::tile},
-    {&ops::schemas::trilu, typed::trilu},
-    {&ops::schemas::range, typed::range},
-    {&ops::schemas::cumsum, typed::cumsum},
-    {&ops::schemas::arg_max, typed::arg_reduce<true>},
-    {&ops::schemas::arg_min, typed::arg_reduce<false>},
-    {&ops::schemas::hardmax, typed::hardmax},
-    {&ops::schemas::one_hot, typed::one_hot},
-    {&ops::schemas::is_nan, typed::classify<false>},
-    {&ops::schemas::is_inf, typed::classify<true>},
-    {&ops::schemas::gather_elements, typed::gather_elements},
-    {&ops::schemas::scatter_elements, typed::scatter_elements},
-    {&ops::schemas::gather_nd, typed::gather_nd},
-    {&ops::schemas::scatter_nd, typed::scatter_nd},
-    {&ops::schemas::eye_like, typed::eye_like},
-    {&ops::schemas::non_zero, typed::non_zero},
-    {&ops::schemas::compress, typed::compress},
-    {&ops::schemas::unique, typed::unique},
-    {&ops::schemas::reverse_sequence, typed::reverse_sequence},
-    {&ops::schemas::sequence_empty, typed::sequence_empty},
-    {&ops::schemas::sequence_construct, typed::sequence_construct},
-    {&ops::schemas::sequence_insert, typed::sequence_insert},
-    {&ops::schemas::sequence_at, typed::sequence_at},
-    {&ops::schemas::sequence_erase, typed::sequence_erase},
-    {&ops::schemas::sequence_length, typed::sequence_length},
-    {&ops::schemas::split_to_sequence, typed::split_to_sequence},
-    {&ops::schemas::concat_from_sequence, typed::concat_from_sequence},
-    {&ops::schemas::non_max_suppression, typed::non_max_suppression},
-    {&ops::schemas::roi_align, typed::roi_align},
-    {&ops::schemas::grid_sample, typed::grid_sample},
-    {&ops::schemas::max_unpool, typed::max_unpool},
-    {&ops::schemas::hann_window, typed::hann_window},
-    {&ops::schemas::hamming_window, typed::hamming_window},
-    {&ops::schemas::blackman_window, typed::blackman_window},
-    {&ops::schemas::det, typed::det},
-    {&ops::schemas::mean_variance_norm, typed::mean_variance_norm},
-    {&ops::schemas::depth_to_space, typed::blocks<true>},
-    {&ops::schemas::space_to_depth, typed::blocks<false>},
-    {&ops::schemas::cast_like, typed::cast_like},
-    {&ops::schemas::top_k, typed::top_k},
-    {&ops::schemas::einsum, typed::einsum},
-    {&ops::schemas::quantize_linear, typed::quantize_linear},
-    {&ops::schemas::dequantize_linear, typed::dequantize_linear},
-    {&ops::schemas::matmul_integer, typed::matmul_integer},
-    {&ops::schemas::qlinear_matmul, typed::qlinear_matmul},
-    {&ops::schemas::dynamic_quantize_linear, typed::dynamic_quantize_linear},
-    {&ops::schemas::conv_integer, typed::conv_integer},
-    {&ops::schemas::qlinear_conv, typed::qlinear_conv},
-    {&ops::schemas::clip, typed::clip},
-    {&ops::schemas::max, typed::variadic_kernel<typed::binop::max>},
-    {&ops::schemas::min, typed::variadic_kernel<typed::binop::min>},
-    {&ops::schemas::pad, typed::pad},
-    {&ops::schemas::nll_loss, typed::nll_loss},
-    {&ops::schemas::softmax_cross_entropy, typed::softmax_cross_entropy},
-    {&ops::schemas::instance_norm, typed::instance_norm},
-    {&ops::schemas::batch_norm, typed::batch_norm},
-    {&ops::schemas::max_pool, typed::max_pool},
-    {&ops::schemas::reduce_mean, typed::reduce<typed::reduction::mean>},
-    {&ops::schemas::reduce_sum, typed::reduce<typed::reduction::sum>},
-    {&ops::schemas::reduce_max, typed::reduce<typed::reduction::max>},
-    {&ops::schemas::reduce_min, typed::reduce<typed::reduction::min>},
-    {&ops::schemas::reduce_prod, typed::reduce<typed::reduction::prod>},
-    {&ops::schemas::reduce_sum_square, typed::reduce<typed::reduction::sum_square>},
-    {&ops::schemas::reduce_l1, typed::reduce<typed::reduction::l1>},
-    {&ops::schemas::reduce_l2, typed::reduce<typed::reduction::l2>},
-    {&ops::schemas::reduce_log_sum, typed::reduce<typed::reduction::log_sum>},
-    {&ops::schemas::reduce_log_sum_exp, typed::reduce<typed::reduction::log_sum_exp>},
-    {&ops::schemas::rnn, typed::recurrent},
-    {&ops::schemas::gru, typed::recurrent},
-    {&ops::schemas::lstm, typed::recurrent},
-};
+template <> inline constexpr typed_binding typed_kernels<ops::Add>{typed::binary_kernel<typed::binop::add>};
+template <> inline constexpr typed_binding typed_kernels<ops::Sub>{typed::binary_kernel<typed::binop::sub>};
+template <> inline constexpr typed_binding typed_kernels<ops::Mul>{typed::binary_kernel<typed::binop::mul>};
+template <> inline constexpr typed_binding typed_kernels<ops::Div>{typed::binary_kernel<typed::binop::div>};
+template <> inline constexpr typed_binding typed_kernels<ops::Pow>{typed::binary_kernel<typed::binop::pow>};
+template <> inline constexpr typed_binding typed_kernels<ops::Equal>{typed::binary_kernel<typed::binop::equal>};
+template <> inline constexpr typed_binding typed_kernels<ops::Less>{typed::binary_kernel<typed::binop::less>};
+template <> inline constexpr typed_binding typed_kernels<ops::Greater>{typed::binary_kernel<typed::binop::greater>};
+template <> inline constexpr typed_binding typed_kernels<ops::LessOrEqual>{typed::binary_kernel<typed::binop::less_equal>};
+template <> inline constexpr typed_binding typed_kernels<ops::GreaterOrEqual>{typed::binary_kernel<typed::binop::greater_equal>};
+template <> inline constexpr typed_binding typed_kernels<ops::And>{typed::binary_kernel<typed::binop::logical_and>};
+template <> inline constexpr typed_binding typed_kernels<ops::Or>{typed::binary_kernel<typed::binop::logical_or>};
+template <> inline constexpr typed_binding typed_kernels<ops::Xor>{typed::binary_kernel<typed::binop::logical_xor>};
+template <> inline constexpr typed_binding typed_kernels<ops::Neg>{typed::unary_kernel<typed::unop::neg>};
+template <> inline constexpr typed_binding typed_kernels<ops::Abs>{typed::unary_kernel<typed::unop::abs>};
+template <> inline constexpr typed_binding typed_kernels<ops::Not>{typed::unary_kernel<typed::unop::logical_not>};
+template <> inline constexpr typed_binding typed_kernels<ops::Where>{typed::where};
+template <> inline constexpr typed_binding typed_kernels<ops::LayerNorm>{typed::layer_norm};
+template <> inline constexpr typed_binding typed_kernels<ops::Identity>{typed::identity};
+template <> inline constexpr typed_binding typed_kernels<ops::Dropout>{typed::dropout};
+template <> inline constexpr typed_binding typed_kernels<ops::Optional>{typed::optional};
+template <> inline constexpr typed_binding typed_kernels<ops::OptionalHasElement>{typed::optional_has_element};
+template <> inline constexpr typed_binding typed_kernels<ops::OptionalGetElement>{typed::optional_get_element};
+template <> inline constexpr typed_binding typed_kernels<ops::Reshape>{typed::same_data};
+template <> inline constexpr typed_binding typed_kernels<ops::Unsqueeze>{typed::same_data};
+template <> inline constexpr typed_binding typed_kernels<ops::Squeeze>{typed::same_data};
+template <> inline constexpr typed_binding typed_kernels<ops::Flatten>{typed::same_data};
+template <> inline constexpr typed_binding typed_kernels<ops::Transpose>{typed::transpose};
+template <> inline constexpr typed_binding typed_kernels<ops::Concat>{typed::concat};
+template <> inline constexpr typed_binding typed_kernels<ops::Slice>{typed::slice};
+template <> inline constexpr typed_binding typed_kernels<ops::Resize>{typed::resize};
+template <> inline constexpr typed_binding typed_kernels<ops::Gather>{typed::gather};
+template <> inline constexpr typed_binding typed_kernels<ops::Expand>{typed::expand};
+template <> inline constexpr typed_binding typed_kernels<ops::Split>{typed::split};
+template <> inline constexpr typed_binding typed_kernels<ops::Shape>{typed::shape_of};
+template <> inline constexpr typed_binding typed_kernels<ops::Size>{typed::size_of_value};
+template <> inline constexpr typed_binding typed_kernels<ops::ConstantOfShape>{typed::constant_of_shape};
+template <> inline constexpr typed_binding typed_kernels<ops::Cast>{typed::cast};
+template <> inline constexpr typed_binding typed_kernels<ops::Mod>{typed::mod};
+template <> inline constexpr typed_binding typed_kernels<ops::BitShift>{typed::bit_shift};
+template <> inline constexpr typed_binding typed_kernels<ops::DFT>{typed::dft};
+template <> inline constexpr typed_binding typed_kernels<ops::STFT>{typed::stft};
+template <> inline constexpr typed_binding typed_kernels<ops::MelWeightMatrix>{typed::mel_weight_matrix};
+template <> inline constexpr typed_binding typed_kernels<ops::TfIdfVectorizer>{typed::tfidf_vectorizer};
+template <> inline constexpr typed_binding typed_kernels<ops::Tile>{typed::tile};
+template <> inline constexpr typed_binding typed_kernels<ops::Trilu>{typed::trilu};
+template <> inline constexpr typed_binding typed_kernels<ops::Range>{typed::range};
+template <> inline constexpr typed_binding typed_kernels<ops::CumSum>{typed::cumsum};
+template <> inline constexpr typed_binding typed_kernels<ops::ArgMax>{typed::arg_reduce<true>};
+template <> inline constexpr typed_binding typed_kernels<ops::ArgMin>{typed::arg_reduce<false>};
+template <> inline constexpr typed_binding typed_kernels<ops::Hardmax>{typed::hardmax};
+template <> inline constexpr typed_binding typed_kernels<ops::OneHot>{typed::one_hot};
+template <> inline constexpr typed_binding typed_kernels<ops::IsNaN>{typed::classify<false>};
+template <> inline constexpr typed_binding typed_kernels<ops::IsInf>{typed::classify<true>};
+template <> inline constexpr typed_binding typed_kernels<ops::GatherElements>{typed::gather_elements};
+template <> inline constexpr typed_binding typed_kernels<ops::ScatterElements>{typed::scatter_elements};
+template <> inline constexpr typed_binding typed_kernels<ops::GatherND>{typed::gather_nd};
+template <> inline constexpr typed_binding typed_kernels<ops::ScatterND>{typed::scatter_nd};
+template <> inline constexpr typed_binding typed_kernels<ops::EyeLike>{typed::eye_like};
+template <> inline constexpr typed_binding typed_kernels<ops::NonZero>{typed::non_zero};
+template <> inline constexpr typed_binding typed_kernels<ops::Compress>{typed::compress};
+template <> inline constexpr typed_binding typed_kernels<ops::Unique>{typed::unique};
+template <> inline constexpr typed_binding typed_kernels<ops::ReverseSequence>{typed::reverse_sequence};
+template <> inline constexpr typed_binding typed_kernels<ops::SequenceEmpty>{typed::sequence_empty};
+template <> inline constexpr typed_binding typed_kernels<ops::SequenceConstruct>{typed::sequence_construct};
+template <> inline constexpr typed_binding typed_kernels<ops::SequenceInsert>{typed::sequence_insert};
+template <> inline constexpr typed_binding typed_kernels<ops::SequenceAt>{typed::sequence_at};
+template <> inline constexpr typed_binding typed_kernels<ops::SequenceErase>{typed::sequence_erase};
+template <> inline constexpr typed_binding typed_kernels<ops::SequenceLength>{typed::sequence_length};
+template <> inline constexpr typed_binding typed_kernels<ops::SplitToSequence>{typed::split_to_sequence};
+template <> inline constexpr typed_binding typed_kernels<ops::ConcatFromSequence>{typed::concat_from_sequence};
+template <> inline constexpr typed_binding typed_kernels<ops::NonMaxSuppression>{typed::non_max_suppression};
+template <> inline constexpr typed_binding typed_kernels<ops::RoiAlign>{typed::roi_align};
+template <> inline constexpr typed_binding typed_kernels<ops::GridSample>{typed::grid_sample};
+template <> inline constexpr typed_binding typed_kernels<ops::MaxUnpool>{typed::max_unpool};
+template <> inline constexpr typed_binding typed_kernels<ops::HannWindow>{typed::hann_window};
+template <> inline constexpr typed_binding typed_kernels<ops::HammingWindow>{typed::hamming_window};
+template <> inline constexpr typed_binding typed_kernels<ops::BlackmanWindow>{typed::blackman_window};
+template <> inline constexpr typed_binding typed_kernels<ops::Det>{typed::det};
+template <> inline constexpr typed_binding typed_kernels<ops::MeanVarianceNormalization>{typed::mean_variance_norm};
+template <> inline constexpr typed_binding typed_kernels<ops::DepthToSpace>{typed::blocks<true>};
+template <> inline constexpr typed_binding typed_kernels<ops::SpaceToDepth>{typed::blocks<false>};
+template <> inline constexpr typed_binding typed_kernels<ops::CastLike>{typed::cast_like};
+template <> inline constexpr typed_binding typed_kernels<ops::TopK>{typed::top_k};
+template <> inline constexpr typed_binding typed_kernels<ops::Einsum>{typed::einsum};
+template <> inline constexpr typed_binding typed_kernels<ops::QuantizeLinear>{typed::quantize_linear};
+template <> inline constexpr typed_binding typed_kernels<ops::DequantizeLinear>{typed::dequantize_linear};
+template <> inline constexpr typed_binding typed_kernels<ops::MatMulInteger>{typed::matmul_integer};
+template <> inline constexpr typed_binding typed_kernels<ops::QLinearMatMul>{typed::qlinear_matmul};
+template <> inline constexpr typed_binding typed_kernels<ops::DynamicQuantizeLinear>{typed::dynamic_quantize_linear};
+template <> inline constexpr typed_binding typed_kernels<ops::ConvInteger>{typed::conv_integer};
+template <> inline constexpr typed_binding typed_kernels<ops::QLinearConv>{typed::qlinear_conv};
+template <> inline constexpr typed_binding typed_kernels<ops::Clip>{typed::clip};
+template <> inline constexpr typed_binding typed_kernels<ops::Max>{typed::variadic_kernel<typed::binop::max>};
+template <> inline constexpr typed_binding typed_kernels<ops::Min>{typed::variadic_kernel<typed::binop::min>};
+template <> inline constexpr typed_binding typed_kernels<ops::Pad>{typed::pad};
+template <> inline constexpr typed_binding typed_kernels<ops::NegativeLogLikelihoodLoss>{typed::nll_loss};
+template <> inline constexpr typed_binding typed_kernels<ops::SoftmaxCrossEntropyLoss>{typed::softmax_cross_entropy};
+template <> inline constexpr typed_binding typed_kernels<ops::InstanceNormalization>{typed::instance_norm};
+template <> inline constexpr typed_binding typed_kernels<ops::BatchNorm>{typed::batch_norm};
+template <> inline constexpr typed_binding typed_kernels<ops::MaxPool>{typed::max_pool};
+template <> inline constexpr typed_binding typed_kernels<ops::ReduceMean>{typed::reduce<typed::reduction::mean>};
+template <> inline constexpr typed_binding typed_kernels<ops::ReduceSum>{typed::reduce<typed::reduction::sum>};
+template <> inline constexpr typed_binding typed_kernels<ops::ReduceMax>{typed::reduce<typed::reduction::max>};
+template <> inline constexpr typed_binding typed_kernels<ops::ReduceMin>{typed::reduce<typed::reduction::min>};
+template <> inline constexpr typed_binding typed_kernels<ops::ReduceProd>{typed::reduce<typed::reduction::prod>};
+template <> inline constexpr typed_binding typed_kernels<ops::ReduceSumSquare>{typed::reduce<typed::reduction::sum_square>};
+template <> inline constexpr typed_binding typed_kernels<ops::ReduceL1>{typed::reduce<typed::reduction::l1>};
+template <> inline constexpr typed_binding typed_kernels<ops::ReduceL2>{typed::reduce<typed::reduction::l2>};
+template <> inline constexpr typed_binding typed_kernels<ops::ReduceLogSum>{typed::reduce<typed::reduction::log_sum>};
+template <> inline constexpr typed_binding typed_kernels<ops::ReduceLogSumExp>{typed::reduce<typed::reduction::log_sum_exp>};
+template <> inline constexpr typed_binding typed_kernels<ops::RNN>{typed::recurrent};
+template <> inline constexpr typed_binding typed_kernels<ops::GRU>{typed::recurrent};
+template <> inline constexpr typed_binding typed_kernels<ops::LSTM>{typed::recurrent};
 
 }  // namespace kernels
 
 /// The typed kernel of the op described by `s`, or null.
 inline const typed_binding* find_typed_kernel(const ops::op_schema* s) {
-    static const std::unordered_map<const ops::op_schema*, const typed_binding*> by_schema = [] {
-        std::unordered_map<const ops::op_schema*, const typed_binding*> m;
-        for (const auto& b : kernels::typed_ops) m.emplace(b.schema, &b);
-        return m;
-    }();
+    static const auto by_schema = ops::facet_table<const typed_binding*>([](auto tag) -> const typed_binding* {
+        if constexpr (kernels::typed_kernels<decltype(tag)>.make != nullptr) return &kernels::typed_kernels<decltype(tag)>;
+        return nullptr;
+    });
     const auto it = by_schema.find(s);
     return it == by_schema.end() ? nullptr : it->second;
 }

@@ -10,6 +10,7 @@
 #pragma once
 
 #include "sgmatch/detail/config.hpp"
+#include "sgmatch/ops/table.hpp"
 #include "sgmatch/exec/kernels/compare_onednn.hpp"
 #include "sgmatch/exec/kernels/qconv_onednn.hpp"
 #include "sgmatch/exec/kernels/qmatmul_onednn.hpp"
@@ -23,31 +24,35 @@
 
 SGMATCH_BEGIN_NAMESPACE
 namespace exec {
-namespace typed {
+namespace kernels {
 
-namespace detail {
-inline const typed_binding onednn_typed_ops[] = {
-    {&ops::schemas::rnn, onednn_recurrent},
-    {&ops::schemas::gru, onednn_recurrent},
-    {&ops::schemas::lstm, onednn_recurrent},
-    {&ops::schemas::resize, onednn_resize},
-    {&ops::schemas::equal, onednn_compare<binop::equal>},
-    {&ops::schemas::less, onednn_compare<binop::less>},
-    {&ops::schemas::greater, onednn_compare<binop::greater>},
-    {&ops::schemas::less_or_equal, onednn_compare<binop::less_equal>},
-    {&ops::schemas::greater_or_equal, onednn_compare<binop::greater_equal>},
-    {&ops::schemas::qlinear_conv, onednn_qlinear_conv},
-    {&ops::schemas::conv_integer, onednn_conv_integer},
-    {&ops::schemas::qlinear_matmul, onednn_qlinear_matmul},
-    {&ops::schemas::matmul_integer, onednn_matmul_integer},
-};
-}  // namespace detail
+// The facet onednn_typed_kernels<Tag> of the ops that oneDNN runs on typed values.
+template <> inline constexpr typed_binding onednn_typed_kernels<ops::RNN>{typed::onednn_recurrent};
+template <> inline constexpr typed_binding onednn_typed_kernels<ops::GRU>{typed::onednn_recurrent};
+template <> inline constexpr typed_binding onednn_typed_kernels<ops::LSTM>{typed::onednn_recurrent};
+template <> inline constexpr typed_binding onednn_typed_kernels<ops::Resize>{typed::onednn_resize};
+template <> inline constexpr typed_binding onednn_typed_kernels<ops::Equal>{typed::onednn_compare<typed::binop::equal>};
+template <> inline constexpr typed_binding onednn_typed_kernels<ops::Less>{typed::onednn_compare<typed::binop::less>};
+template <> inline constexpr typed_binding onednn_typed_kernels<ops::Greater>{typed::onednn_compare<typed::binop::greater>};
+template <> inline constexpr typed_binding onednn_typed_kernels<ops::LessOrEqual>{typed::onednn_compare<typed::binop::less_equal>};
+template <> inline constexpr typed_binding onednn_typed_kernels<ops::GreaterOrEqual>{typed::onednn_compare<typed::binop::greater_equal>};
+template <> inline constexpr typed_binding onednn_typed_kernels<ops::QLinearConv>{typed::onednn_qlinear_conv};
+template <> inline constexpr typed_binding onednn_typed_kernels<ops::ConvInteger>{typed::onednn_conv_integer};
+template <> inline constexpr typed_binding onednn_typed_kernels<ops::QLinearMatMul>{typed::onednn_qlinear_matmul};
+template <> inline constexpr typed_binding onednn_typed_kernels<ops::MatMulInteger>{typed::onednn_matmul_integer};
+
+}  // namespace kernels
+
+namespace typed {
 
 /// The oneDNN kernel over typed values of the op described by `s`, or null.
 inline const typed_binding* find_onednn_typed_kernel(const ops::op_schema* s) {
-    for (const auto& b : detail::onednn_typed_ops)
-        if (b.schema == s) return &b;
-    return nullptr;
+    static const auto by_schema = ops::facet_table<const typed_binding*>([](auto tag) -> const typed_binding* {
+        if constexpr (kernels::onednn_typed_kernels<decltype(tag)>.make != nullptr) return &kernels::onednn_typed_kernels<decltype(tag)>;
+        return nullptr;
+    });
+    const auto it = by_schema.find(s);
+    return it == by_schema.end() ? nullptr : it->second;
 }
 
 }  // namespace typed

@@ -44,9 +44,18 @@ inline std::size_t& onednn_typed_runs() {
 /// How one op runs on typed values, made when the executor is built (or when a clean-up pass
 /// folds constants) from the node's checked attributes and the node itself.
 struct typed_binding {
-    const ops::op_schema* schema;
-    typed_fn (*make)(const ops::op_attrs&, const ops::node_source&);
+    typed_fn (*make)(const ops::op_attrs&, const ops::node_source&) = nullptr;
 };
+
+namespace kernels {
+/// The exec layer's facets of an op's entry (ops/schema.hpp) on typed values: its typed kernel
+/// (exec/kernels/typed.hpp) and its oneDNN kernel over typed values (typed_onednn.hpp). Not
+/// specialized: none.
+template <class Tag>
+inline constexpr typed_binding typed_kernels{};
+template <class Tag>
+inline constexpr typed_binding onednn_typed_kernels{};
+}  // namespace kernels
 
 namespace typed {
 
