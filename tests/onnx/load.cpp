@@ -432,6 +432,26 @@ TEST_CASE("Upsample (opset 9) is written as Resize and repeats each element") {
         for (std::size_t c = 0; c < 6; ++c) CHECK(y(0, 0, r, c) == x(0, 0, r / 2, c / 3));
 }
 
+TEST_CASE("LpNormalization loads with its shape and runs: each row divided by its L1 norm, worked by hand") {
+    builder b(1);
+    b.input("x", {2, 2});
+    builder::integer(b.node("LpNormalization", {"x"}, {"y"}, "lp"), "p", 1);
+    b.output("y");
+    const sx::model m = b.load();
+    for (auto n : m.graph.nodes())
+        if (m.graph.name(n) == "lp") CHECK(m.graph.value_type(n, 0)->dims == std::vector<std::int64_t>{2, 2});
+    sgmatch::reference::array x = sgmatch::reference::array::from_shape({2, 2});
+    const float in[] = {1, -3, 2, 2};
+    std::copy(std::begin(in), std::end(in), x.data());
+    for (const auto mode : {sgmatch::exec::mode::reference, sgmatch::exec::mode::onednn}) {
+        const auto y = sgmatch::exec::executor(m.graph, mode)({{"x", x}}).at(0);
+        CHECK(y(0, 0) == doctest::Approx(0.25));
+        CHECK(y(0, 1) == doctest::Approx(-0.75));
+        CHECK(y(1, 0) == doctest::Approx(0.5));
+        CHECK(y(1, 1) == doctest::Approx(0.5));
+    }
+}
+
 TEST_CASE("bad input is a load_error naming what is wrong, never a crash") {
     std::mt19937 rng(2);
     const std::string good = conv_relu(rng).bytes();

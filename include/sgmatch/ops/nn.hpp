@@ -176,6 +176,11 @@ inline std::vector<dims> softmax(const shape_inputs& in, const op_attrs& a) {
     return {in.shapes[0]};
 }
 
+inline std::vector<dims> lp_normalization(const shape_inputs& in, const op_attrs& a) {
+    (void)axis(a, a.i("axis"), in.shapes.at(0).size());
+    return {in.shapes[0]};
+}
+
 inline std::vector<dims> layer_norm(const shape_inputs& in, const op_attrs& a) {
     const dims& x = in.shapes.at(0);
     const std::size_t ax = axis(a, a.i("axis"), x.size());
@@ -295,6 +300,12 @@ inline constexpr op_schema mean_variance_norm =
 /// LayerNorm: Y, and (outputs 1, 2, optional) the mean and the inverse standard deviation.
 inline constexpr op_schema layer_norm = describe<LayerNorm>(layer_norm_inputs, layer_norm_attrs, {}, 3);
 inline constexpr op_schema lrn = describe<LRN>(pool_inputs, lrn_attrs);
+/// LpNormalization: x divided by its L1 or L2 norm along `axis`, with no epsilon (a vector of
+/// zeros gives NaNs, as in ONNX's definition).
+inline constexpr input_spec lp_normalization_inputs[] = {{"input"}};
+inline constexpr attr_spec lp_normalization_attrs[] = {{"axis", attr_type::integer, def::value(-1), support::any()},
+                                                       {"p", attr_type::integer, def::value(2), support::range(1, 2)}};
+inline constexpr op_schema lp_normalization = describe<LpNormalization>(lp_normalization_inputs, lp_normalization_attrs);
 inline constexpr op_schema gemm = describe<Gemm>(gemm_inputs, gemm_attrs);
 inline constexpr op_schema matmul = describe<MatMul>(a_b_inputs);
 /// Det: the determinant of each square matrix in the last two dims (LU with partial pivoting, in
@@ -359,6 +370,8 @@ template <> inline constexpr const op_schema* description<LayerNorm> = &schemas:
 template <> inline constexpr shape_rule shape_rule_for<LayerNorm> = rules::layer_norm;
 template <> inline constexpr const op_schema* description<LRN> = &schemas::lrn;
 template <> inline constexpr shape_rule shape_rule_for<LRN> = rules::same_as_input0;
+template <> inline constexpr const op_schema* description<LpNormalization> = &schemas::lp_normalization;
+template <> inline constexpr shape_rule shape_rule_for<LpNormalization> = rules::lp_normalization;
 template <> inline constexpr const op_schema* description<Gemm> = &schemas::gemm;
 template <> inline constexpr shape_rule shape_rule_for<Gemm> = rules::gemm;
 template <> inline constexpr const op_schema* description<MatMul> = &schemas::matmul;

@@ -24,6 +24,7 @@ namespace ops {
     OP(BatchNorm, "BatchNorm", "BatchNormalization", "batch_norm")                         \
     OP(LayerNorm, "LayerNorm", "LayerNormalization", "layer_norm")                         \
     OP(LRN, "LRN")                                                                         \
+    OP(LpNormalization, "LpNormalization")                                                 \
     /* Unary element-wise. */                                                              \
     UNARY(Relu, "Relu", "relu")                                                            \
     UNARY(LeakyRelu, "LeakyRelu", "leaky_relu")                                            \

@@ -1,5 +1,5 @@
 // sgmatch/exec/kernels/nn.hpp - the network layers' kernels: convolutions, pooling,
-// normalizations, Gemm / MatMul and Softmax.
+// normalizations (LpNormalization's oneDNN kernel among them), Gemm / MatMul and Softmax.
 #pragma once
 
 #include <memory>
@@ -155,6 +155,40 @@ inline std::shared_ptr<const onednn::op_kernel> onednn_layer_norm(const node_con
                                                        static_cast<float>(c.a.f("epsilon")));
 }
 
+/// LpNormalization: x / (the L1 or L2 norm of x along the axis).
+inline reference_fn lp_normalization(const node_context& c) {
+    const auto kind = c.a.i("p") == 1 ? reference::reduce_kind::l1 : reference::reduce_kind::l2;
+    return [axis = c.a.i("axis"), kind](const std::vector<const array*>& x) {
+        const array& X = *x.at(0);
+        return array(X / reference::reduce(X, kind, {axis}, true));
+    };
+}
+/// LpNormalization on oneDNN: the norm by a reduction primitive (in X's layout where oneDNN has
+/// one for it; over an axis of one element, where a reduction reduces nothing, |X| by an eltwise
+/// primitive), then X divided by it by a binary primitive that broadcasts the norm.
+class lp_normalization_kernel final : public onednn::op_kernel {
+public:
+    lp_normalization_kernel(std::int64_t axis, std::int64_t p)
+        : axis_(axis), norm_(dnnl::algorithm::reduction_norm_lp_sum, static_cast<float>(p), {axis}, true),
+          abs_({onednn::post_op::eltwise(dnnl::algorithm::eltwise_abs)}), divide_(dnnl::algorithm::binary_div) {}
+    const char* kind() const override { return "lp_normalization"; }
+    onednn::tensor run(const std::vector<onednn::tensor>& in) const override {
+        const onednn::tensor& x = in.at(0);
+        const onednn::dims d = x.shape();
+        const bool one = d.at(static_cast<std::size_t>(onednn::detail::axis_index(axis_, d.size(), "lp_normalization_kernel"))) == 1;
+        return divide_.run({x, one ? abs_.run({x}) : norm_.run({x})});
+    }
+
+private:
+    std::int64_t axis_;
+    onednn::reduce_kernel norm_;
+    onednn::eltwise_kernel abs_;
+    onednn::binary_kernel divide_;
+};
+inline std::shared_ptr<const onednn::op_kernel> onednn_lp_normalization(const node_context& c, bool) {
+    return std::make_shared<lp_normalization_kernel>(c.a.i("axis"), c.a.i("p"));
+}
+
 inline reference_fn lrn(const node_context& c) {
     return [a = c.a](const std::vector<const array*>& x) {
         return reference::lrn(in(x, 0, a), a.i("size"), static_cast<float>(a.f("alpha")), static_cast<float>(a.f("beta")),
@@ -228,6 +262,7 @@ template <> inline constexpr kernel_binding f32_kernels<ops::GlobalAveragePool>{
 template <> inline constexpr kernel_binding f32_kernels<ops::BatchNorm>{batch_norm, onednn_batch_norm};
 template <> inline constexpr kernel_binding f32_kernels<ops::LayerNorm>{layer_norm, onednn_layer_norm};
 template <> inline constexpr kernel_binding f32_kernels<ops::LRN>{lrn, onednn_lrn};
+template <> inline constexpr kernel_binding f32_kernels<ops::LpNormalization>{lp_normalization, onednn_lp_normalization};
 template <> inline constexpr kernel_binding f32_kernels<ops::Gemm>{gemm, onednn_gemm};
 template <> inline constexpr kernel_binding f32_kernels<ops::MatMul>{matmul, onednn_matmul};
 template <> inline constexpr kernel_binding f32_kernels<ops::Softmax>{softmax, onednn_softmax};
