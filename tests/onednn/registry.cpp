@@ -11,6 +11,7 @@
 
 #include "sgmatch/exec/kernels.hpp"
 #include "sgmatch/exec/kernels/typed.hpp"
+#include "sgmatch/exec/kernels/typed_onednn.hpp"
 #include "sgmatch/onednn/backend.hpp"
 #include "sgmatch/onednn/layout_plan.hpp"
 #include "sgmatch/match/match.hpp"
