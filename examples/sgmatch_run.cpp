@@ -293,6 +293,7 @@ int main(int argc, char** argv) {
             }
         }
         const double fused_ms = median(fused_t), unfused_ms = median(unfused_t);
+        const auto reasons = fused_run.reference_reasons();
 
         if (json) {
             std::ostringstream o;
@@ -314,6 +315,10 @@ int main(int argc, char** argv) {
                 for (const auto& [why, n] : r.check_reasons) o << (k++ ? ", " : "") << json_string(why) << ": " << n;
                 o << "}}";
             }
+            o << "], \"reference_reasons\": [";
+            for (std::size_t i = 0; i < reasons.size(); ++i)
+                o << (i ? ", " : "") << "{\"node\": " << json_string(reasons[i].node) << ", \"op\": " << json_string(reasons[i].op)
+                  << ", \"why\": " << json_string(reasons[i].why) << "}";
             o << "], \"notes\": [";
             for (std::size_t i = 0; i < m.report.notes.size(); ++i) o << (i ? ", " : "") << json_string(m.report.notes[i]);
             o << "]";
@@ -343,6 +348,15 @@ int main(int argc, char** argv) {
             }
             std::printf("ran: %zu fused nodes, %zu single oneDNN primitives, %zu reference kernels, %zu typed kernels\n",
                         st.fused_nodes, st.onednn_nodes, st.reference_nodes, st.typed_nodes);
+            // Why the reference kernels ran, by op and reason (each node with --explain).
+            std::map<std::pair<std::string, std::string>, std::vector<std::string>> by_reason;
+            for (const auto& r : reasons) by_reason[{r.op, r.why}].push_back(r.node);
+            for (const auto& [key, nodes] : by_reason) {
+                std::printf("  reference kernel: %zu %s (%s)", nodes.size(), key.first.c_str(), key.second.c_str());
+                if (explain)
+                    for (std::size_t i = 0; i < nodes.size(); ++i) std::printf("%s'%s'", i ? ", " : ": ", nodes[i].c_str());
+                std::printf("\n");
+            }
             std::printf("first run (partition + build + run) %.2f ms; median of %d: fused %.3f ms, unfused %.3f ms (%.2fx)\n",
                         first_ms, rounds, fused_ms, unfused_ms, fused_ms > 0 ? unfused_ms / fused_ms : 0.0);
             if (max_abs >= 0) {

@@ -120,6 +120,17 @@ public:
     /// OpenMP or sequential.
     void set_threads(int n);
 
+    /// Why a node that runs on its reference kernel in a oneDNN mode does not run on oneDNN: the
+    /// kernel factory's reason to decline it, the primitive oneDNN refused for its form, or that
+    /// oneDNN has no kernel for its op.
+    struct reference_reason {
+        std::string node;  // a region's nodes as "region/node"
+        std::string op;
+        std::string why;
+    };
+    /// Those of this executor's op nodes, then its region nodes' (mode::reference: none).
+    std::vector<reference_reason> reference_reasons() const;
+
     /// The same on oneDNN tensors, in whatever layout they come (what a region node gets from
     /// the kernels before it); the graph outputs stay in the layouts their kernels produced.
     std::vector<onednn::tensor> run_tensors(const std::map<std::string, onednn::tensor>& inputs,

@@ -14,6 +14,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "sgmatch/detail/config.hpp"
@@ -81,14 +83,40 @@ struct node_context {
     }
 };
 
-/// How one op runs. `onednn` may be null (the reference kernel always runs), and may return
-/// null for a node it cannot take (constant parameters it needs are computed, ...).
+/// What a oneDNN factory gives for a node: its kernel, or why the node runs on its reference
+/// kernel instead (a parameter it needs is computed at run time, a form oneDNN has no primitive
+/// for). A factory cannot answer a bare null: it declines with its reason, decline("...").
+class onednn_choice {
+public:
+    template <class K, class = std::enable_if_t<std::is_base_of_v<onednn::op_kernel, K>>>
+    onednn_choice(std::shared_ptr<K> k) : kernel_(std::move(k)) {}  // NOLINT: a factory returns its kernel
+    onednn_choice(std::nullptr_t) = delete;                          // a factory that declines says why
+    static onednn_choice declined(std::string why) {
+        onednn_choice c;
+        c.why_ = std::move(why);
+        return c;
+    }
+    const std::shared_ptr<const onednn::op_kernel>& kernel() const { return kernel_; }
+    const std::string& why() const { return why_; }
+
+private:
+    onednn_choice() = default;
+    std::shared_ptr<const onednn::op_kernel> kernel_;
+    std::string why_;
+};
+
+/// How one op runs. `onednn` may be null (oneDNN has no kernel for the op: the reference kernel
+/// always runs), and declines a node it cannot take with the reason.
 struct kernel_binding {
     reference_fn (*reference)(const node_context&) = nullptr;
-    std::shared_ptr<const onednn::op_kernel> (*onednn)(const node_context&, bool plain_layouts) = nullptr;
+    onednn_choice (*onednn)(const node_context&, bool plain_layouts) = nullptr;
 };
 
 namespace kernels {
+
+/// A oneDNN factory's answer for a node it does not take: the reference kernel runs it, and
+/// `why` reaches executor::reference_reasons() and sgmatch-run's report.
+inline onednn_choice decline(std::string why) { return onednn_choice::declined(std::move(why)); }
 
 /// The exec layer's facet of an op's entry (ops/schema.hpp): its kernels on f32 arrays,
 /// specialized in the op family's header under exec/kernels/ (not specialized: no kernel).

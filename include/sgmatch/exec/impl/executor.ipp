@@ -295,7 +295,7 @@ private:
     };
 
     // An op node's kernels, from its description's binding; every attribute checked here.
-    void bind(step& s, mode m) const {
+    void bind(step& s, mode m) {
         const node_id n = s.n;
         const ops::op_schema* schema = ops::find_schema(g_.op_name(n));
         if (schema != nullptr && ops::has_body(*schema)) return bind_control(s, *schema, m);
@@ -320,10 +320,15 @@ private:
                     s.ref = k->reference(c);
                     if (m != mode::reference && k->onednn != nullptr) {
                         try {
-                            s.op = k->onednn(c, m == mode::onednn_plain);
-                        } catch (const onednn::kernel_error&) {
+                            const onednn_choice choice = k->onednn(c, m == mode::onednn_plain);
+                            s.op = choice.kernel();
+                            if (!s.op) note_reference(n, choice.why());
+                        } catch (const onednn::kernel_error& e) {
                             s.op = nullptr;  // no primitive takes this node's form: its reference kernel runs
+                            note_reference(n, e.what());
                         }
+                    } else if (m != mode::reference) {
+                        note_reference(n, "oneDNN has no kernel for " + std::string(schema->name()));
                     }
                 } catch (const exec_error&) {
                     if (tk == nullptr) throw;  // a parameter only known at run time: the typed kernel reads it then
@@ -332,7 +337,10 @@ private:
                 }
                 // A kernel that holds its constants reads only computed inputs: a constant data input
                 // (a Transpose of a weight) runs on the reference kernel.
-                if (s.op && !s.op->reads_constants() && g_.input_count(n) > 0 && c.input_is_constant(0)) s.op = nullptr;
+                if (s.op && !s.op->reads_constants() && g_.input_count(n) > 0 && c.input_is_constant(0)) {
+                    s.op = nullptr;
+                    note_reference(n, "input 0 is a constant: the reference kernel computes it (the clean-up passes fold it)");
+                }
             }
             if (tk != nullptr) {
                 s.typed = tk->make(a, ops::node_of<graph>(g_, n));
@@ -848,6 +856,24 @@ private:
                           "): " + e.what());
     }
 
+    // Why node n, in a oneDNN mode, runs on its reference kernel.
+    void note_reference(node_id n, std::string why) {
+        reasons_.push_back({std::string(g_.name(n)), std::string(g_.op_name(n)), std::move(why)});
+    }
+
+public:
+    std::vector<executor::reference_reason> reference_reasons() const {
+        std::vector<executor::reference_reason> out = reasons_;
+        for (const step& s : steps_)
+            if (s.region != nullptr)
+                for (executor::reference_reason r : s.region->exec->reference_reasons()) {
+                    r.node = std::string(g_.name(s.n)) + "/" + r.node;
+                    out.push_back(std::move(r));
+                }
+        return out;
+    }
+
+private:
     const graph& g_;
     std::shared_ptr<limits> limits_;
     detail::slot_layout layout_;
@@ -859,6 +885,7 @@ private:
     std::vector<node_id> step_nodes_;   // by step: its node, and its fused node (or null)
     std::vector<const onednn::fused_node*> step_fused_;
     bool has_fused_ = false;
+    std::vector<executor::reference_reason> reasons_;  // by node, in order: why its reference kernel runs
     std::shared_ptr<plan_cache> plans_ = std::make_shared<plan_cache>();
 };
 
@@ -896,6 +923,8 @@ SGMATCH_DECL std::shared_ptr<const executor> executor::member_ops(const onednn::
         return nullptr;
     }
 }
+
+SGMATCH_DECL std::vector<executor::reference_reason> executor::reference_reasons() const { return impl_->reference_reasons(); }
 
 SGMATCH_DECL void executor::set_threads(int n) {
     if (n > 0) { const onednn::thread_cap check(n); }

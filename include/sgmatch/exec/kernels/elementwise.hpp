@@ -56,14 +56,14 @@ reference_fn fold(const node_context&) {
     };
 }
 
-/// A oneDNN eltwise primitive with the post-ops the op lowers to (lowering<Tag>), or null when
-/// the lowering declines the node.
+/// A oneDNN eltwise primitive with the post-ops the op lowers to (lowering<Tag>), or the
+/// lowering's reason to decline the node.
 template <class Tag>
-std::shared_ptr<const onednn::op_kernel> onednn_eltwise(const node_context& c, bool) {
+onednn_choice onednn_eltwise(const node_context& c, bool) {
     try {
         return std::make_shared<onednn::eltwise_kernel>(onednn::lowering<Tag>::post_ops(c.a, ops::node_of<graph>(c.g, c.n)));
-    } catch (const onednn::lowering_error&) {
-        return nullptr;
+    } catch (const onednn::lowering_error& e) {
+        return decline(e.what());
     }
 }
 
@@ -72,49 +72,51 @@ reference_fn binary(const node_context&) {
     return [](const std::vector<const array*>& x) { return reference::binary(*x.at(0), *x.at(1), K); };
 }
 
-/// A oneDNN binary primitive (the second operand broadcasts), or null when the first operand
+/// A oneDNN binary primitive (the second operand broadcasts); declined when the first operand
 /// is a constant or there are not two operands.
 template <class Tag>
-std::shared_ptr<const onednn::op_kernel> onednn_binary(const node_context& c, bool) {
-    if (c.input_count() != 2 || c.input_is_constant(0)) return nullptr;
+onednn_choice onednn_binary(const node_context& c, bool) {
+    if (c.input_count() != 2) return decline(std::to_string(c.input_count()) + " operands (oneDNN's binary primitive takes two)");
+    if (c.input_is_constant(0)) return decline("input 0 is a constant: the reference kernel computes it (the clean-up passes fold it)");
     return std::make_shared<onednn::binary_kernel>(onednn::lowering<Tag>::alg);
 }
 
 /// One eltwise primitive with fixed parameters: Neg (linear: -1 x + 0) and Reciprocal (pow: 1 x^-1).
 template <dnnl::algorithm Alg, int Alpha, int Beta>
-std::shared_ptr<const onednn::op_kernel> onednn_linear_eltwise(const node_context& c, bool) {
-    if (c.input_is_constant(0)) return nullptr;
+onednn_choice onednn_linear_eltwise(const node_context& c, bool) {
+    if (c.input_is_constant(0)) return decline("input 0 is a constant: the reference kernel computes it (the clean-up passes fold it)");
     return std::make_shared<onednn::eltwise_kernel>(
         std::vector<onednn::post_op>{onednn::post_op::eltwise(Alg, static_cast<float>(Alpha), static_cast<float>(Beta))});
 }
 
-/// x ^ c for a one-value constant c: eltwise pow (alpha x^beta); null otherwise.
-inline std::shared_ptr<const onednn::op_kernel> onednn_pow(const node_context& c, bool) {
-    if (c.input_is_constant(0)) return nullptr;
+/// x ^ c for a one-value constant c: eltwise pow (alpha x^beta); declined otherwise.
+inline onednn_choice onednn_pow(const node_context& c, bool) {
+    if (c.input_is_constant(0)) return decline("input 0 is a constant: the reference kernel computes it (the clean-up passes fold it)");
     const auto v = c.constant_view(1);
     const auto e = v ? v->scalar() : std::nullopt;
-    if (!e) return nullptr;
+    if (!e) return decline("the exponent is not a one-value constant (oneDNN's pow eltwise takes a fixed exponent)");
     return std::make_shared<onednn::eltwise_kernel>(
         std::vector<onednn::post_op>{onednn::post_op::eltwise(dnnl::algorithm::eltwise_pow, 1.0f, static_cast<float>(*e))});
 }
 
-/// PReLU as oneDNN's prelu primitive (the slope broadcasts to the data), or null when the data
+/// PReLU as oneDNN's prelu primitive (the slope broadcasts to the data); declined when the data
 /// is a constant.
-inline std::shared_ptr<const onednn::op_kernel> onednn_prelu(const node_context& c, bool) {
-    if (c.input_is_constant(0)) return nullptr;
+inline onednn_choice onednn_prelu(const node_context& c, bool) {
+    if (c.input_is_constant(0)) return decline("input 0 is a constant: the reference kernel computes it (the clean-up passes fold it)");
     return std::make_shared<onednn::prelu_kernel>();
 }
 
-/// Sum or Mean as oneDNN's sum primitive (scales 1 or 1 / n), or null when the data is a
+/// Sum or Mean as oneDNN's sum primitive (scales 1 or 1 / n); declined when the data is a
 /// constant or the declared shapes differ (inputs that broadcast run on the reference kernel;
 /// undeclared ones that turn out to broadcast fall back to it at run time).
 template <bool Mean>
-std::shared_ptr<const onednn::op_kernel> onednn_sum(const node_context& c, bool) {
-    if (c.input_count() < 1 || c.input_is_constant(0)) return nullptr;
+onednn_choice onednn_sum(const node_context& c, bool) {
+    if (c.input_count() < 1) return decline("no inputs");
+    if (c.input_is_constant(0)) return decline("input 0 is a constant: the reference kernel computes it (the clean-up passes fold it)");
     // oneDNN holds a memory descriptor (about a kilobyte) per source, several times over: past a
     // few hundred inputs the reference kernel's loop is the cheaper one (and oneDNN 2.6 fails to
     // run a sum of 100,000 after building it).
-    if (c.input_count() > 256) return nullptr;
+    if (c.input_count() > 256) return decline(std::to_string(c.input_count()) + " inputs: past 256, the reference kernel's loop is the cheaper one");
     const auto dims_of = [&](std::size_t i) {
         const auto t = c.input_type(i);
         return t && t->ranked() ? std::optional<std::vector<std::int64_t>>(t->dims) : std::nullopt;
@@ -122,7 +124,9 @@ std::shared_ptr<const onednn::op_kernel> onednn_sum(const node_context& c, bool)
     const auto first = dims_of(0);
     for (std::size_t i = 1; i < c.input_count(); ++i) {
         const auto d = dims_of(i);
-        if (first && d && *d != *first) return nullptr;
+        if (first && d && *d != *first)
+            return decline("input " + std::to_string(i) + " " + ops::to_string(*d) + " broadcasts to " + ops::to_string(*first) +
+                           " (oneDNN's sum takes equal shapes)");
     }
     return std::make_shared<onednn::sum_kernel>(Mean);
 }

@@ -54,10 +54,11 @@ struct conv_op final : onednn::op_kernel {
 };
 
 template <class Tag>
-std::shared_ptr<const onednn::op_kernel> onednn_conv(const node_context& c, bool plain) {
+onednn_choice onednn_conv(const node_context& c, bool plain) {
     auto l = onednn::lower_match<graph, pat::op<pat::tags<Tag>>>(c.g, &c.n, 1, true);
     auto* spec = std::get_if<onednn::conv_spec>(&l.spec);
-    if (!l.decline.empty() || spec == nullptr) return nullptr;
+    if (!l.decline.empty()) return decline(l.decline);
+    if (spec == nullptr) return decline("it lowers to no convolution");
     if (plain) spec->layout = onednn::conv_spec::layout_choice::plain;
     return std::make_shared<conv_op>(std::move(*spec));
 }
@@ -91,19 +92,19 @@ reference_fn pool(const node_context& c) {
 }
 /// A oneDNN pooling primitive; with ceil_mode only for an input of declared spatial dims.
 template <reference::pool_kind K>
-std::shared_ptr<const onednn::op_kernel> onednn_pool(const node_context& c, bool plain) {
+onednn_choice onednn_pool(const node_context& c, bool plain) {
     const auto ks = c.a.ints("kernel_shape");
     reference::dims b, e;
     if (c.a.i("ceil_mode") != 0) {
         const auto t = c.input_type(0);
-        if (!t || t->dims.size() != ks.size() + 2) return nullptr;
+        if (!t || t->dims.size() != ks.size() + 2) return decline("ceil_mode 1 needs the input's declared spatial dims");
         const ops::dims in_spatial(t->dims.begin() + 2, t->dims.end());
         for (auto d : in_spatial)
-            if (d < 0) return nullptr;
+            if (d < 0) return decline("ceil_mode 1 needs the input's declared spatial dims");
         pool_pads(c.a, in_spatial, b, e);
     } else {
         const auto pads = c.a.ints("pads", ks.size());
-        if (pads.size() != 2 * ks.size()) return nullptr;
+        if (pads.size() != 2 * ks.size()) return decline(std::to_string(pads.size()) + " pads for " + std::to_string(ks.size()) + " spatial axes");
         split_pads(pads, b, e);
     }
     constexpr bool max = K == reference::pool_kind::max;
@@ -115,7 +116,7 @@ std::shared_ptr<const onednn::op_kernel> onednn_pool(const node_context& c, bool
 inline reference_fn global_average_pool(const node_context&) {
     return [](const std::vector<const array*>& x) { return reference::global_average_pool(*x.at(0)); };
 }
-inline std::shared_ptr<const onednn::op_kernel> onednn_global_average_pool(const node_context&, bool plain) {
+inline onednn_choice onednn_global_average_pool(const node_context&, bool plain) {
     return std::make_shared<onednn::pool_kernel>(false, onednn::dims{}, onednn::dims{}, onednn::dims{}, onednn::dims{}, false,
                                                  plain);
 }
@@ -127,12 +128,12 @@ inline reference_fn batch_norm(const node_context& c) {
                                      static_cast<float>(a.f("epsilon")));
     };
 }
-inline std::shared_ptr<const onednn::op_kernel> onednn_batch_norm(const node_context& c, bool) {
-    if (c.a.i("training_mode") != 0) return nullptr;
+inline onednn_choice onednn_batch_norm(const node_context& c, bool) {
+    if (c.a.i("training_mode") != 0) return decline("training mode");
     std::vector<float> p[4];
     for (std::size_t i = 0; i < 4; ++i) {
         p[i] = c.constant_input(i + 1);
-        if (p[i].empty()) return nullptr;
+        if (p[i].empty()) return decline("input " + std::to_string(i + 1) + " (scale, B, mean, var) is not a constant");
     }
     return std::make_shared<onednn::batch_norm_kernel>(p[0], p[1], p[2], p[3], static_cast<float>(c.a.f("epsilon")));
 }
@@ -144,12 +145,12 @@ inline reference_fn layer_norm(const node_context& c) {
                                      static_cast<float>(a.f("epsilon")));
     };
 }
-inline std::shared_ptr<const onednn::op_kernel> onednn_layer_norm(const node_context& c, bool) {
+inline onednn_choice onednn_layer_norm(const node_context& c, bool) {
     std::vector<float> scale = c.constant_input(1), bias;
-    if (scale.empty()) return nullptr;
+    if (scale.empty()) return decline("the scale (input 1) is not a constant");
     if (c.input_count() > 2) {
         bias = c.constant_input(2);
-        if (bias.empty()) return nullptr;
+        if (bias.empty()) return decline("the bias (input 2) is not a constant");
     }
     return std::make_shared<onednn::layer_norm_kernel>(std::move(scale), std::move(bias), c.a.i("axis"),
                                                        static_cast<float>(c.a.f("epsilon")));
@@ -185,7 +186,7 @@ private:
     onednn::eltwise_kernel abs_;
     onednn::binary_kernel divide_;
 };
-inline std::shared_ptr<const onednn::op_kernel> onednn_lp_normalization(const node_context& c, bool) {
+inline onednn_choice onednn_lp_normalization(const node_context& c, bool) {
     return std::make_shared<lp_normalization_kernel>(c.a.i("axis"), c.a.i("p"));
 }
 
@@ -195,8 +196,8 @@ inline reference_fn lrn(const node_context& c) {
                               static_cast<float>(a.f("bias")));
     };
 }
-inline std::shared_ptr<const onednn::op_kernel> onednn_lrn(const node_context& c, bool) {
-    if (c.a.i("size") % 2 == 0) return nullptr;  // oneDNN's window is centred: the reference runs
+inline onednn_choice onednn_lrn(const node_context& c, bool) {
+    if (c.a.i("size") % 2 == 0) return decline("an even size: oneDNN's window is centred, ONNX's leans one channel up");
     return std::make_shared<onednn::lrn_kernel>(c.a.i("size"), static_cast<float>(c.a.f("alpha")),
                                                 static_cast<float>(c.a.f("beta")), static_cast<float>(c.a.f("bias")));
 }
@@ -208,9 +209,10 @@ inline reference_fn gemm(const node_context& c) {
                                static_cast<float>(a.f("alpha")), static_cast<float>(a.f("beta")));
     };
 }
-inline std::shared_ptr<const onednn::op_kernel> onednn_gemm(const node_context& c, bool) {
+inline onednn_choice onednn_gemm(const node_context& c, bool) {
     const auto b = c.constant_view(1);
-    if (!b || b->data == nullptr || b->rank != 2) return nullptr;
+    if (!b || b->data == nullptr) return decline("B (input 1) is not a constant");
+    if (b->rank != 2) return decline("B (input 1) has rank " + std::to_string(b->rank));
     std::vector<float> bias;
     if (c.input_count() > 2) {
         bias = c.constant_input(2);
@@ -218,7 +220,8 @@ inline std::shared_ptr<const onednn::op_kernel> onednn_gemm(const node_context& 
         // runs on the reference kernel.
         const std::int64_t N = c.a.i("transB") != 0 ? b->dims[0] : b->dims[1];
         if (bias.size() == 1) bias.assign(static_cast<std::size_t>(N), bias[0]);
-        if (bias.empty() || static_cast<std::int64_t>(bias.size()) != N) return nullptr;
+        if (bias.empty() || static_cast<std::int64_t>(bias.size()) != N)
+            return decline("C (input 2) is not a constant of one value or one value per column");
     }
     return std::make_shared<onednn::gemm_kernel>(onednn::dims(b->dims, b->dims + 2), c.constant_input(1), c.a.i("transB") != 0,
                                                  std::move(bias), c.a.i("transA") != 0, static_cast<float>(c.a.f("alpha")),
@@ -228,27 +231,27 @@ inline std::shared_ptr<const onednn::op_kernel> onednn_gemm(const node_context& 
 inline reference_fn matmul(const node_context& c) {
     return [a = c.a](const std::vector<const array*>& x) { return reference::matmul(in(x, 0, a), in(x, 1, a)); };
 }
-inline std::shared_ptr<const onednn::op_kernel> onednn_matmul(const node_context&, bool) {
+inline onednn_choice onednn_matmul(const node_context&, bool) {
     return std::make_shared<onednn::matmul_kernel>();
 }
 
 inline reference_fn softmax(const node_context& c) {
     return [axis = c.a.i("axis")](const std::vector<const array*>& x) { return reference::softmax(*x.at(0), axis); };
 }
-inline std::shared_ptr<const onednn::op_kernel> onednn_softmax(const node_context& c, bool) {
+inline onednn_choice onednn_softmax(const node_context& c, bool) {
     return std::make_shared<onednn::softmax_kernel>(c.a.i("axis"));
 }
 
 inline reference_fn log_softmax(const node_context& c) {
     return [axis = c.a.i("axis")](const std::vector<const array*>& x) { return reference::log_softmax(*x.at(0), axis); };
 }
-inline std::shared_ptr<const onednn::op_kernel> onednn_log_softmax(const node_context& c, bool) {
+inline onednn_choice onednn_log_softmax(const node_context& c, bool) {
     return std::make_shared<onednn::log_softmax_kernel>(c.a.i("axis"));
 }
 inline reference_fn global_max_pool(const node_context&) {
     return [](const std::vector<const array*>& x) { return reference::global_max_pool(*x.at(0)); };
 }
-inline std::shared_ptr<const onednn::op_kernel> onednn_global_max_pool(const node_context&, bool plain) {
+inline onednn_choice onednn_global_max_pool(const node_context&, bool plain) {
     return std::make_shared<onednn::pool_kernel>(true, onednn::dims{}, onednn::dims{}, onednn::dims{}, onednn::dims{}, false, plain);
 }
 

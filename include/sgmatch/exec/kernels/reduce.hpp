@@ -34,19 +34,20 @@ reference_fn reduce(const node_context& c) {
 }
 
 /// A oneDNN reduction primitive: constant axes (or none: every axis), not the identity of
-/// noop_with_empty_axes, not a scalar result. ReduceL1 / L2 / SumSquare are oneDNN's p-norms with p 1, 2 and the
+/// noop_with_empty_axes, not a scalar result (each declined with its reason). ReduceL1 / L2 / SumSquare are oneDNN's p-norms with p 1, 2 and the
 /// p-th power sum with p 2.
 template <dnnl::algorithm Alg, int P = 0>
-std::shared_ptr<const onednn::op_kernel> onednn_reduce(const node_context& c, bool) {
-    if (c.input_count() > 1 && !c.input_is_constant(1)) return nullptr;
+onednn_choice onednn_reduce(const node_context& c, bool) {
+    if (c.input_count() > 1 && !c.input_is_constant(1)) return decline("the axes (input 1) are computed at run time");
     const auto axes = c.ints_param(1, "axes").value_or(ops::dims{});
-    if (axes.empty() && c.a.i("noop_with_empty_axes") != 0) return nullptr;
+    if (axes.empty() && c.a.i("noop_with_empty_axes") != 0) return decline("no axes with noop_with_empty_axes: the identity");
     // A scalar result (every axis reduced and dropped) has rank 0, which a oneDNN tensor has not:
     // the reference kernel makes it.
     if (c.a.i("keepdims") == 0) {
-        if (axes.empty()) return nullptr;
+        if (axes.empty()) return decline("every axis reduced and dropped: a scalar, which a oneDNN tensor cannot hold");
         const auto t = c.input_type(0);
-        if (t && !t->dims.empty() && axes.size() >= t->dims.size()) return nullptr;  // (else the kernel refuses at run time)
+        if (t && !t->dims.empty() && axes.size() >= t->dims.size())  // (else the kernel refuses at run time)
+            return decline("every axis reduced and dropped: a scalar, which a oneDNN tensor cannot hold");
     }
     return std::make_shared<onednn::reduce_kernel>(Alg, static_cast<float>(P), axes, c.a.i("keepdims") != 0);
 }

@@ -29,14 +29,14 @@ inline reference_fn concat(const node_context& c) {
         return reference::concat(xs, axis);
     };
 }
-inline std::shared_ptr<const onednn::op_kernel> onednn_concat(const node_context& c, bool) {
+inline onednn_choice onednn_concat(const node_context& c, bool) {
     return std::make_shared<onednn::concat_kernel>(c.a.i("axis"));
 }
 
 inline reference_fn flatten(const node_context& c) {
     return [axis = c.a.i("axis")](const std::vector<const array*>& x) { return reference::flatten(*x.at(0), axis); };
 }
-inline std::shared_ptr<const onednn::op_kernel> onednn_flatten(const node_context& c, bool) {
+inline onednn_choice onednn_flatten(const node_context& c, bool) {
     return std::make_shared<onednn::flatten_kernel>(c.a.i("axis"));
 }
 
@@ -56,15 +56,16 @@ inline reference_fn reshape(const node_context& c) {
         return y;
     };
 }
-inline std::shared_ptr<const onednn::op_kernel> onednn_reshape(const node_context& c, bool) {
+inline onednn_choice onednn_reshape(const node_context& c, bool) {
     onednn::dims shape = c.a.ints("shape");
     if (c.input_count() > 1) {  // the shape must be a constant here
         const std::vector<float> v = c.constant_input(1);
-        if (v.empty()) return nullptr;
+        if (v.empty()) return decline("the shape (input 1) is computed at run time");
         shape.assign(v.begin(), v.end());
     }
     // An empty axis (allowzero 1) is the reference kernel's: oneDNN has no empty tensors.
-    if (c.a.i("allowzero") != 0 && std::find(shape.begin(), shape.end(), 0) != shape.end()) return nullptr;
+    if (c.a.i("allowzero") != 0 && std::find(shape.begin(), shape.end(), 0) != shape.end())
+        return decline("an empty axis (allowzero 1): oneDNN has no empty tensors");
     return std::make_shared<onednn::reshape_kernel>(std::move(shape));
 }
 
@@ -75,7 +76,7 @@ inline reference_fn transpose(const node_context& c) {
         return array(xt::transpose(X, std::vector<std::size_t>(p.begin(), p.end())));
     };
 }
-inline std::shared_ptr<const onednn::op_kernel> onednn_transpose(const node_context& c, bool) {
+inline onednn_choice onednn_transpose(const node_context& c, bool) {
     return std::make_shared<onednn::transpose_kernel>(c.a.ints("perm"));
 }
 
@@ -153,16 +154,17 @@ inline reference_fn slice(const node_context& c) {
 }
 
 /// Slice on oneDNN: unit steps and constant parameters (the reference kernel takes the rest).
-inline std::shared_ptr<const onednn::op_kernel> onednn_slice(const node_context& c, bool) {
+inline onednn_choice onednn_slice(const node_context& c, bool) {
     const auto starts = c.known_ints_param(1, "starts"), ends = c.known_ints_param(2, "ends"), axes = c.known_ints_param(3, "axes");
     const auto steps = c.input_count() > 4 ? c.known_ints_param(4, "steps") : std::optional<ops::dims>(ops::dims{});
-    if (!starts || !ends || !axes || !steps || starts->size() != ends->size()) return nullptr;
+    if (!starts || !ends || !axes || !steps) return decline("a parameter (starts, ends, axes or steps) is computed at run time");
+    if (starts->size() != ends->size()) return decline("starts and ends differ in length");
     for (auto st : *steps)
-        if (st != 1) return nullptr;
+        if (st != 1) return decline("a step of " + std::to_string(st) + " (oneDNN's slice takes unit steps)");
     ops::dims ax = *axes;
     if (ax.empty())
         for (std::size_t i = 0; i < starts->size(); ++i) ax.push_back(static_cast<std::int64_t>(i));
-    if (ax.size() != starts->size()) return nullptr;
+    if (ax.size() != starts->size()) return decline("axes and starts differ in length");
     return std::make_shared<onednn::slice_kernel>(*starts, *ends, ax);
 }
 
