@@ -105,8 +105,16 @@ private:
     std::string why_;
 };
 
-/// How one op runs. `onednn` may be null (oneDNN has no kernel for the op: the reference kernel
-/// always runs), and declines a node it cannot take with the reason.
+/// How one op runs on f32 arrays: the facet f32_kernels<Tag> of the op's entry.
+///
+/// Minimal complete definition: `reference`, which makes the node's reference kernel from its
+/// checked attributes and constant inputs (refusing a node it cannot run through
+/// node_context::refuse, naming it). Optional: `onednn`, which makes its single-op oneDNN
+/// kernel or declines the node with the reason (null: oneDNN has no kernel for the op).
+/// Laws (tests/onednn/registry.cpp, and each kernel's tests): a binding with a oneDNN kernel has a
+/// reference kernel to check it against; both compute the op's description on every node they
+/// accept; a oneDNN kernel that rejects an input at run time throws onednn::kernel_error (the
+/// executor then runs the reference kernel for those shapes).
 struct kernel_binding {
     reference_fn (*reference)(const node_context&) = nullptr;
     onednn_choice (*onednn)(const node_context&, bool plain_layouts) = nullptr;

@@ -351,6 +351,10 @@ inline node_id draw_unary(draw& d, std::string_view op, const std::optional<grap
 /// (`make`), and the ONNX conformance cases (node tests of the ONNX package,
 /// tests/onnx/conformance_pass.txt) that back its reference kernel for the forms drawn
 /// (`conformance`). Not specialized: the op is not drawn.
+///
+/// Minimal complete definition: both. Laws (tests/onednn/registry.cpp,
+/// tests/testing/differential.cpp): the op has a reference kernel, its conformance cases pass,
+/// and `make` draws only attribute values and shapes those cases cover.
 template <class Tag>
 struct generator {
     static constexpr detail::draw_fn make = nullptr;

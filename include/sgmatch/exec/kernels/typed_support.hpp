@@ -42,7 +42,14 @@ inline std::size_t& onednn_typed_runs() {
 }
 
 /// How one op runs on typed values, made when the executor is built (or when a clean-up pass
-/// folds constants) from the node's checked attributes and the node itself.
+/// folds constants) from the node's checked attributes and the node itself: the facets
+/// typed_kernels<Tag> and onednn_typed_kernels<Tag> of the op's entry.
+///
+/// Minimal complete definition: `make`, returning the kernel (values in, values out, one per
+/// output) or refusing the node (typed::refuse, naming it). Laws (tests/onednn/registry.cpp and
+/// the kernels' tests): a oneDNN typed kernel has a typed kernel to check it against and gives
+/// its results for the element types it takes; a kernel checks what it reads at run time
+/// (typed::fail, naming the node).
 struct typed_binding {
     typed_fn (*make)(const ops::op_attrs&, const ops::node_source&) = nullptr;
 };

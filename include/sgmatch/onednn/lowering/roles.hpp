@@ -30,13 +30,20 @@ struct lowering_error : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
-/// The role of Tag in a fused kernel. Not specialized: the op cannot lower.
+/// The role of Tag in a fused kernel: the oneDNN layer's facet of the op's entry (ops/schema.hpp).
+/// Not specialized: the op cannot lower.
 ///
-/// Minimal complete definition: `role`. Optional: `keeps_layout` (default false), true for an op
-/// that a conv's output may pass through in the blocked layout the conv wrote (layout_plan.hpp);
-/// for the eltwise role `post_ops(attrs, node)`, for the binary role `alg`. The lists built
-/// from these (lists.hpp: the post-op patterns, the ops that keep a layout) are derived from
-/// the specializations over ops::vocabulary, never written out.
+/// Minimal complete definition: `role`; with the eltwise role, `static std::vector<post_op>
+/// post_ops(const ops::op_attrs&, const ops::node_source&)` (throwing lowering_error, with the
+/// reason, for a node it cannot take); with the binary role, `static constexpr dnnl::algorithm
+/// alg`. Checked by one static_assert where the backend reads the lowerings (table.hpp).
+/// Optional: `keeps_layout` (default false), true for an op that a conv's output may pass
+/// through in the blocked layout the conv wrote (layout_plan.hpp).
+/// Laws (tested, not checkable at compile time): the post-ops compute the op on every node they
+/// accept, on f32 values (the differential tests draw the op through its testing::generator<Tag>
+/// and compare with its reference kernel); an op that keeps the layout is element-wise. The lists
+/// built from these (lists.hpp: the post-op patterns, the ops that keep a layout) are derived
+/// from the specializations over ops::vocabulary, never written out.
 template <class Tag>
 struct lowering {
     static constexpr lowering_role role = lowering_role::none;

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <boost/hana/basic_tuple.hpp>
@@ -23,6 +24,7 @@
 #include "sgmatch/ops/attrs.hpp"
 #include "sgmatch/ops/table.hpp"
 #include "sgmatch/pattern/fold.hpp"
+#include "sgmatch/pattern/tag.hpp"
 
 SGMATCH_BEGIN_NAMESPACE
 namespace onednn {
@@ -42,20 +44,35 @@ struct lowering_entry {
 
 namespace detail {
 
-template <class Tag, class = void>
-struct tag_commutative : std::false_type {};
-template <class Tag>
-struct tag_commutative<Tag, std::void_t<decltype(Tag::commutative)>> : std::bool_constant<Tag::commutative> {};
+template <class L, class = void>
+struct has_post_ops : std::false_type {};
+template <class L>
+struct has_post_ops<L, std::void_t<decltype(L::post_ops(std::declval<const ops::op_attrs&>(), std::declval<const ops::node_source&>()))>>
+    : std::is_convertible<decltype(L::post_ops(std::declval<const ops::op_attrs&>(), std::declval<const ops::node_source&>())),
+                          std::vector<post_op>> {};
+template <class L, class = void>
+struct has_alg : std::false_type {};
+template <class L>
+struct has_alg<L, std::void_t<decltype(L::alg)>> : std::is_convertible<decltype(L::alg), dnnl::algorithm> {};
 
+// Every lowering<Tag> is read here: its contract (roles.hpp) is checked once, then an
+// incomplete one is left inert (no post-op, no algorithm) so that one error is all the user sees.
 template <class Tag>
 lowering_entry entry_of() {
-    if constexpr (lowering<Tag>::role == lowering_role::composite) {
+    using L = lowering<Tag>;
+    if constexpr (L::role == lowering_role::composite) {
         return lowering_entry{nullptr, 0, lowering_role::composite, nullptr, dnnl::algorithm::undef, false, nullptr};
     } else {
-        lowering_entry e{Tag::names, std::size(Tag::names), lowering<Tag>::role, nullptr, dnnl::algorithm::undef,
-                         tag_commutative<Tag>::value, ops::find_schema(Tag::names[0])};
-        if constexpr (lowering<Tag>::role == lowering_role::eltwise) e.eltwise = &lowering<Tag>::post_ops;
-        if constexpr (lowering<Tag>::role == lowering_role::binary) e.binary_alg = lowering<Tag>::alg;
+        static_assert(L::role != lowering_role::eltwise || has_post_ops<L>::value,
+                      "sgmatch::onednn::lowering<Tag> with role eltwise must define static std::vector<post_op> "
+                      "post_ops(const ops::op_attrs&, const ops::node_source&) -- see onednn/lowering/roles.hpp");
+        static_assert(L::role != lowering_role::binary || has_alg<L>::value,
+                      "sgmatch::onednn::lowering<Tag> with role binary must define static constexpr dnnl::algorithm alg "
+                      "-- see onednn/lowering/roles.hpp");
+        lowering_entry e{Tag::names, std::size(Tag::names), L::role, nullptr, dnnl::algorithm::undef,
+                         sgmatch::detail::tag_commutative<Tag>::value, ops::find_schema(Tag::names[0])};
+        if constexpr (L::role == lowering_role::eltwise && has_post_ops<L>::value) e.eltwise = &L::post_ops;
+        if constexpr (L::role == lowering_role::binary && has_alg<L>::value) e.binary_alg = L::alg;
         return e;
     }
 }
