@@ -57,6 +57,7 @@
 #include "sgmatch/exec/error.hpp"
 #include "sgmatch/exec/limits.hpp"
 #include "sgmatch/exec/run_stats.hpp"
+#include "sgmatch/exec/subgraph_node.hpp"
 #include "sgmatch/exec/value.hpp"
 #include "sgmatch/graph/graph.hpp"
 #include "sgmatch/onednn/tensor.hpp"
@@ -74,16 +75,6 @@ class executor;
 namespace detail {
 class executor_impl;
 }
-
-/// The payload of a region node (subgraph.hpp): the region as a graph of its own with its own
-/// executor (fused nodes inside), and which of the node's inputs it reads at run time (the
-/// others are constants copied into the region), in the order of the region's graph inputs
-/// "0", "1", ...; the region's graph outputs are the node's outputs, in order.
-struct subgraph_node {
-    std::shared_ptr<const graph> region;
-    std::shared_ptr<const executor> exec;
-    std::vector<std::size_t> runtime_inputs;
-};
 
 class executor {
 public:
