@@ -140,6 +140,9 @@ int main() {
 }
 """
 EXECUTOR_SEPARATE_TU = "#define SGMATCH_SEPARATE_COMPILATION\n" + EXECUTOR_TU
+EXEC_SRC_TU = """#define SGMATCH_SEPARATE_COMPILATION
+#include "sgmatch/exec/src.hpp"
+"""
 
 
 def compile_time(cxx, std, src_path, opt, include=INCLUDE):
@@ -253,6 +256,10 @@ def compare(args):
         ("onednn backend registered for the built-in graph, -O2", ONEDNN_TU),
         ("onednn backend registered, separately compiled (baseline: the backend TU), -O2", (ONEDNN_SEPARATE_TU, ONEDNN_TU)),
         ("onednn backend compiled once, onednn/src.hpp (baseline: the backend TU), -O2", (ONEDNN_SRC_TU, ONEDNN_TU)),
+        ("onednn backend compiled once, onednn/src.hpp, -O2", ONEDNN_SRC_TU),
+        ("graph_executor<graph> over ResNet-50, -O2", EXECUTOR_TU),
+        ("graph_executor<graph> over ResNet-50, separately compiled, -O2", EXECUTOR_SEPARATE_TU),
+        ("the executor compiled once, exec/src.hpp, -O2", EXEC_SRC_TU),
         ("user TU: 2 fused properties + graph_executor over an own graph, -O2", USER_TU),
         ("the same user TU, separately compiled (baseline: header-only), -O2", (USER_SEPARATE_TU, USER_TU)),
         ("its program's src TU (baseline: the header-only user TU), -O2", (USER_SRC_TU, USER_TU)),
