@@ -1,7 +1,8 @@
 // sgmatch/sgmatch.hpp - the core: adapter contract, pattern DSL, analyses, matcher.
 // The built-in graph is sgmatch/graph/graph.hpp (builders: sgmatch/graph/builders.hpp); a user
-// with their own graph type does not pay for it. The oneDNN and xtensor parts will be separate,
-// opt-in includes.
+// with their own graph type does not pay for it. The oneDNN, xtensor, executor, ONNX and torch
+// parts are opt-in includes of their own (sgmatch/onednn/, sgmatch/reference/, ...); this header
+// includes none of them.
 #pragma once
 
 #include "sgmatch/analysis/anchors.hpp"

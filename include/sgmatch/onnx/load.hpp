@@ -30,7 +30,8 @@
 // sgmatch::onnx::load (a bare onnx:: is ambiguous).
 //
 // Known limitations: a front end that converts (the design says why), so the model's protobuf
-// is not kept; sub-graphs (If, Loop) and non-default domains are reported unsupported.
+// is not kept; ops of non-default domains are reported unsupported. Sub-graphs (If, Loop, Scan,
+// SequenceMap) are converted, each body a graph of its own held by its node's attribute.
 //
 // Compile cost: the converter is in onnx/impl/load.ipp, which this header includes; a program
 // built with SGMATCH_SEPARATE_COMPILATION compiles it once, in the one translation unit that

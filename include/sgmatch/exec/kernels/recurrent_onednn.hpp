@@ -40,10 +40,9 @@ namespace exec {
 namespace typed {
 
 /// The work (multiply-adds: sequence x batch x directions x gates x hidden x (input + hidden))
-/// below which a layer runs on the reference kernel: oneDNN's recurrent primitives cost some
-/// 18-78 us a run whatever the size, which the reference kernel's 3-7 us beat on layers as small
-/// as the test models' (benchmarks/recurrent.cpp, RESULTS.md: 0.08-0.16x at 672 multiply-adds,
-/// 1.4-11x at half a million, 43-71x at 60 million).
+/// below which a layer runs on the reference kernel: oneDNN's recurrent primitives have a fixed
+/// cost a run, whatever the size, that the reference kernel beats on small layers and loses to
+/// on large ones (benchmarks/recurrent.cpp measures where).
 inline constexpr std::int64_t onednn_recurrent_min_work = std::int64_t{1} << 16;
 
 namespace detail {

@@ -1,27 +1,9 @@
 // sgmatch/exec/kernels/typed.hpp - kernels over typed values (exec::value): every element
 // type, several outputs, parameters read at run time.
 //
-// What shape subgraphs and masks compute: Shape, Size, ConstantOfShape, Cast, comparisons and
-// logic (bool results), IsNaN and IsInf, Where, Split, the integer (and double) forms of Add, Sub, Mul, Div, Pow,
-// Mod, Neg, Abs, Clip, Max and Min (Mod, Max and Min on float16 and bfloat16 too, computed in f32
-// exactly; Cast, the element-wise arithmetic and comparisons, Max, Min and Mod on int16, uint16,
-// uint32 and uint64 too), BitShift on the unsigned integers, and the ops that move data without arithmetic (Reshape, Unsqueeze, Squeeze,
-// Flatten, Transpose, Concat, Slice, Gather, Expand, Identity, Dropout) on any element type;
-// CastLike; Resize (kernels/resize.hpp) on f32; Tile, Trilu, Range, CumSum, ArgMax, ArgMin, TopK,
-// GatherElements, ScatterElements, GatherND, ScatterND, DepthToSpace, SpaceToDepth and Pad (kernels/positions.hpp);
-// NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss and InstanceNormalization on f32 and f64
-// (kernels/losses.hpp); RNN, GRU and LSTM on f32 and f64 (kernels/recurrent.hpp); MaxPool on
-// every numeric type, with its Indices (kernels/max_pool.hpp); the ten reductions on f64
-// (kernels/reduce_typed.hpp); Einsum, any equation, on the numeric types (kernels/einsum.hpp);
-// QuantizeLinear and DequantizeLinear, uint8 and int8 per tensor or per axis,
-// DynamicQuantizeLinear, MatMulInteger, QLinearMatMul, ConvInteger and QLinearConv
-// (kernels/quantize.hpp); EyeLike, NonZero, Compress and Unique (kernels/selection.hpp);
-// ReverseSequence (kernels/positions.hpp); MeanVarianceNormalization on f32 and f64
-// (kernels/losses.hpp); the Hann, Hamming and Blackman windows, DFT, STFT and MelWeightMatrix
-// (kernels/signal.hpp); TfIdfVectorizer (kernels/text.hpp); Optional, OptionalHasElement and
-// OptionalGetElement; Det on f32
-// and f64 (kernels/linalg.hpp); the ops on sequences of tensors (kernels/sequence.hpp);
-// NonMaxSuppression, RoiAlign, GridSample and MaxUnpool (kernels/vision.hpp).
+// Which ops have a typed kernel is each op's typed_kernels<Tag> facet (below and in the files
+// this one includes); the list is exec::find_typed_kernel's table, derived from them, and each
+// op's description says the element types its kernels take (op_schema::dtypes).
 //
 // The executor runs an op's typed kernel when the op has no fp32 kernel, when its data input is
 // not f32, when an input computed at run time is not f32 (an int64 shape, a bool mask), or when
