@@ -145,41 +145,41 @@ match_lowering<typename graph_traits<G>::node_type> lower_match_with(const G& g,
         return c;
     };
     if (count == 0) return decline("empty match");
-    const N conv = nodes[0];
-    const lowering_entry* ce = detail::find_entry(table, traits::op_name(g, conv));
-    if (traits::kind(g, conv) != node_kind::op || ce == nullptr ||
+    const N main_node = nodes[0];
+    const lowering_entry* ce = detail::find_entry(table, traits::op_name(g, main_node));
+    if (traits::kind(g, main_node) != node_kind::op || ce == nullptr ||
         (ce->role != lowering_role::conv && ce->role != lowering_role::conv_transpose && ce->role != lowering_role::matmul &&
          ce->role != lowering_role::batch_norm))
         return decline("the match does not start with a convolution, a matmul or a BatchNorm");
     std::optional<ops::op_attrs> head;  // the main op's attributes
     try {
-        head.emplace(detail::attrs_of(*ce, g, conv));
+        head.emplace(detail::attrs_of(*ce, g, main_node));
     } catch (const ops::op_error& e) {
         return decline(e.what());
     }
     if (ce->role == lowering_role::batch_norm) {
         // ---- BatchNorm (+ Relu): oneDNN's batch normalization with fuse_norm_relu ----
         batch_norm_spec& b = out.spec.template emplace<batch_norm_spec>();
-        b.name = std::string(traits::name(g, conv));
-        if (traits::input_count(g, conv) < 5) return decline("BatchNorm " + name(conv) + " has fewer than 5 inputs");
+        b.name = std::string(traits::name(g, main_node));
+        if (traits::input_count(g, main_node) < 5) return decline("BatchNorm " + name(main_node) + " has fewer than 5 inputs");
         std::vector<float>* p[4] = {&b.scale, &b.shift, &b.mean, &b.var};
         std::int64_t C = -1;
         for (std::size_t k = 0; k < 4; ++k) {
-            const auto c = const_data(traits::input(g, conv, k + 1));
-            if (!c) return decline("BatchNorm " + name(conv) + ": parameters are not constants with data");
+            const auto c = const_data(traits::input(g, main_node, k + 1));
+            if (!c) return decline("BatchNorm " + name(main_node) + ": parameters are not constants with data");
             if (C >= 0 && c->element_count() != C)
-                return decline("BatchNorm " + name(conv) + ": parameters of different sizes");
+                return decline("BatchNorm " + name(main_node) + ": parameters of different sizes");
             C = c->element_count();
             *p[k] = with_data ? detail::constant_values<G>(*c) : std::vector<float>(static_cast<std::size_t>(C));
         }
-        if (head->i("training_mode") != 0) return decline("BatchNorm " + name(conv) + " is in training mode");
+        if (head->i("training_mode") != 0) return decline("BatchNorm " + name(main_node) + " is in training mode");
         b.eps = static_cast<float>(head->f("epsilon"));
-        out.src = traits::input(g, conv, 0);
+        out.src = traits::input(g, main_node, 0);
         if (auto t = adapter<G>::value_type(g, out.src.node, out.src.port);
             t && !t->dims.empty() && (t->dims.size() < 2 || t->dims[1] != C))
-            return decline("BatchNorm " + name(conv) + ": input " + to_string(t->dims) + " does not have " +
+            return decline("BatchNorm " + name(main_node) + ": input " + to_string(t->dims) + " does not have " +
                            std::to_string(C) + " channels");
-        N last = conv;
+        N last = main_node;
         for (std::size_t i = 1; i < count; ++i) {
             const N n = nodes[i];
             if (traits::kind(g, n) != node_kind::op) continue;
@@ -194,11 +194,11 @@ match_lowering<typename graph_traits<G>::node_type> lower_match_with(const G& g,
             }
             const auto* elt = po.size() == 1 ? po[0].as<post_op::eltwise_op>() : nullptr;
             const bool relu = elt != nullptr && elt->alg == dnnl::algorithm::eltwise_relu && elt->alpha == 0.0f;
-            if (b.relu || !relu || !(traits::input(g, n, 0) == value_ref<N>{conv, 0}))
-                return decline("after BatchNorm " + name(conv) + " only one Relu fuses (oneDNN's fuse_norm_relu), not " +
+            if (b.relu || !relu || !(traits::input(g, n, 0) == value_ref<N>{main_node, 0}))
+                return decline("after BatchNorm " + name(main_node) + " only one Relu fuses (oneDNN's fuse_norm_relu), not " +
                                std::string(traits::op_name(g, n)) + " " + name(n));
-            if (traits::user_count(g, conv) != 1 || adapter<G>::has_graph_output(g, conv))
-                return decline("the value of " + name(conv) + " is used outside the match");
+            if (traits::user_count(g, main_node) != 1 || adapter<G>::has_graph_output(g, main_node))
+                return decline("the value of " + name(main_node) + " is used outside the match");
             b.relu = true;
             last = n;
         }
@@ -206,22 +206,22 @@ match_lowering<typename graph_traits<G>::node_type> lower_match_with(const G& g,
         out.dst = value_ref<N>{last, 0};
         return out;
     }
-    // The conv path fills s, the matmul path mm; the other one stays a default one that the
+    // The main_node path fills s, the matmul path mm; the other one stays a default one that the
     // shared code below reads only behind `matmul`.
     const bool matmul = ce->role == lowering_role::matmul;
     conv_spec no_conv;
     matmul_spec no_matmul;
     conv_spec& s = matmul ? no_conv : std::get<conv_spec>(out.spec);
     matmul_spec& mm = matmul ? out.spec.template emplace<matmul_spec>() : no_matmul;
-    const std::size_t ins = traits::input_count(g, conv);
+    const std::size_t ins = traits::input_count(g, main_node);
     if (matmul) {
         // ---- MatMul / Gemm with constant weights: x [.., M, K] times W [K, N] ----
         matmul_spec& m = mm;
-        m.name = std::string(traits::name(g, conv));
-        const std::string what = std::string(traits::op_name(g, conv)) + " " + name(conv);
+        m.name = std::string(traits::name(g, main_node));
+        const std::string what = std::string(traits::op_name(g, main_node)) + " " + name(main_node);
         if (ins < 2) return decline(what + " has fewer than 2 inputs");
-        out.src = traits::input(g, conv, 0);
-        const auto w = const_data(traits::input(g, conv, 1));
+        out.src = traits::input(g, main_node, 0);
+        const auto w = const_data(traits::input(g, main_node, 1));
         if (!w || w->rank != 2) return decline(what + ": the right operand is not a 2-D constant with data");
         const bool gemm = head->schema().attr("transB") != nullptr;  // Gemm; MatMul has no attributes
         if (gemm && head->i("transA") != 0) return decline(what + ": transA is not supported");
@@ -233,7 +233,7 @@ match_lowering<typename graph_traits<G>::node_type> lower_match_with(const G& g,
         if (!with_data) {
             m.weights.assign(static_cast<std::size_t>(m.K * m.N), 0.0f);
         } else if (!tb && alpha == 1.0f) {
-            m.weights = detail::weight_values(g, traits::input(g, conv, 1).node, *w);  // [K, N] as stored
+            m.weights = detail::weight_values(g, traits::input(g, main_node, 1).node, *w);  // [K, N] as stored
         } else {
             const auto v = detail::constant_values<G>(*w);
             std::vector<float> kn(static_cast<std::size_t>(m.K * m.N));
@@ -243,21 +243,21 @@ match_lowering<typename graph_traits<G>::node_type> lower_match_with(const G& g,
             m.weights = std::move(kn);
         }
         if (ins >= 3) {
-            const auto c = const_data(traits::input(g, conv, 2));
+            const auto c = const_data(traits::input(g, main_node, 2));
             if (!c || c->element_count() != m.N || (c->rank == 2 && c->dims[0] != 1) || c->rank > 2)
                 return decline(what + ": C is not a constant of shape [N] or [1, N]");
             m.bias = with_data ? detail::constant_values<G>(*c) : std::vector<float>(static_cast<std::size_t>(m.N));
             for (auto& b : m.bias) b *= beta;
         }
     } else {
-    // ---- the conv (or transposed conv) ----
-        s.name = std::string(traits::name(g, conv));
+    // ---- the main_node (or transposed main_node) ----
+        s.name = std::string(traits::name(g, main_node));
         s.transposed = ce->role == lowering_role::conv_transpose;
-        const std::string Conv = s.transposed ? "ConvTranspose" : "Conv";
-        if (ins < 2) return decline(Conv + " " + name(conv) + " has no weights input");
-        out.src = traits::input(g, conv, 0);
-        const auto w = const_data(traits::input(g, conv, 1));
-        if (!w) return decline(Conv + " " + name(conv) + ": weights are not a constant with data");
+        const std::string conv_name = s.transposed ? "ConvTranspose" : "Conv";
+        if (ins < 2) return decline(conv_name + " " + name(main_node) + " has no weights input");
+        out.src = traits::input(g, main_node, 0);
+        const auto w = const_data(traits::input(g, main_node, 1));
+        if (!w) return decline(conv_name + " " + name(main_node) + ": weights are not a constant with data");
         s.weights_dims.assign(w->dims, w->dims + w->rank);
         // auto_pad other than NOTSET and ConvTranspose's output_shape were refused by the description.
         s.groups = head->i("group");
@@ -267,14 +267,14 @@ match_lowering<typename graph_traits<G>::node_type> lower_match_with(const G& g,
         const dims pads = head->ints("pads");
         const std::size_t sp = s.spatial_rank();
         if (!pads.empty()) {
-            if (pads.size() != 2 * sp) return decline(Conv + " " + name(conv) + ": pads has " + std::to_string(pads.size()) + " values");
+            if (pads.size() != 2 * sp) return decline(conv_name + " " + name(main_node) + ": pads has " + std::to_string(pads.size()) + " values");
             s.pads_begin.assign(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(sp));
             s.pads_end.assign(pads.begin() + static_cast<std::ptrdiff_t>(sp), pads.end());
         }
-        if (with_data) s.weights = detail::weight_values(g, traits::input(g, conv, 1).node, *w);  // else none: the spec is for checks
+        if (with_data) s.weights = detail::weight_values(g, traits::input(g, main_node, 1).node, *w);  // else none: the spec is for checks
         if (ins >= 3) {
-            const auto b = const_data(traits::input(g, conv, 2));
-            if (!b) return decline(Conv + " " + name(conv) + ": bias is not a constant with data");
+            const auto b = const_data(traits::input(g, main_node, 2));
+            if (!b) return decline(conv_name + " " + name(main_node) + ": bias is not a constant with data");
             s.bias = with_data ? detail::constant_values<G>(*b) : std::vector<float>(static_cast<std::size_t>(b->element_count()));
         }
         try {
@@ -283,17 +283,17 @@ match_lowering<typename graph_traits<G>::node_type> lower_match_with(const G& g,
             return decline(e.what());
         }
     }
-    std::optional<dims> out_dims;  // the conv's output shape, when the adapter knows it
-    if (auto t = adapter<G>::value_type(g, conv, 0); t && !t->dims.empty()) out_dims = t->dims;
+    std::optional<dims> out_dims;  // the main_node's output shape, when the adapter knows it
+    if (auto t = adapter<G>::value_type(g, main_node, 0); t && !t->dims.empty()) out_dims = t->dims;
 
     // ---- the chain after it: each member reads the previous one's output 0 ----
-    N cur = conv;
+    N cur = main_node;
     std::size_t visited = 1;
     bool sum_used = false;
-    const std::int64_t O = matmul ? mm.N : s.out_channels();  // channels: the conv's dim 1, a matmul's last
-    std::vector<post_op>& pops = matmul ? mm.post_ops : s.post_ops;
+    const std::int64_t out_channels = matmul ? mm.N : s.out_channels();  // channels: the main_node's dim 1, a matmul's last
+    std::vector<post_op>& post_op_list = matmul ? mm.post_ops : s.post_ops;
     std::vector<float>& bias = matmul ? mm.bias : s.bias;
-    // A shape with one non-1 dim of size O at the channel position (counted from the right).
+    // A shape with one non-1 dim of size out_channels at the channel position (counted from the right).
     const std::size_t channel_from_right = matmul ? 1 : s.spatial_rank() + 1;
     while (true) {
         // A decomposed activation (several ops reading cur, ending in one value): one unit.
@@ -301,7 +301,7 @@ match_lowering<typename graph_traits<G>::node_type> lower_match_with(const G& g,
         for (auto recognize : composite_table)
             if ((comp = recognize(view, cur))) break;
         if (comp) {
-            pops.insert(pops.end(), comp->post_ops.begin(), comp->post_ops.end());
+            post_op_list.insert(post_op_list.end(), comp->post_ops.begin(), comp->post_ops.end());
             visited += comp->nodes;
             cur = comp->last;
             continue;
@@ -342,14 +342,14 @@ match_lowering<typename graph_traits<G>::node_type> lower_match_with(const G& g,
                         return decline("BatchNorm " + name(n) + " after a " + std::to_string(*rank) +
                                        "-D matmul normalizes another axis than the matmul's columns");
                 }
-                if (!pops.empty() && !pops.back().is<post_op::depthwise_op>())
+                if (!post_op_list.empty() && !post_op_list.back().is<post_op::depthwise_op>())
                     return decline("BatchNorm " + name(n) + " after a post-op cannot be folded");
                 if (nin < 5) return decline("BatchNorm " + name(n) + " has fewer than 5 inputs");
                 std::vector<float> p[4];
                 for (std::size_t k = 0; k < 4; ++k) {
                     const auto c = const_data(traits::input(g, n, k + 1));
                     if (!c) return decline("BatchNorm " + name(n) + ": parameters are not constants with data");
-                    if (c->element_count() != O)
+                    if (c->element_count() != out_channels)
                         return decline("BatchNorm " + name(n) + ": parameters do not have one value per channel");
                     if (with_data) p[k] = detail::constant_values<G>(*c);
                 }
@@ -363,7 +363,7 @@ match_lowering<typename graph_traits<G>::node_type> lower_match_with(const G& g,
                 }
                 if (with_data && matmul) mm.fold_batch_norm(p[0], p[1], p[2], p[3], eps);
                 else if (with_data) s.fold_batch_norm(p[0], p[1], p[2], p[3], eps);
-                else if (bias.empty()) bias.assign(static_cast<std::size_t>(O), 0.0f);
+                else if (bias.empty()) bias.assign(static_cast<std::size_t>(out_channels), 0.0f);
                 break;
             }
             case lowering_role::eltwise: {
@@ -372,7 +372,7 @@ match_lowering<typename graph_traits<G>::node_type> lower_match_with(const G& g,
                                    "other than 0");
                 try {
                     auto po = e->eltwise(detail::attrs_of(*e, g, n), ops::node_of<G>(g, n));
-                    pops.insert(pops.end(), po.begin(), po.end());
+                    post_op_list.insert(post_op_list.end(), po.begin(), po.end());
                 } catch (const lowering_error& err) {
                     return decline(std::string(traits::op_name(g, n)) + " " + name(n) + ": " + err.what());
                 } catch (const ops::op_error& err) {
@@ -398,7 +398,7 @@ match_lowering<typename graph_traits<G>::node_type> lower_match_with(const G& g,
                         if (cd[k] != 1) ++non_one, where = k;
                     if (cnt == 1) {
                         b = broadcast::scalar;
-                    } else if (non_one == 1 && cd[where] == O && cd.size() - where == channel_from_right) {
+                    } else if (non_one == 1 && cd[where] == out_channels && cd.size() - where == channel_from_right) {
                         b = broadcast::per_channel;
                     } else if (out_dims && cd == *out_dims) {
                         b = broadcast::full;
@@ -409,12 +409,12 @@ match_lowering<typename graph_traits<G>::node_type> lower_match_with(const G& g,
                     std::vector<float> v = with_data ? detail::constant_values<G>(*c)
                                                      : std::vector<float>(static_cast<std::size_t>(cnt));
                     // A per-channel Add before any post-op is a bias: folded.
-                    if (b == broadcast::per_channel && e->binary_alg == dnnl::algorithm::binary_add && pops.empty()) {
-                        if (bias.empty()) bias.assign(static_cast<std::size_t>(O), 0.0f);
+                    if (b == broadcast::per_channel && e->binary_alg == dnnl::algorithm::binary_add && post_op_list.empty()) {
+                        if (bias.empty()) bias.assign(static_cast<std::size_t>(out_channels), 0.0f);
                         for (std::size_t k = 0; k < v.size(); ++k) bias[k] += v[k];
                         break;
                     }
-                    pops.push_back(post_op::binary_constant(e->binary_alg, std::move(v), b));
+                    post_op_list.push_back(post_op::binary_constant(e->binary_alg, std::move(v), b));
                     break;
                 }
                 // A runtime operand: same shape as the output (or unknown), or broadcast per the
@@ -425,8 +425,8 @@ match_lowering<typename graph_traits<G>::node_type> lower_match_with(const G& g,
                     for (auto d : t->dims) cnt *= d;
                     if (t->dims == *out_dims) b = broadcast::full;
                     else if (cnt == 1) b = broadcast::scalar;
-                    else if (cnt == O && t->dims.size() == out_dims->size() &&
-                             t->dims[t->dims.size() - channel_from_right] == O)
+                    else if (cnt == out_channels && t->dims.size() == out_dims->size() &&
+                             t->dims[t->dims.size() - channel_from_right] == out_channels)
                         b = broadcast::per_channel;
                     else return decline("the operand of " + name(n) + " (shape " + to_string(t->dims) +
                                         ") is neither a scalar, per-channel nor the output's shape");
@@ -434,27 +434,27 @@ match_lowering<typename graph_traits<G>::node_type> lower_match_with(const G& g,
                 const int index = static_cast<int>(out.extra.size());
                 out.extra.push_back(operand);
                 if (b == broadcast::full && e->binary_alg == dnnl::algorithm::binary_add && !sum_used) {
-                    pops.push_back(post_op::sum(index));  // residual: accumulated in place
+                    post_op_list.push_back(post_op::sum(index));  // residual: accumulated in place
                     sum_used = true;
                 } else {
-                    pops.push_back(post_op::binary_input(e->binary_alg, index, b));
+                    post_op_list.push_back(post_op::binary_input(e->binary_alg, index, b));
                 }
                 break;
             }
             case lowering_role::conv: {
-                // A 3x3 depthwise conv (pad 1, stride 1 or 2) after a 1x1 conv: a depthwise post-op.
+                // A 3x3 depthwise main_node (pad 1, stride 1 or 2) after a 1x1 main_node: a depthwise post-op.
                 if (matmul || s.transposed) return decline("a second main op " + name(n) + " in one match");
                 const auto w = nin >= 2 ? const_data(traits::input(g, n, 1)) : std::nullopt;
-                std::optional<ops::op_attrs> da;
+                std::optional<ops::op_attrs> dw_attrs;
                 try {
-                    da.emplace(detail::attrs_of(*e, g, n));
+                    dw_attrs.emplace(detail::attrs_of(*e, g, n));
                 } catch (const ops::op_error& err) {
                     return decline(err.what());
                 }
-                const std::int64_t grp = da->i("group");
-                const dims st = da->ints("strides"), pd = da->ints("pads"), dl = da->ints("dilations");
-                const bool dw = w && w->rank == 4 && w->dims[0] == O && w->dims[1] == 1 && w->dims[2] == 3 &&
-                                w->dims[3] == 3 && grp == O &&
+                const std::int64_t grp = dw_attrs->i("group");
+                const dims st = dw_attrs->ints("strides"), pd = dw_attrs->ints("pads"), dl = dw_attrs->ints("dilations");
+                const bool dw = w && w->rank == 4 && w->dims[0] == out_channels && w->dims[1] == 1 && w->dims[2] == 3 &&
+                                w->dims[3] == 3 && grp == out_channels &&
                                 pd == dims{1, 1, 1, 1} && (dl.empty() || dl == dims{1, 1}) &&
                                 (st.empty() || st == dims{1, 1} || st == dims{2, 2}) &&
                                 traits::input(g, n, 0) == value_ref<N>{cur, 0};
@@ -464,12 +464,12 @@ match_lowering<typename graph_traits<G>::node_type> lower_match_with(const G& g,
                 std::vector<float> dw_bias;
                 if (nin >= 3) {
                     const auto b = const_data(traits::input(g, n, 2));
-                    if (!b || b->element_count() != O) return decline("Conv " + name(n) + ": bias is not a constant of O values");
-                    dw_bias = with_data ? detail::constant_values<G>(*b) : std::vector<float>(static_cast<std::size_t>(O));
+                    if (!b || b->element_count() != out_channels) return decline("Conv " + name(n) + ": bias is not a constant of O values");
+                    dw_bias = with_data ? detail::constant_values<G>(*b) : std::vector<float>(static_cast<std::size_t>(out_channels));
                 }
                 const std::int64_t stride = st.empty() ? 1 : st[0];
-                pops.push_back(post_op::depthwise(with_data ? detail::constant_values<G>(*w)
-                                                            : std::vector<float>(static_cast<std::size_t>(O * 9)),
+                post_op_list.push_back(post_op::depthwise(with_data ? detail::constant_values<G>(*w)
+                                                            : std::vector<float>(static_cast<std::size_t>(out_channels * 9)),
                                                   std::move(dw_bias), stride));
                 if (out_dims)
                     for (std::size_t i = 2; i < out_dims->size(); ++i) (*out_dims)[i] = ((*out_dims)[i] - 1) / stride + 1;
@@ -491,7 +491,7 @@ match_lowering<typename graph_traits<G>::node_type> lower_match_with(const G& g,
     out.dst = value_ref<N>{cur, 0};
     if (!matmul) {
         try {
-            s.validate();  // again, with the post-ops (a depthwise one needs a 1x1 conv before it)
+            s.validate();  // again, with the post-ops (a depthwise one needs a 1x1 main_node before it)
         } catch (const kernel_error& err) {
             return decline(err.what());
         }
@@ -520,9 +520,10 @@ match_lowering<typename graph_traits<G>::node_type> lower_match(const G& g, cons
                                        detail::composites<G, unit_list>::get());
 }
 
-/// lower_match for patterns anchored on Conv (kept for callers that lower a single conv).
+/// The former name of lower_match, which lowers any main op: deprecated, removed in the next
+/// minor version.
 template <class G, class P>
-match_lowering<typename graph_traits<G>::node_type> lower_conv(const G& g, const typename graph_traits<G>::node_type* nodes,
+[[deprecated("sgmatch::onednn::lower_conv is lower_match")]] match_lowering<typename graph_traits<G>::node_type> lower_conv(const G& g, const typename graph_traits<G>::node_type* nodes,
                                                                std::size_t count, bool with_data) {
     return lower_match<G, P>(g, nodes, count, with_data);
 }
