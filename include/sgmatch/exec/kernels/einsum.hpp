@@ -101,5 +101,11 @@ inline typed_fn einsum(const ops::op_attrs& a0, const ops::node_source&) {
 }
 
 }  // namespace typed
+namespace kernels {
+
+// The typed_kernels<Tag> facets of this family's ops.
+template <> inline constexpr typed_binding typed_kernels<ops::Einsum>{typed::einsum};
+
+}  // namespace kernels
 }  // namespace exec
 SGMATCH_END_NAMESPACE

@@ -62,5 +62,11 @@ inline typed_fn det(const ops::op_attrs& a0, const ops::node_source&) {
 }
 
 }  // namespace typed
+namespace kernels {
+
+// The typed_kernels<Tag> facets of this family's ops.
+template <> inline constexpr typed_binding typed_kernels<ops::Det>{typed::det};
+
+}  // namespace kernels
 }  // namespace exec
 SGMATCH_END_NAMESPACE

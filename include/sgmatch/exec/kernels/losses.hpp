@@ -263,5 +263,15 @@ inline typed_fn batch_norm(const ops::op_attrs& a0, const ops::node_source&) {
 }
 
 }  // namespace typed
+namespace kernels {
+
+// The typed_kernels<Tag> facets of this family's ops.
+template <> inline constexpr typed_binding typed_kernels<ops::MeanVarianceNormalization>{typed::mean_variance_norm};
+template <> inline constexpr typed_binding typed_kernels<ops::NegativeLogLikelihoodLoss>{typed::nll_loss};
+template <> inline constexpr typed_binding typed_kernels<ops::SoftmaxCrossEntropyLoss>{typed::softmax_cross_entropy};
+template <> inline constexpr typed_binding typed_kernels<ops::InstanceNormalization>{typed::instance_norm};
+template <> inline constexpr typed_binding typed_kernels<ops::BatchNorm>{typed::batch_norm};
+
+}  // namespace kernels
 }  // namespace exec
 SGMATCH_END_NAMESPACE

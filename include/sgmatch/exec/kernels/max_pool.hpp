@@ -89,5 +89,11 @@ inline typed_fn max_pool(const ops::op_attrs& a0, const ops::node_source&) {
 }
 
 }  // namespace typed
+namespace kernels {
+
+// The typed_kernels<Tag> facets of this family's ops.
+template <> inline constexpr typed_binding typed_kernels<ops::MaxPool>{typed::max_pool};
+
+}  // namespace kernels
 }  // namespace exec
 SGMATCH_END_NAMESPACE

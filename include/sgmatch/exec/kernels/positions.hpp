@@ -554,5 +554,27 @@ typed_fn blocks(const ops::op_attrs& a0, const ops::node_source&) {
 }
 
 }  // namespace typed
+namespace kernels {
+
+// The typed_kernels<Tag> facets of this family's ops.
+template <> inline constexpr typed_binding typed_kernels<ops::Tile>{typed::tile};
+template <> inline constexpr typed_binding typed_kernels<ops::Trilu>{typed::trilu};
+template <> inline constexpr typed_binding typed_kernels<ops::Range>{typed::range};
+template <> inline constexpr typed_binding typed_kernels<ops::CumSum>{typed::cumsum};
+template <> inline constexpr typed_binding typed_kernels<ops::ArgMax>{typed::arg_reduce<true>};
+template <> inline constexpr typed_binding typed_kernels<ops::ArgMin>{typed::arg_reduce<false>};
+template <> inline constexpr typed_binding typed_kernels<ops::Hardmax>{typed::hardmax};
+template <> inline constexpr typed_binding typed_kernels<ops::OneHot>{typed::one_hot};
+template <> inline constexpr typed_binding typed_kernels<ops::GatherElements>{typed::gather_elements};
+template <> inline constexpr typed_binding typed_kernels<ops::ScatterElements>{typed::scatter_elements};
+template <> inline constexpr typed_binding typed_kernels<ops::GatherND>{typed::gather_nd};
+template <> inline constexpr typed_binding typed_kernels<ops::ScatterND>{typed::scatter_nd};
+template <> inline constexpr typed_binding typed_kernels<ops::ReverseSequence>{typed::reverse_sequence};
+template <> inline constexpr typed_binding typed_kernels<ops::DepthToSpace>{typed::blocks<true>};
+template <> inline constexpr typed_binding typed_kernels<ops::SpaceToDepth>{typed::blocks<false>};
+template <> inline constexpr typed_binding typed_kernels<ops::TopK>{typed::top_k};
+template <> inline constexpr typed_binding typed_kernels<ops::Pad>{typed::pad};
+
+}  // namespace kernels
 }  // namespace exec
 SGMATCH_END_NAMESPACE

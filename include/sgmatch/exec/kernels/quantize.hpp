@@ -412,5 +412,17 @@ inline typed_fn qlinear_conv(const ops::op_attrs& a0, const ops::node_source&) {
 }
 
 }  // namespace typed
+namespace kernels {
+
+// The typed_kernels<Tag> facets of this family's ops.
+template <> inline constexpr typed_binding typed_kernels<ops::QuantizeLinear>{typed::quantize_linear};
+template <> inline constexpr typed_binding typed_kernels<ops::DequantizeLinear>{typed::dequantize_linear};
+template <> inline constexpr typed_binding typed_kernels<ops::MatMulInteger>{typed::matmul_integer};
+template <> inline constexpr typed_binding typed_kernels<ops::QLinearMatMul>{typed::qlinear_matmul};
+template <> inline constexpr typed_binding typed_kernels<ops::DynamicQuantizeLinear>{typed::dynamic_quantize_linear};
+template <> inline constexpr typed_binding typed_kernels<ops::ConvInteger>{typed::conv_integer};
+template <> inline constexpr typed_binding typed_kernels<ops::QLinearConv>{typed::qlinear_conv};
+
+}  // namespace kernels
 }  // namespace exec
 SGMATCH_END_NAMESPACE

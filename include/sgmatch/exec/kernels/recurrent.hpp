@@ -170,5 +170,13 @@ inline typed_fn recurrent(const ops::op_attrs& a0, const ops::node_source&) {
 }
 
 }  // namespace typed
+namespace kernels {
+
+// The typed_kernels<Tag> facets of this family's ops.
+template <> inline constexpr typed_binding typed_kernels<ops::RNN>{typed::recurrent};
+template <> inline constexpr typed_binding typed_kernels<ops::GRU>{typed::recurrent};
+template <> inline constexpr typed_binding typed_kernels<ops::LSTM>{typed::recurrent};
+
+}  // namespace kernels
 }  // namespace exec
 SGMATCH_END_NAMESPACE

@@ -113,5 +113,20 @@ typed_fn reduce(const ops::op_attrs& a0, const ops::node_source&) {
 }
 
 }  // namespace typed
+namespace kernels {
+
+// The typed_kernels<Tag> facets of this family's ops.
+template <> inline constexpr typed_binding typed_kernels<ops::ReduceMean>{typed::reduce<typed::reduction::mean>};
+template <> inline constexpr typed_binding typed_kernels<ops::ReduceSum>{typed::reduce<typed::reduction::sum>};
+template <> inline constexpr typed_binding typed_kernels<ops::ReduceMax>{typed::reduce<typed::reduction::max>};
+template <> inline constexpr typed_binding typed_kernels<ops::ReduceMin>{typed::reduce<typed::reduction::min>};
+template <> inline constexpr typed_binding typed_kernels<ops::ReduceProd>{typed::reduce<typed::reduction::prod>};
+template <> inline constexpr typed_binding typed_kernels<ops::ReduceSumSquare>{typed::reduce<typed::reduction::sum_square>};
+template <> inline constexpr typed_binding typed_kernels<ops::ReduceL1>{typed::reduce<typed::reduction::l1>};
+template <> inline constexpr typed_binding typed_kernels<ops::ReduceL2>{typed::reduce<typed::reduction::l2>};
+template <> inline constexpr typed_binding typed_kernels<ops::ReduceLogSum>{typed::reduce<typed::reduction::log_sum>};
+template <> inline constexpr typed_binding typed_kernels<ops::ReduceLogSumExp>{typed::reduce<typed::reduction::log_sum_exp>};
+
+}  // namespace kernels
 }  // namespace exec
 SGMATCH_END_NAMESPACE

@@ -243,5 +243,11 @@ inline typed_fn resize(const ops::op_attrs& a0, const ops::node_source&) {
 }
 
 }  // namespace typed
+namespace kernels {
+
+// The typed_kernels<Tag> facets of this family's ops.
+template <> inline constexpr typed_binding typed_kernels<ops::Resize>{typed::resize};
+
+}  // namespace kernels
 }  // namespace exec
 SGMATCH_END_NAMESPACE

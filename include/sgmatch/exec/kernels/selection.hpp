@@ -173,5 +173,14 @@ inline typed_fn unique(const ops::op_attrs& a0, const ops::node_source&) {
 }
 
 }  // namespace typed
+namespace kernels {
+
+// The typed_kernels<Tag> facets of this family's ops.
+template <> inline constexpr typed_binding typed_kernels<ops::EyeLike>{typed::eye_like};
+template <> inline constexpr typed_binding typed_kernels<ops::NonZero>{typed::non_zero};
+template <> inline constexpr typed_binding typed_kernels<ops::Compress>{typed::compress};
+template <> inline constexpr typed_binding typed_kernels<ops::Unique>{typed::unique};
+
+}  // namespace kernels
 }  // namespace exec
 SGMATCH_END_NAMESPACE

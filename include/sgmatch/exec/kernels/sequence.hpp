@@ -153,5 +153,18 @@ inline typed_fn concat_from_sequence(const ops::op_attrs& a0, const ops::node_so
 }
 
 }  // namespace typed
+namespace kernels {
+
+// The typed_kernels<Tag> facets of this family's ops.
+template <> inline constexpr typed_binding typed_kernels<ops::SequenceEmpty>{typed::sequence_empty};
+template <> inline constexpr typed_binding typed_kernels<ops::SequenceConstruct>{typed::sequence_construct};
+template <> inline constexpr typed_binding typed_kernels<ops::SequenceInsert>{typed::sequence_insert};
+template <> inline constexpr typed_binding typed_kernels<ops::SequenceAt>{typed::sequence_at};
+template <> inline constexpr typed_binding typed_kernels<ops::SequenceErase>{typed::sequence_erase};
+template <> inline constexpr typed_binding typed_kernels<ops::SequenceLength>{typed::sequence_length};
+template <> inline constexpr typed_binding typed_kernels<ops::SplitToSequence>{typed::split_to_sequence};
+template <> inline constexpr typed_binding typed_kernels<ops::ConcatFromSequence>{typed::concat_from_sequence};
+
+}  // namespace kernels
 }  // namespace exec
 SGMATCH_END_NAMESPACE

@@ -208,5 +208,16 @@ inline typed_fn hamming_window(const ops::op_attrs& a, const ops::node_source&) 
 inline typed_fn blackman_window(const ops::op_attrs& a, const ops::node_source&) { return window(a, 0.42, 0.5, 0.08); }
 
 }  // namespace typed
+namespace kernels {
+
+// The typed_kernels<Tag> facets of this family's ops.
+template <> inline constexpr typed_binding typed_kernels<ops::DFT>{typed::dft};
+template <> inline constexpr typed_binding typed_kernels<ops::STFT>{typed::stft};
+template <> inline constexpr typed_binding typed_kernels<ops::MelWeightMatrix>{typed::mel_weight_matrix};
+template <> inline constexpr typed_binding typed_kernels<ops::HannWindow>{typed::hann_window};
+template <> inline constexpr typed_binding typed_kernels<ops::HammingWindow>{typed::hamming_window};
+template <> inline constexpr typed_binding typed_kernels<ops::BlackmanWindow>{typed::blackman_window};
+
+}  // namespace kernels
 }  // namespace exec
 SGMATCH_END_NAMESPACE

@@ -86,5 +86,11 @@ inline typed_fn tfidf_vectorizer(const ops::op_attrs& a0, const ops::node_source
 }
 
 }  // namespace typed
+namespace kernels {
+
+// The typed_kernels<Tag> facets of this family's ops.
+template <> inline constexpr typed_binding typed_kernels<ops::TfIdfVectorizer>{typed::tfidf_vectorizer};
+
+}  // namespace kernels
 }  // namespace exec
 SGMATCH_END_NAMESPACE

@@ -592,6 +592,8 @@ inline typed_fn cast_like(const ops::op_attrs& a0, const ops::node_source&) {
 
 namespace kernels {
 
+// The typed_kernels<Tag> facets of the ops whose typed kernels are in this header (the other
+// families' are in theirs).
 template <> inline constexpr typed_binding typed_kernels<ops::Add>{typed::binary_kernel<typed::binop::add>};
 template <> inline constexpr typed_binding typed_kernels<ops::Sub>{typed::binary_kernel<typed::binop::sub>};
 template <> inline constexpr typed_binding typed_kernels<ops::Mul>{typed::binary_kernel<typed::binop::mul>};
@@ -622,7 +624,6 @@ template <> inline constexpr typed_binding typed_kernels<ops::Flatten>{typed::sa
 template <> inline constexpr typed_binding typed_kernels<ops::Transpose>{typed::transpose};
 template <> inline constexpr typed_binding typed_kernels<ops::Concat>{typed::concat};
 template <> inline constexpr typed_binding typed_kernels<ops::Slice>{typed::slice};
-template <> inline constexpr typed_binding typed_kernels<ops::Resize>{typed::resize};
 template <> inline constexpr typed_binding typed_kernels<ops::Gather>{typed::gather};
 template <> inline constexpr typed_binding typed_kernels<ops::Expand>{typed::expand};
 template <> inline constexpr typed_binding typed_kernels<ops::Split>{typed::split};
@@ -632,80 +633,12 @@ template <> inline constexpr typed_binding typed_kernels<ops::ConstantOfShape>{t
 template <> inline constexpr typed_binding typed_kernels<ops::Cast>{typed::cast};
 template <> inline constexpr typed_binding typed_kernels<ops::Mod>{typed::mod};
 template <> inline constexpr typed_binding typed_kernels<ops::BitShift>{typed::bit_shift};
-template <> inline constexpr typed_binding typed_kernels<ops::DFT>{typed::dft};
-template <> inline constexpr typed_binding typed_kernels<ops::STFT>{typed::stft};
-template <> inline constexpr typed_binding typed_kernels<ops::MelWeightMatrix>{typed::mel_weight_matrix};
-template <> inline constexpr typed_binding typed_kernels<ops::TfIdfVectorizer>{typed::tfidf_vectorizer};
-template <> inline constexpr typed_binding typed_kernels<ops::Tile>{typed::tile};
-template <> inline constexpr typed_binding typed_kernels<ops::Trilu>{typed::trilu};
-template <> inline constexpr typed_binding typed_kernels<ops::Range>{typed::range};
-template <> inline constexpr typed_binding typed_kernels<ops::CumSum>{typed::cumsum};
-template <> inline constexpr typed_binding typed_kernels<ops::ArgMax>{typed::arg_reduce<true>};
-template <> inline constexpr typed_binding typed_kernels<ops::ArgMin>{typed::arg_reduce<false>};
-template <> inline constexpr typed_binding typed_kernels<ops::Hardmax>{typed::hardmax};
-template <> inline constexpr typed_binding typed_kernels<ops::OneHot>{typed::one_hot};
 template <> inline constexpr typed_binding typed_kernels<ops::IsNaN>{typed::classify<false>};
 template <> inline constexpr typed_binding typed_kernels<ops::IsInf>{typed::classify<true>};
-template <> inline constexpr typed_binding typed_kernels<ops::GatherElements>{typed::gather_elements};
-template <> inline constexpr typed_binding typed_kernels<ops::ScatterElements>{typed::scatter_elements};
-template <> inline constexpr typed_binding typed_kernels<ops::GatherND>{typed::gather_nd};
-template <> inline constexpr typed_binding typed_kernels<ops::ScatterND>{typed::scatter_nd};
-template <> inline constexpr typed_binding typed_kernels<ops::EyeLike>{typed::eye_like};
-template <> inline constexpr typed_binding typed_kernels<ops::NonZero>{typed::non_zero};
-template <> inline constexpr typed_binding typed_kernels<ops::Compress>{typed::compress};
-template <> inline constexpr typed_binding typed_kernels<ops::Unique>{typed::unique};
-template <> inline constexpr typed_binding typed_kernels<ops::ReverseSequence>{typed::reverse_sequence};
-template <> inline constexpr typed_binding typed_kernels<ops::SequenceEmpty>{typed::sequence_empty};
-template <> inline constexpr typed_binding typed_kernels<ops::SequenceConstruct>{typed::sequence_construct};
-template <> inline constexpr typed_binding typed_kernels<ops::SequenceInsert>{typed::sequence_insert};
-template <> inline constexpr typed_binding typed_kernels<ops::SequenceAt>{typed::sequence_at};
-template <> inline constexpr typed_binding typed_kernels<ops::SequenceErase>{typed::sequence_erase};
-template <> inline constexpr typed_binding typed_kernels<ops::SequenceLength>{typed::sequence_length};
-template <> inline constexpr typed_binding typed_kernels<ops::SplitToSequence>{typed::split_to_sequence};
-template <> inline constexpr typed_binding typed_kernels<ops::ConcatFromSequence>{typed::concat_from_sequence};
-template <> inline constexpr typed_binding typed_kernels<ops::NonMaxSuppression>{typed::non_max_suppression};
-template <> inline constexpr typed_binding typed_kernels<ops::RoiAlign>{typed::roi_align};
-template <> inline constexpr typed_binding typed_kernels<ops::GridSample>{typed::grid_sample};
-template <> inline constexpr typed_binding typed_kernels<ops::MaxUnpool>{typed::max_unpool};
-template <> inline constexpr typed_binding typed_kernels<ops::HannWindow>{typed::hann_window};
-template <> inline constexpr typed_binding typed_kernels<ops::HammingWindow>{typed::hamming_window};
-template <> inline constexpr typed_binding typed_kernels<ops::BlackmanWindow>{typed::blackman_window};
-template <> inline constexpr typed_binding typed_kernels<ops::Det>{typed::det};
-template <> inline constexpr typed_binding typed_kernels<ops::MeanVarianceNormalization>{typed::mean_variance_norm};
-template <> inline constexpr typed_binding typed_kernels<ops::DepthToSpace>{typed::blocks<true>};
-template <> inline constexpr typed_binding typed_kernels<ops::SpaceToDepth>{typed::blocks<false>};
 template <> inline constexpr typed_binding typed_kernels<ops::CastLike>{typed::cast_like};
-template <> inline constexpr typed_binding typed_kernels<ops::TopK>{typed::top_k};
-template <> inline constexpr typed_binding typed_kernels<ops::Einsum>{typed::einsum};
-template <> inline constexpr typed_binding typed_kernels<ops::QuantizeLinear>{typed::quantize_linear};
-template <> inline constexpr typed_binding typed_kernels<ops::DequantizeLinear>{typed::dequantize_linear};
-template <> inline constexpr typed_binding typed_kernels<ops::MatMulInteger>{typed::matmul_integer};
-template <> inline constexpr typed_binding typed_kernels<ops::QLinearMatMul>{typed::qlinear_matmul};
-template <> inline constexpr typed_binding typed_kernels<ops::DynamicQuantizeLinear>{typed::dynamic_quantize_linear};
-template <> inline constexpr typed_binding typed_kernels<ops::ConvInteger>{typed::conv_integer};
-template <> inline constexpr typed_binding typed_kernels<ops::QLinearConv>{typed::qlinear_conv};
 template <> inline constexpr typed_binding typed_kernels<ops::Clip>{typed::clip};
 template <> inline constexpr typed_binding typed_kernels<ops::Max>{typed::variadic_kernel<typed::binop::max>};
 template <> inline constexpr typed_binding typed_kernels<ops::Min>{typed::variadic_kernel<typed::binop::min>};
-template <> inline constexpr typed_binding typed_kernels<ops::Pad>{typed::pad};
-template <> inline constexpr typed_binding typed_kernels<ops::NegativeLogLikelihoodLoss>{typed::nll_loss};
-template <> inline constexpr typed_binding typed_kernels<ops::SoftmaxCrossEntropyLoss>{typed::softmax_cross_entropy};
-template <> inline constexpr typed_binding typed_kernels<ops::InstanceNormalization>{typed::instance_norm};
-template <> inline constexpr typed_binding typed_kernels<ops::BatchNorm>{typed::batch_norm};
-template <> inline constexpr typed_binding typed_kernels<ops::MaxPool>{typed::max_pool};
-template <> inline constexpr typed_binding typed_kernels<ops::ReduceMean>{typed::reduce<typed::reduction::mean>};
-template <> inline constexpr typed_binding typed_kernels<ops::ReduceSum>{typed::reduce<typed::reduction::sum>};
-template <> inline constexpr typed_binding typed_kernels<ops::ReduceMax>{typed::reduce<typed::reduction::max>};
-template <> inline constexpr typed_binding typed_kernels<ops::ReduceMin>{typed::reduce<typed::reduction::min>};
-template <> inline constexpr typed_binding typed_kernels<ops::ReduceProd>{typed::reduce<typed::reduction::prod>};
-template <> inline constexpr typed_binding typed_kernels<ops::ReduceSumSquare>{typed::reduce<typed::reduction::sum_square>};
-template <> inline constexpr typed_binding typed_kernels<ops::ReduceL1>{typed::reduce<typed::reduction::l1>};
-template <> inline constexpr typed_binding typed_kernels<ops::ReduceL2>{typed::reduce<typed::reduction::l2>};
-template <> inline constexpr typed_binding typed_kernels<ops::ReduceLogSum>{typed::reduce<typed::reduction::log_sum>};
-template <> inline constexpr typed_binding typed_kernels<ops::ReduceLogSumExp>{typed::reduce<typed::reduction::log_sum_exp>};
-template <> inline constexpr typed_binding typed_kernels<ops::RNN>{typed::recurrent};
-template <> inline constexpr typed_binding typed_kernels<ops::GRU>{typed::recurrent};
-template <> inline constexpr typed_binding typed_kernels<ops::LSTM>{typed::recurrent};
 
 }  // namespace kernels
 

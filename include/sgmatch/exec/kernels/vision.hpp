@@ -303,5 +303,14 @@ inline typed_fn max_unpool(const ops::op_attrs& a0, const ops::node_source&) {
 }
 
 }  // namespace typed
+namespace kernels {
+
+// The typed_kernels<Tag> facets of this family's ops.
+template <> inline constexpr typed_binding typed_kernels<ops::NonMaxSuppression>{typed::non_max_suppression};
+template <> inline constexpr typed_binding typed_kernels<ops::RoiAlign>{typed::roi_align};
+template <> inline constexpr typed_binding typed_kernels<ops::GridSample>{typed::grid_sample};
+template <> inline constexpr typed_binding typed_kernels<ops::MaxUnpool>{typed::max_unpool};
+
+}  // namespace kernels
 }  // namespace exec
 SGMATCH_END_NAMESPACE
