@@ -206,7 +206,7 @@ match_lowering<typename graph_traits<G>::node_type> lower_match_with(const G& g,
         out.dst = value_ref<N>{last, 0};
         return out;
     }
-    // The main_node path fills s, the matmul path mm; the other one stays a default one that the
+    // The conv path fills s, the matmul path mm; the other one stays a default one that the
     // shared code below reads only behind `matmul`.
     const bool matmul = ce->role == lowering_role::matmul;
     conv_spec no_conv;
@@ -250,7 +250,7 @@ match_lowering<typename graph_traits<G>::node_type> lower_match_with(const G& g,
             for (auto& b : m.bias) b *= beta;
         }
     } else {
-    // ---- the main_node (or transposed main_node) ----
+        // ---- the conv (or transposed conv) ----
         s.name = std::string(traits::name(g, main_node));
         s.transposed = ce->role == lowering_role::conv_transpose;
         const std::string conv_name = s.transposed ? "ConvTranspose" : "Conv";
@@ -283,14 +283,14 @@ match_lowering<typename graph_traits<G>::node_type> lower_match_with(const G& g,
             return decline(e.what());
         }
     }
-    std::optional<dims> out_dims;  // the main_node's output shape, when the adapter knows it
+    std::optional<dims> out_dims;  // the main op's output shape, when the adapter knows it
     if (auto t = adapter<G>::value_type(g, main_node, 0); t && !t->dims.empty()) out_dims = t->dims;
 
     // ---- the chain after it: each member reads the previous one's output 0 ----
     N cur = main_node;
     std::size_t visited = 1;
     bool sum_used = false;
-    const std::int64_t out_channels = matmul ? mm.N : s.out_channels();  // channels: the main_node's dim 1, a matmul's last
+    const std::int64_t out_channels = matmul ? mm.N : s.out_channels();  // channels: the conv's dim 1, a matmul's last
     std::vector<post_op>& post_op_list = matmul ? mm.post_ops : s.post_ops;
     std::vector<float>& bias = matmul ? mm.bias : s.bias;
     // A shape with one non-1 dim of size out_channels at the channel position (counted from the right).
@@ -442,7 +442,7 @@ match_lowering<typename graph_traits<G>::node_type> lower_match_with(const G& g,
                 break;
             }
             case lowering_role::conv: {
-                // A 3x3 depthwise main_node (pad 1, stride 1 or 2) after a 1x1 main_node: a depthwise post-op.
+                // A 3x3 depthwise conv (pad 1, stride 1 or 2) after a 1x1 conv: a depthwise post-op.
                 if (matmul || s.transposed) return decline("a second main op " + name(n) + " in one match");
                 const auto w = nin >= 2 ? const_data(traits::input(g, n, 1)) : std::nullopt;
                 std::optional<ops::op_attrs> dw_attrs;
@@ -491,7 +491,7 @@ match_lowering<typename graph_traits<G>::node_type> lower_match_with(const G& g,
     out.dst = value_ref<N>{cur, 0};
     if (!matmul) {
         try {
-            s.validate();  // again, with the post-ops (a depthwise one needs a 1x1 main_node before it)
+            s.validate();  // again, with the post-ops (a depthwise one needs a 1x1 conv before it)
         } catch (const kernel_error& err) {
             return decline(err.what());
         }
