@@ -33,6 +33,7 @@
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/graph/graph.hpp"
 #include "sgmatch/onnx/file.hpp"
+#include "sgmatch/onnx/import_rules.hpp"
 #include "sgmatch/onnx/load.hpp"
 #include "sgmatch/onnx/model.hpp"
 #include "sgmatch/onnx/opset.hpp"
@@ -259,130 +260,22 @@ private:
     }
 
     // The lower-case ONNX name of an element type ("float", "int64"), as in type constraints.
-    static std::string constraint_name(std::int32_t t) {
-        std::string n = onnx_type_name(t);
-        for (char& c : n) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        return n;
-    }
+    static std::string constraint_name(std::int32_t t);
 
     // Each input whose element type is known against the op's type constraints in libonnx's
     // schema (ONNX's checker's rule): inputs bound to one type parameter share one type, and
     // that type is one the parameter allows.
-    void check_type_constraints(const ::onnx::NodeProto& n) const {
-        const ::onnx::OpSchema* schema = ::onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(opset_), "");
-        if (schema == nullptr || schema->inputs().empty()) return;
-        std::map<std::string, std::pair<int, std::int32_t>> bound;  // type parameter -> first input and its type
-        for (int i = 0; i < n.input_size(); ++i) {
-            if (n.input(i).empty()) continue;
-            const auto e = elem_.find(n.input(i));
-            if (e == elem_.end() || e->second == 0) continue;
-            const auto k = static_cast<std::size_t>(std::min<int>(i, static_cast<int>(schema->inputs().size()) - 1));
-            const auto& formal = schema->inputs()[k];
-            if (k + 1 == schema->inputs().size() && i > static_cast<int>(k) && !formal.GetIsHomogeneous()) continue;
-            const std::string& param = formal.GetTypeStr();
-            const std::string type = constraint_name(e->second);
-            for (const auto& c : schema->typeConstraintParams()) {
-                if (c.type_param_str != param) continue;
-                bool allowed = false, tensors = false;
-                std::string list;
-                for (const auto& a : c.allowed_type_strs) {
-                    allowed = allowed || a == "tensor(" + type + ")";
-                    tensors = tensors || a.rfind("tensor(", 0) == 0;
-                    if (a.rfind("tensor(", 0) == 0) list += (list.empty() ? "" : ", ") + a.substr(7, a.size() - 8);
-                }
-                if (tensors && !allowed)
-                    throw load_error("sgmatch::onnx: " + node_label(n) + ": input " + std::to_string(i) + " ('" + n.input(i) + "') is " + type +
-                                     "; its type " + param + " allows " + list);
-            }
-            const auto it = bound.find(param);
-            if (it == bound.end()) {
-                bound.emplace(param, std::make_pair(i, e->second));
-            } else if (it->second.second != e->second) {
-                throw load_error("sgmatch::onnx: " + node_label(n) + ": inputs " + std::to_string(it->second.first) + " ('" +
-                                 n.input(it->second.first) + "', " + constraint_name(it->second.second) + ") and " + std::to_string(i) +
-                                 " ('" + n.input(i) + "', " + type + ") share the type " + param + " and must be of one element type");
-            }
-        }
-    }
+    void check_type_constraints(const ::onnx::NodeProto& n) const;
 
     // Shapes and types by value name: graph inputs, value_info (shape inference), outputs.
-    void collect_types(const ::onnx::GraphProto& gp) {
-        auto take = [&](const ::onnx::ValueInfoProto& v, bool input) {
-            if (!v.has_type()) return;
-            bool optional = false;
-            const ::onnx::TypeProto& ty = unwrap_optional(v.type(), optional);
-            if (const auto* seq = sequence_of_tensors(ty)) {  // its tensors' type; no dims
-                tensor_type t;
-                t.type = dtype_of(seq->elem_type());
-                t.sequence = true;
-                t.optional = optional;
-                elem_[v.name()] = seq->elem_type();
-                types_[v.name()] = t;
-                return;
-            }
-            if (!ty.has_tensor_type()) return;
-            const auto& tt = ty.tensor_type();
-            tensor_type t;
-            t.type = dtype_of(tt.elem_type());
-            t.optional = optional;
-            if (tt.has_shape()) {
-                for (int i = 0; i < tt.shape().dim_size(); ++i) {
-                    const auto& d = tt.shape().dim(i);
-                    std::int64_t x = -1;
-                    if (d.has_dim_value()) x = d.dim_value();
-                    else if (d.has_dim_param() && dims_.count(d.dim_param())) x = dims_.at(d.dim_param());
-                    else if (input && i == 0 && o_.batch && depth_ == 0) x = *o_.batch;
-                    t.dims.push_back(x);
-                }
-            }
-            t.scalar = tt.has_shape() && tt.shape().dim_size() == 0;
-            elem_[v.name()] = tt.elem_type();
-            if (tt.has_shape()) rank_[v.name()] = static_cast<std::size_t>(tt.shape().dim_size());
-            types_[v.name()] = t;
-        };
-        // A symbolic first dim of a graph input is the batch: bound by options.batch wherever it
-        // appears (ONNX's inference carries the name through).
-        if (o_.batch && depth_ == 0)
-            for (const auto& v : gp.input())
-                if (v.has_type() && v.type().has_tensor_type() && v.type().tensor_type().shape().dim_size() > 0) {
-                    const auto& d = v.type().tensor_type().shape().dim(0);
-                    if (d.has_dim_param() && !dims_.count(d.dim_param())) dims_[d.dim_param()] = *o_.batch;
-                }
-        for (const auto& v : gp.value_info()) take(v, false);
-        for (const auto& v : gp.output()) take(v, false);
-        for (const auto& v : gp.input()) take(v, true);
-    }
+    void collect_types(const ::onnx::GraphProto& gp);
     // The element type of an optional type (`optional` set), or the type itself.
-    static const ::onnx::TypeProto& unwrap_optional(const ::onnx::TypeProto& t, bool& optional) {
-        optional = t.has_optional_type() && t.optional_type().has_elem_type();
-        return optional ? t.optional_type().elem_type() : t;
-    }
+    static const ::onnx::TypeProto& unwrap_optional(const ::onnx::TypeProto& t, bool& optional);
     // The tensor type of a sequence of tensors; null for any other type.
-    static const ::onnx::TypeProto::Tensor* sequence_of_tensors(const ::onnx::TypeProto& t) {
-        if (!t.has_sequence_type() || !t.sequence_type().has_elem_type() || !t.sequence_type().elem_type().has_tensor_type()) return nullptr;
-        return &t.sequence_type().elem_type().tensor_type();
-    }
+    static const ::onnx::TypeProto::Tensor* sequence_of_tensors(const ::onnx::TypeProto& t);
     // A graph input or output must be a tensor, or a sequence of tensors, of an element type
     // sgmatch has, or an optional of one.
-    void check_value_type(const ::onnx::ValueInfoProto& v, const char* what) {
-        if (!v.has_type() || v.type().value_case() == ::onnx::TypeProto::VALUE_NOT_SET) return;  // unknown
-        bool optional = false;
-        const auto& t = unwrap_optional(v.type(), optional);
-        const auto* seq = sequence_of_tensors(t);
-        if (!t.has_tensor_type() && seq == nullptr) {
-            const char* kind = t.has_sequence_type()   ? "a sequence of non-tensors"
-                               : t.has_optional_type() ? "an optional of neither a tensor nor a sequence"
-                               : t.has_map_type()      ? "a map"
-                                                       : "not a tensor";
-            report_->unsupported.push_back(std::string(what) + " '" + v.name() + "' is " + kind +
-                                           " (tensors, sequences of tensors and optionals of either only)");
-            return;
-        }
-        const std::int32_t elem = seq ? seq->elem_type() : t.tensor_type().elem_type();
-        if (dtype_of(elem) == dtype::unknown)
-            report_->unsupported.push_back(std::string(what) + " '" + v.name() + "' has element type " + onnx_type_name(elem) +
-                                           ", which sgmatch has not");
-    }
+    void check_value_type(const ::onnx::ValueInfoProto& v, const char* what);
     tensor_type type_of(const std::string& name) const {
         const auto it = types_.find(name);
         return it == types_.end() ? tensor_type{} : it->second;
@@ -439,18 +332,6 @@ private:
 
     void unsupported(const ::onnx::NodeProto& n, const std::string& why) { detail::unsupported(*report_, n, why); }
 
-    // Whether a recurrent node's `activations` are the defaults, for each direction: Tanh (RNN);
-    // Sigmoid, Tanh (GRU); Sigmoid, Tanh, Tanh (LSTM).
-    static bool default_activations(const ::onnx::NodeProto& n, const ::onnx::AttributeProto& a) {
-        const std::vector<std::string> one = n.op_type() == "RNN"   ? std::vector<std::string>{"Tanh"}
-                                             : n.op_type() == "GRU" ? std::vector<std::string>{"Sigmoid", "Tanh"}
-                                                                    : std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"};
-        if (a.strings_size() == 0 || a.strings_size() % static_cast<int>(one.size()) != 0) return false;
-        for (int i = 0; i < a.strings_size(); ++i)
-            if (a.strings(i) != one[static_cast<std::size_t>(i) % one.size()]) return false;
-        return true;
-    }
-
     // A Constant node: a constant named by its output.
     bool add_constant_node(graph& g, const ::onnx::NodeProto& n) {
         const std::string name = first_output(n);
@@ -482,29 +363,6 @@ private:
         }
         unsupported(n, "no value");
         return false;
-    }
-
-    // A constant scalar standing for Clip's absent bound: the lowest or the highest value of the
-    // data's element type (f32's where the model does not declare the type).
-    input_ref bound_filler(graph& g, const std::string& name, const std::string& data, bool low) {
-        const auto e = elem_.find(data);
-        const dtype t = e == elem_.end() ? dtype::f32 : dtype_of(e->second);
-        std::vector<unsigned char> b;
-        auto put = [&](auto lo, auto hi) {
-            const auto v = low ? lo : hi;
-            b.resize(sizeof v);
-            std::memcpy(b.data(), &v, sizeof v);
-        };
-        switch (t) {
-            case dtype::f64: put(std::numeric_limits<double>::lowest(), std::numeric_limits<double>::max()); break;
-            case dtype::i64: put(std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max()); break;
-            case dtype::i32: put(std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::max()); break;
-            case dtype::i8: put(std::numeric_limits<std::int8_t>::min(), std::numeric_limits<std::int8_t>::max()); break;
-            case dtype::u8: put(std::numeric_limits<std::uint8_t>::min(), std::numeric_limits<std::uint8_t>::max()); break;
-            default: put(-FLT_MAX, FLT_MAX); break;
-        }
-        const bool typed = t == dtype::f64 || t == dtype::i64 || t == dtype::i32 || t == dtype::i8 || t == dtype::u8;
-        return input_ref(g.add_constant(name, {}, typed ? t : dtype::f32, std::move(b)));
     }
 
     std::optional<std::size_t> rank_of(const std::string& value) const {
@@ -560,70 +418,45 @@ private:
         }
         check_type_constraints(n);
         if (n.op_type() == "Constant" && n.output_size() == 1 && add_constant_node(g, n)) return;
-        // Upsample is written as Resize (write_upsample).
-        const std::string op = n.op_type() == "Upsample" ? std::string("Resize") : n.op_type();
+        const import_rule* rule = import_rule_of(n.op_type());
+        const std::string op = rule != nullptr && !rule->written_as.empty() ? std::string(rule->written_as) : n.op_type();
         const ops::op_schema* schema = ops::find_schema(op);
         if (schema == nullptr) {
             unsupported(n, "op " + n.op_type() + " is not supported");
             return add_opaque(g, n);
         }
         if (ops::has_body(*schema)) return add_control(g, n, *schema);
+        const import_context ctx{g,
+                                 n,
+                                 opset_,
+                                 *report_,
+                                 [this](const std::string& v) { return rank_of(v); },
+                                 [this](const std::string& v) {
+                                     const auto e = elem_.find(v);
+                                     return e == elem_.end() ? dtype::f32 : dtype_of(e->second);
+                                 },
+                                 [this](const ::onnx::TensorProto& t) { return decode(t, base_, o_.max_tensor_bytes); }};
         // Inputs: trailing absent ones dropped; an absent one before a present one is filled
-        // where the op has a meaning for it, else the node is unsupported.
+        // where the op's rule has a meaning for it, else the node is unsupported.
         int last = n.input_size();
         while (last > 0 && n.input(last - 1).empty()) --last;
         std::vector<input_ref> ins;
         for (int k = 0; k < last; ++k) {
             if (!n.input(k).empty()) {
                 ins.push_back(values_.at(n.input(k)));
-            } else if (n.op_type() == "Clip" && (k == 1 || k == 2)) {
-                ins.push_back(bound_filler(g, name_of(n) + (k == 1 ? ":min" : ":max"), n.input(0), k == 1));
-            } else if (op == "Resize" && (k == 1 || k == 2)) {  // no roi; no scales, sizes given
-                ins.push_back(input_ref(g.add_constant(name_of(n) + (k == 1 ? ":roi" : ":scales"), {0}, dtype::f32, {})));
-            } else if (((op == "RNN" || op == "GRU" || op == "LSTM") && k >= 3) || (op == "STFT" && k == 2)) {  // an optional input of zero elements is absent
-                ins.push_back(input_ref(g.add_constant(name_of(n) + ":absent" + std::to_string(k), {0}, dtype::f32, {})));
-            } else {
+                continue;
+            }
+            const auto filled = rule != nullptr && rule->absent_input != nullptr ? rule->absent_input(ctx, k) : std::nullopt;
+            if (!filled) {
                 unsupported(n, "input " + std::to_string(k) + " is absent while a later one is given");
                 return add_opaque(g, n);
             }
+            ins.push_back(*filled);
         }
-        // PRelu before opset 7: a slope of one value per channel lies along axis 1.
-        if (n.op_type() == "PRelu" && opset_ < 7 && ins.size() == 2) {
-            const std::size_t x_rank = rank_of(n.input(0)).value_or(0);
-            const auto slope = g.constant(ins[1].v.node);
-            if (slope && slope->rank == 1 && x_rank > 2 && slope->dims[0] > 1) {
-                std::vector<std::int64_t> dims(1, slope->dims[0]);
-                dims.resize(x_rank - 1, 1);
-                const auto* b = static_cast<const unsigned char*>(slope->data);
-                std::vector<unsigned char> bytes;
-                if (b) bytes.assign(b, b + static_cast<std::size_t>(slope->element_count()) * size_of(slope->type));
-                ins[1] = input_ref(g.add_constant(n.input(1) + ":per_channel", dims, slope->type, std::move(bytes)));
-                report_->notes.push_back(node_label(n) + ": opset " + std::to_string(opset_) + " PRelu slope laid along axis 1");
-            }
-        }
-        std::vector<std::pair<std::string, attribute>> attrs;
+        if (rule != nullptr && rule->inputs != nullptr) rule->inputs(ctx, ins);
+        attr_list attrs;
         for (const auto& a : n.attribute()) {
-            if (n.op_type() == "ConstantOfShape" && a.name() == "value" && a.has_t()) {
-                // One number and its element type (the description's two attributes).
-                const tensor t = decode(a.t(), base_, o_.max_tensor_bytes);
-                const auto v = t.to_floats();
-                if (v.size() != 1) {
-                    unsupported(n, "value has " + std::to_string(v.size()) + " elements, not 1");
-                    continue;
-                }
-                attrs.emplace_back("value", attribute(attribute::reals{t.view().at(0)}));
-                attrs.emplace_back("dtype", attribute(static_cast<std::int64_t>(a.t().data_type())));
-                continue;
-            }
-            if (a.name() == "activations" && (op == "RNN" || op == "GRU" || op == "LSTM")) {
-                // A list of names: the defaults (what exporters write out) need no attribute.
-                if (!default_activations(n, a)) {
-                    std::string names;
-                    for (const auto& f : a.strings()) names += (names.empty() ? "" : ", ") + f;
-                    unsupported(n, "activations [" + names + "]: only the defaults are implemented");
-                }
-                continue;
-            }
+            if (rule != nullptr && rule->attribute != nullptr && rule->attribute(ctx, a, attrs)) continue;
             auto v = attribute_of(a);
             if (!v) {
                 unsupported(n, "attribute " + a.name() + " (" + kind_name(a) + ") is not supported");
@@ -634,8 +467,7 @@ private:
         write_opset_meaning(n, opset_, n.input_size() ? rank_of(n.input(0)) : std::nullopt, attrs, *report_);
         if (!write_pads(g, n, ins, attrs, *report_)) return add_opaque(g, n);
         if (!align_legacy_broadcast(g, n, ins, attrs)) return add_opaque(g, n);
-        if (op == "Resize" && (n.op_type() == "Upsample" || opset_ < 11) && !write_upsample(g, n, opset_, ins, attrs, *report_))
-            return add_opaque(g, n);
+        if (rule != nullptr && rule->rewrite != nullptr && !rule->rewrite(ctx, ins, attrs)) return add_opaque(g, n);
         const node_id id = g.add_op(op, name_of(n), ins, {}, static_cast<std::uint32_t>(std::max(1, n.output_size())));
         for (auto& [k, v] : attrs) g.set_attr(id, k, std::move(v));
         finish(g, n, id);
@@ -655,105 +487,12 @@ private:
     // The element type of every input and output against what the op's kernels take and make:
     // the data input's type must be one the kernels take (op_schema::dtypes); the outputs get the
     // type the op's type rule gives, and a declared one must agree.
-    void check_types(graph& g, const ::onnx::NodeProto& n, node_id id, const ops::op_attrs& a) {
-        std::vector<dtype> in;
-        bool input0_sequence = false, input0_optional = false;
-        const ops::op_schema& s = a.schema();
-        for (std::size_t i = 0; i < g.input_count(id); ++i) {
-            const auto v = g.input(id, i);
-            const auto c = g.constant(v.node);
-            const auto t = g.value_type(v.node, v.port);
-            in.push_back(c ? c->type : t ? t->type : dtype::unknown);
-            if (i == 0) input0_sequence = !c && t && t->sequence;
-            if (i == 0) input0_optional = !c && t && t->optional;
-            const ops::input_spec* spec = s.input(i);
-            if (!c && t && t->optional && spec != nullptr && !spec->any_kind())
-                unsupported(n, "input " + std::to_string(i) + " is an optional; the op reads a " +
-                                   (spec->kind == ops::value_kind::sequence ? "sequence" : "tensor") + " there");
-        }
-        // Optional without an input: an empty optional of the type its attribute names.
-        if (s.output_kind == ops::value_kind::optional && g.input_count(id) == 0 && a.has("type"))
-            if (const auto t = ops::parse_type_notation(a.s("type"))) {
-                input0_sequence = t->sequence;
-                in.assign(1, t->type);
-            }
-        const std::size_t data = s.types.input;
-        if (data < in.size() && in[data] != dtype::unknown && !ops::types::has(s.dtypes, in[data]))
-            unsupported(n, "input " + std::to_string(data) + " is " + std::string(sgmatch::name_of(in[data])) + ": the kernels of " +
-                               std::string(s.name()) + " do not take it");
-        const dtype out = ops::output_type(a, in);
-        if (s.types.how == ops::type_rule::from::attribute && !s.types.attr.empty() && out == dtype::unknown)
-            unsupported(n, std::string(s.types.attr) + " = " + std::to_string(a.i(s.types.attr)) + ": the kernels do not make " +
-                               (out == dtype::unknown ? onnx_type_name(static_cast<std::int32_t>(a.i(s.types.attr))) : std::string(sgmatch::name_of(out))));
-        for (int p = 0; p < n.output_size(); ++p) {
-            const std::string& o = n.output(p);
-            if (o.empty()) continue;
-            const auto e = elem_.find(o);
-            const dtype port_type = ops::output_type(a, in, static_cast<std::size_t>(p));
-            const bool sequence = (p == 0 || s.output_kind == ops::value_kind::sequence) && s.sequence_output(input0_sequence);
-            const bool optional = p == 0 && s.optional_output(input0_optional);
-            const bool body_kind = s.output_kind == ops::value_kind::body;  // what the body computes: checked when it runs
-            if (const auto ty = types_.find(o); !body_kind && ty != types_.end() && ty->second.known() &&
-                                                (ty->second.sequence != sequence || ty->second.optional != optional)) {
-                auto kind = [](bool seq, bool opt) { return std::string(opt ? "an optional " : "a ") + (seq ? "sequence" : "tensor"); };
-                unsupported(n, "output " + std::to_string(p) + " '" + o + "' is declared " + kind(ty->second.sequence, ty->second.optional) +
-                                   "; the op computes " + kind(sequence, optional));
-            }
-            if (e != elem_.end()) {
-                const dtype declared = dtype_of(e->second);
-                if (declared == dtype::unknown)
-                    unsupported(n, "output " + std::to_string(p) + " '" + o + "' is " + onnx_type_name(e->second) + ", which sgmatch has not");
-                else if (port_type != dtype::unknown && declared != port_type)
-                    unsupported(n, "output " + std::to_string(p) + " '" + o + "' is declared " + onnx_type_name(e->second) + "; the op computes " +
-                                       std::string(sgmatch::name_of(port_type)));
-            }
-            if (!body_kind && (port_type != dtype::unknown || sequence || optional)) {
-                auto t = g.value_type(id, static_cast<std::uint32_t>(p)).value_or(tensor_type{});
-                if (t.type == dtype::unknown || t.sequence != sequence || t.optional != optional) {
-                    if (t.type == dtype::unknown) t.type = port_type;
-                    t.sequence = sequence;
-                    t.optional = optional;
-                    g.set_type({id, static_cast<std::uint32_t>(p)}, t);
-                }
-            }
-        }
-    }
+    void check_types(graph& g, const ::onnx::NodeProto& n, node_id id, const ops::op_attrs& a);
 
     // The node's output shapes by its description's shape rule, when every input's shape is
     // known (constant inputs of up to 64 values lend their values: a Reshape's shape). A shape
     // the model declares must agree; the rule's refusal (inputs that do not fit) is reported.
-    void propagate(graph& g, const ::onnx::NodeProto& n, node_id id, const ops::op_attrs& a) {
-        if (ops::shape_rule_of(a.schema()) == nullptr) return;
-        const auto in = ops::known_inputs(g, id);
-        if (!in) return;
-        std::vector<ops::dims> outs;
-        try {
-            outs = ops::infer_shapes(a, *in);
-        } catch (const ops::unknown_value& e) {
-            // A parameter computed at run time: fine where the kernels read it then (the output
-            // shapes stay unknown until the op runs), refused otherwise.
-            const ops::op_schema& s = a.schema();
-            if (s.input_spec_count == 0 || !s.inputs[std::min(e.slot(), s.input_spec_count - 1)].run_time) throw;
-            return;
-        }
-        for (std::size_t p = 0; p < outs.size() && p < static_cast<std::size_t>(n.output_size()); ++p) {
-            const auto port = static_cast<std::uint32_t>(p);
-            const auto declared = g.value_type(id, port);
-            if (declared && declared->ranked()) {
-                bool same = declared->dims.size() == outs[p].size();
-                for (std::size_t k = 0; same && k < outs[p].size(); ++k) same = declared->dims[k] < 0 || declared->dims[k] == outs[p][k];
-                if (!same) {
-                    unsupported(n, "output '" + n.output(static_cast<int>(p)) + "' has shape " + ops::to_string(outs[p]) +
-                                       "; the model declares " + ops::to_string(declared->dims));
-                    continue;
-                }
-            }
-            tensor_type t = tensor_type::of(declared ? declared->type : dtype::unknown, outs[p]);
-            t.optional = declared && declared->optional;
-            g.set_type({id, port}, t);
-            rank_[n.output(static_cast<int>(p))] = outs[p].size();
-        }
-    }
+    void propagate(graph& g, const ::onnx::NodeProto& n, node_id id, const ops::op_attrs& a);
 
     // Outputs: named values with their declared types (checked against the op in check_types).
     void finish(graph& g, const ::onnx::NodeProto& n, node_id id) {
@@ -768,201 +507,25 @@ private:
 
     // The values of enclosing graphs that graph `gp` reads (names it uses but does not define,
     // its nested bodies' included), in order of first use.
-    static std::vector<std::string> free_names(const ::onnx::GraphProto& gp, int depth) {
-        if (depth > max_body_depth) throw load_error("sgmatch::onnx: bodies nested over " + std::to_string(max_body_depth) + " deep");
-        std::unordered_set<std::string> defined, seen;
-        for (const auto& i : gp.input()) defined.insert(i.name());
-        for (const auto& t : gp.initializer()) defined.insert(t.name());
-        for (const auto& n : gp.node())
-            for (const auto& o : n.output()) defined.insert(o);
-        std::vector<std::string> out;
-        auto use = [&](const std::string& v) {
-            if (!v.empty() && !defined.count(v) && seen.insert(v).second) out.push_back(v);
-        };
-        for (const auto& n : gp.node()) {
-            for (const auto& i : n.input()) use(i);
-            for (const auto& v : body_reads(n, depth)) use(v);
-        }
-        for (const auto& o : gp.output()) use(o.name());
-        return out;
-    }
+    static std::vector<std::string> free_names(const ::onnx::GraphProto& gp, int depth);
+
     // The values of the enclosing graph that node n's bodies read, in order of first use.
-    static std::vector<std::string> body_reads(const ::onnx::NodeProto& n, int depth) {
-        std::vector<std::string> out;
-        for (const auto& a : n.attribute()) {
-            std::vector<const ::onnx::GraphProto*> bodies;
-            if (a.has_g()) bodies.push_back(&a.g());
-            for (const auto& b : a.graphs()) bodies.push_back(&b);
-            for (const auto* b : bodies)
-                for (auto& v : free_names(*b, depth + 1))
-                    if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(std::move(v));
-        }
-        return out;
-    }
+    static std::vector<std::string> body_reads(const ::onnx::NodeProto& n, int depth);
 
     // A control-flow node (ops/control.hpp): its bodies converted into graphs of their own, which
     // read the enclosing values they use as their last graph inputs; the node takes those
     // values as its last inputs (graph_body).
-    void add_control(graph& g, const ::onnx::NodeProto& n, const ops::op_schema& schema) {
-        if (n.op_type() == "Scan" && opset_ < 9) return add_batched_scan(g, n);
-        std::vector<input_ref> ins;
-        const bool loop = n.op_type() == "Loop";
-        const int given = std::max(n.input_size(), loop ? 2 : 0);
-        for (int k = 0; k < given; ++k) {
-            const std::string in = k < n.input_size() ? n.input(k) : std::string();
-            if (!in.empty()) {
-                ins.push_back(values_.at(in));
-            } else if (loop && k == 0) {  // no trip count: as many as int64 counts
-                const std::int64_t big = std::numeric_limits<std::int64_t>::max();
-                std::vector<unsigned char> b(sizeof big);
-                std::memcpy(b.data(), &big, sizeof big);
-                ins.push_back(input_ref(g.add_constant(name_of(n) + ":M", {}, dtype::i64, std::move(b))));
-            } else if (loop && k == 1) {  // no condition: true
-                ins.push_back(input_ref(g.add_constant(name_of(n) + ":cond", {}, dtype::boolean, std::vector<unsigned char>{1})));
-            } else {
-                unsupported(n, "input " + std::to_string(k) + " is absent");
-                return add_opaque(g, n);
-            }
-        }
-        const std::vector<std::string> reads = body_reads(n, depth_);
-        for (const auto& v : reads) {
-            const auto it = values_.find(v);
-            if (it == values_.end())
-                throw load_error("sgmatch::onnx: " + node_label(n) + ": its body reads '" + v +
-                                 "', which no node, graph input or initializer of an enclosing graph produces");
-            ins.push_back(it->second);
-        }
-        std::vector<std::pair<std::string, attribute>> attrs;
-        for (const auto& a : n.attribute()) {
-            if (a.has_g() || a.type() == ::onnx::AttributeProto::GRAPH) {
-                attrs.emplace_back(a.name(), attribute(convert_body(g, n, a.g(), reads)));
-            } else if (auto v = attribute_of(a)) {
-                attrs.emplace_back(a.name(), std::move(*v));
-            } else {
-                unsupported(n, "attribute " + a.name() + " (" + kind_name(a) + ") is not supported");
-            }
-        }
-        const node_id id = g.add_op(n.op_type(), name_of(n), ins, {}, static_cast<std::uint32_t>(std::max(1, n.output_size())));
-        for (auto& [k, v] : attrs) g.set_attr(id, k, std::move(v));
-        finish(g, n, id);
-        try {
-            const ops::op_attrs a(schema, ops::node_of<graph>(g, id));
-            check_types(g, n, id, a);
-        } catch (const ops::op_error& e) {
-            const std::string m = e.what();
-            const auto colon = m.find("): ");
-            report_->unsupported.push_back(node_label(n) + m.substr(colon == std::string::npos ? 0 : colon + 1));
-        }
-    }
+    void add_control(graph& g, const ::onnx::NodeProto& n, const ops::op_schema& schema);
 
     // Scan before opset 9: a batch axis first on every state and scanned input and on every
     // output, written as a Loop over the batch whose body takes one batch element of each
     // (Gather) and runs the opset-9 Scan on it; the Loop stacks the results along the batch.
-    void add_batched_scan(graph& g, const ::onnx::NodeProto& n) {
-        if (n.input_size() > 0 && !n.input(0).empty()) {
-            unsupported(n, "sequence_lens (a scan length per batch element) is not implemented");
-            return add_opaque(g, n);
-        }
-        const ::onnx::GraphProto* body = nullptr;
-        std::vector<std::pair<std::string, attribute>> scan_attrs;
-        for (const auto& a : n.attribute()) {
-            if (a.name() == "body" && a.has_g()) body = &a.g();
-            else if (a.name() == "num_scan_inputs" && a.has_i()) scan_attrs.emplace_back("num_scan_inputs", attribute(a.i()));
-            else if (a.name() == "directions") scan_attrs.emplace_back("scan_input_directions", attribute(attribute::ints(a.ints().begin(), a.ints().end())));
-            else unsupported(n, "attribute " + a.name() + " (" + kind_name(a) + ") is not supported");
-        }
-        std::vector<input_ref> data;
-        for (int k = 1; k < n.input_size(); ++k) {
-            if (n.input(k).empty()) {
-                unsupported(n, "input " + std::to_string(k) + " is absent");
-                return add_opaque(g, n);
-            }
-            data.push_back(values_.at(n.input(k)));
-        }
-        if (body == nullptr || data.empty()) {
-            unsupported(n, body == nullptr ? "no body" : "no states or scanned inputs");
-            return add_opaque(g, n);
-        }
-        const std::string name = name_of(n);
-        const std::vector<std::string> reads = body_reads(n, depth_);
-        graph_body inner = convert_body(g, n, *body, reads);
-        // The Loop's body: (i, cond), then the batched values and the enclosing ones it reads.
-        auto lb = std::make_shared<graph>();
-        const node_id i = lb->add_input("i", tensor_type::of(dtype::i64, {}));
-        const node_id c = lb->add_input("cond", tensor_type::of(dtype::boolean, {}));
-        std::vector<input_ref> scan_ins, loop_ins;
-        for (std::size_t k = 0; k < data.size(); ++k) {
-            const node_id batched = lb->add_input("batched:" + std::to_string(k));
-            const node_id one = lb->add_op("Gather", name + ":element" + std::to_string(k), {batched, i});
-            lb->set_attr(one, "axis", attribute(std::int64_t{0}));
-            scan_ins.push_back(one);
-            loop_ins.push_back(data[k]);
-        }
-        for (std::size_t k = 0; k < reads.size(); ++k) {
-            scan_ins.push_back(lb->add_input("read:" + std::to_string(k)));
-            loop_ins.push_back(values_.at(reads[k]));
-        }
-        const auto outputs = static_cast<std::uint32_t>(std::max(1, n.output_size()));
-        const node_id scan = lb->add_op("Scan", name + ":element_scan", scan_ins, {}, outputs);
-        lb->set_attr(scan, "body", attribute(std::move(inner)));
-        for (auto& [k, v] : scan_attrs) lb->set_attr(scan, k, v);
-        lb->mark_output(lb->add_op("Identity", name + ":go_on", {c}));
-        for (std::uint32_t p = 0; p < outputs; ++p) lb->mark_output(value_ref<node_id>{scan, p});
-        // The Loop over the batch: M is the first batched value's first dim.
-        std::vector<unsigned char> zero(sizeof(std::int64_t), 0);
-        const node_id shape = g.add_op("Shape", name + ":batched_shape", {data[0]});
-        const node_id batch = g.add_op("Gather", name + ":batch", {shape, input_ref(g.add_constant(name + ":zero", {}, dtype::i64, std::move(zero)))});
-        g.set_attr(batch, "axis", attribute(std::int64_t{0}));
-        std::vector<input_ref> ins{batch, input_ref(g.add_constant(name + ":cond", {}, dtype::boolean, std::vector<unsigned char>{1}))};
-        ins.insert(ins.end(), loop_ins.begin(), loop_ins.end());
-        const node_id id = g.add_op("Loop", name, ins, {}, outputs);
-        g.set_attr(id, "body", attribute(graph_body{std::move(lb), 2}));
-        finish(g, n, id);
-        report_->notes.push_back(node_label(n) + ": opset " + std::to_string(opset_) + " Scan written as a Loop over the batch of opset-9 Scans");
-    }
+    void add_batched_scan(graph& g, const ::onnx::NodeProto& n);
 
     // One body as a graph: its own inputs, then the enclosing values `reads` (typed as the
     // enclosing graph knows them), its initializers and nodes, its outputs.
     graph_body convert_body(const graph& outer, const ::onnx::NodeProto& n, const ::onnx::GraphProto& body,
-                            const std::vector<std::string>& reads) {
-        converter c(*this, depth_ + 1);
-        auto bg = std::make_shared<graph>();
-        c.collect_types(body);
-        for (const auto& t : body.initializer()) {
-            tensor v;
-            const std::uint64_t count = detail::decode_header(t, v, o_.max_tensor_bytes);
-            detail::decode_data(t, v, count, base_);
-            c.define(t.name(), input_ref(bg->add_constant(t.name(), v.dims, v.type, std::move(v.bytes))), "initializer");
-        }
-        std::size_t own = 0;
-        for (const auto& in : body.input()) {
-            if (c.values_.count(in.name())) continue;  // an initializer listed as an input
-            c.check_value_type(in, "body input");
-            c.define(in.name(), input_ref(bg->add_input(in.name(), c.type_of(in.name()))), "body input");
-            ++own;
-        }
-        for (const auto& v : reads) {
-            tensor_type t = type_of(v);
-            const input_ref r = values_.at(v);
-            if (!t.known()) {
-                if (const auto k = outer.constant(r.v.node)) t = tensor_type::of(k->type, std::vector<std::int64_t>(k->dims, k->dims + k->rank));
-                else t = outer.value_type(r.v.node, r.v.port).value_or(tensor_type{});
-            }
-            if (const auto e = elem_.find(v); e != elem_.end()) c.elem_[v] = e->second;
-            if (!t.sequence && t.ranked()) c.rank_[v] = t.dims.size();
-            c.types_[v] = t;
-            c.define(v, input_ref(bg->add_input(v, t)), "enclosing value");
-        }
-        for (const int i : c.topological_order(body)) c.add_node(*bg, body.node(i));
-        for (const auto& o : body.output()) {
-            c.check_value_type(o, "body output");
-            const auto it = c.values_.find(o.name());
-            if (it == c.values_.end())
-                throw load_error("sgmatch::onnx: " + node_label(n) + ": body output '" + o.name() + "' is not produced by any node");
-            bg->mark_output(it->second);
-        }
-        return graph_body{std::move(bg), own};
-    }
+                            const std::vector<std::string>& reads);
 
     // A node no description covers, kept in the graph (for partitioning and reports).
     void add_opaque(graph& g, const ::onnx::NodeProto& n) {
@@ -1049,3 +612,6 @@ SGMATCH_DECL model load(const std::string& path, const load_options& o) {
 
 }  // namespace onnx
 SGMATCH_END_NAMESPACE
+
+#include "sgmatch/onnx/impl/control.ipp"
+#include "sgmatch/onnx/impl/types.ipp"
