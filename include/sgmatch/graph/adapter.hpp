@@ -117,7 +117,7 @@ template <class Tr>
 struct has_node_type<Tr, std::void_t<typename Tr::node_type>> : std::true_type {};
 
 template <class G>
-using gref = const G&;
+using graph_cref = const G&;
 
 // One detector per required function. Each is checked only once node_type exists.
 #define SGMATCH_DETAIL_DETECT(fname, ...)                                          \
@@ -127,31 +127,31 @@ using gref = const G&;
     struct has_##fname<Tr, G, std::void_t<decltype(Tr::fname(__VA_ARGS__))>> : std::true_type {};
 
 #define SGMATCH_DETAIL_N std::declval<typename Tr::node_type>()
-SGMATCH_DETAIL_DETECT(nodes, std::declval<gref<G>>())
-SGMATCH_DETAIL_DETECT(node_count, std::declval<gref<G>>())
-SGMATCH_DETAIL_DETECT(index_bound, std::declval<gref<G>>())
-SGMATCH_DETAIL_DETECT(index, std::declval<gref<G>>(), SGMATCH_DETAIL_N)
-SGMATCH_DETAIL_DETECT(name, std::declval<gref<G>>(), SGMATCH_DETAIL_N)
-SGMATCH_DETAIL_DETECT(kind, std::declval<gref<G>>(), SGMATCH_DETAIL_N)
-SGMATCH_DETAIL_DETECT(op, std::declval<gref<G>>(), SGMATCH_DETAIL_N)
-SGMATCH_DETAIL_DETECT(op_count, std::declval<gref<G>>())
-SGMATCH_DETAIL_DETECT(op_name, std::declval<gref<G>>(), SGMATCH_DETAIL_N)
-SGMATCH_DETAIL_DETECT(find_op, std::declval<gref<G>>(), std::string_view())
-SGMATCH_DETAIL_DETECT(input_count, std::declval<gref<G>>(), SGMATCH_DETAIL_N)
-SGMATCH_DETAIL_DETECT(input, std::declval<gref<G>>(), SGMATCH_DETAIL_N, std::size_t())
-SGMATCH_DETAIL_DETECT(output_count, std::declval<gref<G>>(), SGMATCH_DETAIL_N)
-SGMATCH_DETAIL_DETECT(user_count, std::declval<gref<G>>(), SGMATCH_DETAIL_N)
-SGMATCH_DETAIL_DETECT(user, std::declval<gref<G>>(), SGMATCH_DETAIL_N, std::size_t())
-SGMATCH_DETAIL_DETECT(graph_output_count, std::declval<gref<G>>())
-SGMATCH_DETAIL_DETECT(graph_output, std::declval<gref<G>>(), std::size_t())
-SGMATCH_DETAIL_DETECT(needs_gradients, std::declval<gref<G>>())
-SGMATCH_DETAIL_DETECT(attr, std::declval<gref<G>>(), SGMATCH_DETAIL_N, std::string_view())
-SGMATCH_DETAIL_DETECT(is_graph_output, std::declval<gref<G>>(), SGMATCH_DETAIL_N, std::uint32_t())
-SGMATCH_DETAIL_DETECT(has_graph_output, std::declval<gref<G>>(), SGMATCH_DETAIL_N)
-SGMATCH_DETAIL_DETECT(value_type, std::declval<gref<G>>(), SGMATCH_DETAIL_N, std::uint32_t())
-SGMATCH_DETAIL_DETECT(constant, std::declval<gref<G>>(), SGMATCH_DETAIL_N)
-SGMATCH_DETAIL_DETECT(constant_owner, std::declval<gref<G>>(), SGMATCH_DETAIL_N)
-SGMATCH_DETAIL_DETECT(for_each_attr, std::declval<gref<G>>(), SGMATCH_DETAIL_N,
+SGMATCH_DETAIL_DETECT(nodes, std::declval<graph_cref<G>>())
+SGMATCH_DETAIL_DETECT(node_count, std::declval<graph_cref<G>>())
+SGMATCH_DETAIL_DETECT(index_bound, std::declval<graph_cref<G>>())
+SGMATCH_DETAIL_DETECT(index, std::declval<graph_cref<G>>(), SGMATCH_DETAIL_N)
+SGMATCH_DETAIL_DETECT(name, std::declval<graph_cref<G>>(), SGMATCH_DETAIL_N)
+SGMATCH_DETAIL_DETECT(kind, std::declval<graph_cref<G>>(), SGMATCH_DETAIL_N)
+SGMATCH_DETAIL_DETECT(op, std::declval<graph_cref<G>>(), SGMATCH_DETAIL_N)
+SGMATCH_DETAIL_DETECT(op_count, std::declval<graph_cref<G>>())
+SGMATCH_DETAIL_DETECT(op_name, std::declval<graph_cref<G>>(), SGMATCH_DETAIL_N)
+SGMATCH_DETAIL_DETECT(find_op, std::declval<graph_cref<G>>(), std::string_view())
+SGMATCH_DETAIL_DETECT(input_count, std::declval<graph_cref<G>>(), SGMATCH_DETAIL_N)
+SGMATCH_DETAIL_DETECT(input, std::declval<graph_cref<G>>(), SGMATCH_DETAIL_N, std::size_t())
+SGMATCH_DETAIL_DETECT(output_count, std::declval<graph_cref<G>>(), SGMATCH_DETAIL_N)
+SGMATCH_DETAIL_DETECT(user_count, std::declval<graph_cref<G>>(), SGMATCH_DETAIL_N)
+SGMATCH_DETAIL_DETECT(user, std::declval<graph_cref<G>>(), SGMATCH_DETAIL_N, std::size_t())
+SGMATCH_DETAIL_DETECT(graph_output_count, std::declval<graph_cref<G>>())
+SGMATCH_DETAIL_DETECT(graph_output, std::declval<graph_cref<G>>(), std::size_t())
+SGMATCH_DETAIL_DETECT(needs_gradients, std::declval<graph_cref<G>>())
+SGMATCH_DETAIL_DETECT(attr, std::declval<graph_cref<G>>(), SGMATCH_DETAIL_N, std::string_view())
+SGMATCH_DETAIL_DETECT(is_graph_output, std::declval<graph_cref<G>>(), SGMATCH_DETAIL_N, std::uint32_t())
+SGMATCH_DETAIL_DETECT(has_graph_output, std::declval<graph_cref<G>>(), SGMATCH_DETAIL_N)
+SGMATCH_DETAIL_DETECT(value_type, std::declval<graph_cref<G>>(), SGMATCH_DETAIL_N, std::uint32_t())
+SGMATCH_DETAIL_DETECT(constant, std::declval<graph_cref<G>>(), SGMATCH_DETAIL_N)
+SGMATCH_DETAIL_DETECT(constant_owner, std::declval<graph_cref<G>>(), SGMATCH_DETAIL_N)
+SGMATCH_DETAIL_DETECT(for_each_attr, std::declval<graph_cref<G>>(), SGMATCH_DETAIL_N,
                       std::declval<void (*)(std::string_view, const attribute&)>())
 SGMATCH_DETAIL_DETECT(replace, std::declval<G&>(),
                       std::declval<const replacement<typename Tr::node_type>&>())
@@ -173,11 +173,11 @@ constexpr bool is_count_v = std::is_integral_v<std::decay_t<R>> && !std::is_same
 template <class Tr, class G, class = void>
 struct nodes_are_nodes : std::false_type {};
 template <class Tr, class G>
-struct nodes_are_nodes<Tr, G, std::void_t<decltype(*std::begin(Tr::nodes(std::declval<gref<G>>()))),
-                                          decltype(std::end(Tr::nodes(std::declval<gref<G>>())))>>
-    : std::is_convertible<decltype(*std::begin(Tr::nodes(std::declval<gref<G>>()))), typename Tr::node_type> {};
+struct nodes_are_nodes<Tr, G, std::void_t<decltype(*std::begin(Tr::nodes(std::declval<graph_cref<G>>()))),
+                                          decltype(std::end(Tr::nodes(std::declval<graph_cref<G>>())))>>
+    : std::is_convertible<decltype(*std::begin(Tr::nodes(std::declval<graph_cref<G>>()))), typename Tr::node_type> {};
 #define SGMATCH_DETAIL_RET(fname, ...) decltype(Tr::fname(__VA_ARGS__))
-#define SGMATCH_DETAIL_G std::declval<gref<G>>()
+#define SGMATCH_DETAIL_G std::declval<graph_cref<G>>()
 #define SGMATCH_DETAIL_N std::declval<typename Tr::node_type>()
 
 // Index of the first required function whose return type is not the contract's (0 = none),
@@ -216,14 +216,14 @@ constexpr int first_wrong_return() {
 #undef SGMATCH_DETAIL_RET
 
 template <class Tr, class = void>
-struct vouches : std::false_type {};
+struct says_checked_by_construction : std::false_type {};
 template <class Tr>
-struct vouches<Tr, std::void_t<decltype(Tr::checked_by_construction)>>
+struct says_checked_by_construction<Tr, std::void_t<decltype(Tr::checked_by_construction)>>
     : std::bool_constant<static_cast<bool>(Tr::checked_by_construction)> {};
 
 /// Whether graph_traits<G> declares the graph checked by construction (see above).
 template <class G>
-constexpr bool checked_by_construction_v = vouches<graph_traits<G>>::value;
+constexpr bool checked_by_construction_v = says_checked_by_construction<graph_traits<G>>::value;
 
 template <class G, class = void>
 struct has_op_codes : std::false_type {};

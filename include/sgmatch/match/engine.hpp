@@ -89,10 +89,10 @@ public:
     void prepare_fast() {
         steps_.clear();
         const instr* root = prog_.root();
-        const bool chain = root->kind == ik::chain;
+        const bool chain = root->kind == instr_kind::chain;
         for (std::size_t i = 0, m = chain ? root->n : 1; i < m; ++i) {
             const instr* e = chain ? prog_.kid(root, i) : root;
-            steps_.push_back(fast_step{e, e->kind == ik::op && e->b == 1, e->b > 0 ? prog_.ids[e->a] : 0, e->n});
+            steps_.push_back(fast_step{e, e->kind == instr_kind::op && e->id_count() == 1, e->id_count() > 0 ? prog_.ids[e->first_id()] : 0, e->n});
         }
     }
 
@@ -101,7 +101,7 @@ public:
         count_ = 0;
         log_n_ = 0;  // esc_depth_ is balanced by every path (and starts at 1 under escape_all)
         const cont done{cont::finish};
-        return elem(prog_.root(), from{n, false, 0, -1}, &done);
+        return match_element(prog_.root(), from{n, false, 0, -1}, &done);
     }
 
     /// The straight-line path for programs marked fast, on a checked graph (scans only; after
@@ -216,7 +216,7 @@ private:
                     return;
                 }
     }
-    std::string nm(N n) const { return "'" + std::string(traits::name(g_, n)) + "'"; }
+    std::string quoted_name(N n) const { return "'" + std::string(traits::name(g_, n)) + "'"; }
 
     template <class F>
     void fail(F&& make, bool prefer = false) {
@@ -237,13 +237,13 @@ private:
     }
 
     bool pred(const instr* e, N n) const {
-        const pred_slot<G>& p = prog_.preds[e->a];
+        const pred_slot<G>& p = prog_.preds[e->predicate()];
         return p.test(p.obj, g_, n);
     }
     void fail_pred(const instr* e, N n) {
         if constexpr (Explain) {
-            const pred_slot<G>& p = prog_.preds[e->a];
-            fail([&] { return "node " + nm(n) + " fails the predicate {" + p.describe(p.obj) + "}"; });
+            const pred_slot<G>& p = prog_.preds[e->predicate()];
+            fail([&] { return "node " + quoted_name(n) + " fails the predicate {" + p.describe(p.obj) + "}"; });
         } else {
             (void)e;
             (void)n;
@@ -266,16 +266,16 @@ private:
     // ----- the straight-line path's element checks -----
     bool fast_check(const instr* e, N n, bool chained) {
         switch (e->kind) {
-        case ik::op:
+        case instr_kind::op:
             if (traits::kind(g_, n) != node_kind::op || !prog_.op_is(e, traits::op(g_, n)) || taken(n)) return false;
             if (e->n > 0 && traits::input_count(g_, n) != e->n + (chained ? 1u : 0u)) return false;
             push(n);
             return true;
-        case ik::guard:
+        case instr_kind::guard:
             return fast_check(prog_.kid(e, 0), n, chained) && pred(e, n);
-        case ik::cap:
+        case instr_kind::cap:
             if (!fast_check(prog_.kid(e, 0), n, chained)) return false;
-            log_[log_n_++] = cap_entry<N>{e->a, n, 0};
+            log_[log_n_++] = cap_entry<N>{e->capture(), n, 0};
             return true;
         default:
             return false;  // not emitted for fast programs
@@ -305,9 +305,9 @@ private:
             return resume(k->next, f);
         case cont::cap:
             if (count_ == k->saved && !k->e->leaf) return resume(k->next, f);
-            return record(k->e->a, f.n, 0, k->next, f);
+            return record(k->e->capture(), f.n, 0, k->next, f);
         case cont::cap_val:
-            return record(k->e->a, k->v.node, k->v.port, k->next, f);
+            return record(k->e->capture(), k->v.node, k->v.port, k->next, f);
         case cont::esc_exit: {
             --esc_depth_;
             const bool r = resume(k->next, f);
@@ -316,7 +316,7 @@ private:
         }
         case cont::out_port: {
             from f3 = f;
-            f3.port = k->e->a;
+            f3.port = k->e->port();
             return resume(k->next, f3);
         }
         case cont::operand:
@@ -335,25 +335,25 @@ private:
     // ----- op nodes (both positions); k is resumed at after(n) -----
     SGMATCH_NOINLINE bool op_at(const instr* e, N n, std::int32_t in_slot, const cont* k) {
         if (traits::kind(g_, n) != node_kind::op) {
-            if constexpr (Explain) fail([&] { return "node " + nm(n) + " is a graph input or constant, expected " + prog_.tag_names(e); });
+            if constexpr (Explain) fail([&] { return "node " + quoted_name(n) + " is a graph input or constant, expected " + prog_.tag_names(e); });
             return false;
         }
         const std::uint32_t o = traits::op(g_, n);
         if (!prog_.op_is(e, o)) {
             if constexpr (Explain) fail([&] {
-                return "node " + nm(n) + " is " + std::string(traits::op_name(g_, n)) + ", expected " +
+                return "node " + quoted_name(n) + " is " + std::string(traits::op_name(g_, n)) + ", expected " +
                        prog_.tag_names(e);
             });
             return false;
         }
         if (taken(n)) {
-            if constexpr (Explain) fail([&] { return "node " + nm(n) + " already belongs to another match"; });
+            if constexpr (Explain) fail([&] { return "node " + quoted_name(n) + " already belongs to another match"; });
             return false;
         }
         // A user of the chain's tail is downstream of every matched node, so in a DAG it cannot
         // be one of them; only anchors and operands (producers) are checked.
         if (in_slot < 0 && contains(n)) {
-            if constexpr (Explain) fail([&] { return "node " + nm(n) + " is already part of this match"; });
+            if constexpr (Explain) fail([&] { return "node " + quoted_name(n) + " is already part of this match"; });
             return false;
         }
         const std::size_t saved = count_;
@@ -369,7 +369,7 @@ private:
         const std::size_t need = m + (in_slot >= 0 ? 1 : 0);
         if (have != need) {
             if constexpr (Explain) fail([&] {
-                return "node " + nm(n) + " has " + std::to_string(have) + " input(s), the pattern expects " +
+                return "node " + quoted_name(n) + " has " + std::to_string(have) + " input(s), the pattern expects " +
                        std::to_string(need);
             });
             return false;
@@ -394,7 +394,7 @@ private:
         c.v.node = n;
         c.slots = slots;
         c.perm = perm;
-        return val(prog_.kid(e, i), input_of(n, slots[perm[i]]), 0, &c);
+        return match_value(prog_.kid(e, i), input_of(n, slots[perm[i]]), 0, &c);
     }
 
     // ----- chain position -----
@@ -412,8 +412,8 @@ private:
             if constexpr (Explain) fail([&] {
                 std::string users;
                 for (std::size_t i = 0; i < uc; ++i)
-                    users += (i ? ", " : "") + nm(traits::user(g_, t, i).user);
-                return "node " + nm(t) + ": its output is used by " + std::to_string(uc) + " nodes (" + users +
+                    users += (i ? ", " : "") + quoted_name(traits::user(g_, t, i).user);
+                return "node " + quoted_name(t) + ": its output is used by " + std::to_string(uc) + " nodes (" + users +
                        ") but the rest of the pattern has room for " + std::to_string(room) +
                        "; an intermediate's users must all be inside the match";
             });
@@ -427,14 +427,14 @@ private:
         }
         if constexpr (Explain) fail(
             [&] {
-                std::string s = "node " + nm(t) + ": no user of output " + std::to_string(f.port) +
+                std::string s = "node " + quoted_name(t) + ": no user of output " + std::to_string(f.port) +
                                 (f.slot >= 0 ? " on input " + std::to_string(f.slot) : std::string()) +
                                 " is " + describe();
                 std::string users;
                 for (std::size_t i = 0; i < uc; ++i) {
                     const auto u = traits::user(g_, t, i);
                     if (u.port != f.port) continue;
-                    users += (users.empty() ? "" : ", ") + nm(u.user) + " (" +
+                    users += (users.empty() ? "" : ", ") + quoted_name(u.user) + " (" +
                              std::string(traits::op_name(g_, u.user)) + ")";
                 }
                 return s + (users.empty() ? " (it has no users)" : " (users: " + users + ")");
@@ -465,11 +465,11 @@ private:
 
     SGMATCH_NOINLINE bool any_at(N n, const cont* k) {
         if (traits::kind(g_, n) != node_kind::op) {
-            if constexpr (Explain) fail([&] { return "node " + nm(n) + " is not an op node"; });
+            if constexpr (Explain) fail([&] { return "node " + quoted_name(n) + " is not an op node"; });
             return false;
         }
         if (taken(n) || contains(n)) {
-            if constexpr (Explain) fail([&] { return "node " + nm(n) + " already belongs to a match"; });
+            if constexpr (Explain) fail([&] { return "node " + quoted_name(n) + " already belongs to a match"; });
             return false;
         }
         const std::size_t saved = count_;
@@ -481,12 +481,12 @@ private:
 
     SGMATCH_NOINLINE bool leaf_at(const from& f, node_kind want, const cont* k) {
         if (f.after) {
-            if constexpr (Explain) fail([&] { return "a graph input or constant cannot follow node " + nm(f.n); });
+            if constexpr (Explain) fail([&] { return "a graph input or constant cannot follow node " + quoted_name(f.n); });
             return false;
         }
         if (traits::kind(g_, f.n) != want) {
             if constexpr (Explain) fail([&] {
-                return "node " + nm(f.n) + " is not a " +
+                return "node " + quoted_name(f.n) + " is not a " +
                        std::string(want == node_kind::input ? "graph input" : "constant");
             });
             return false;
@@ -498,63 +498,63 @@ private:
         if (i == e->n) return resume(k, f);
         cont c{cont::seq, e, k};
         c.i = i + 1;
-        return elem(prog_.kid(e, i), f, &c);
+        return match_element(prog_.kid(e, i), f, &c);
     }
 
     bool rep_step(const instr* e, std::uint32_t i, const from& at, const cont* k) {
-        if (i < e->b) {
+        if (i < e->max_count()) {
             cont c{cont::rep, e, k};
             c.i = i;
             c.saved = count_;
-            if (elem(prog_.kid(e, 0), at, &c)) return true;
+            if (match_element(prog_.kid(e, 0), at, &c)) return true;
         }
-        return i >= e->a && resume(k, at);
+        return i >= e->min_count() && resume(k, at);
     }
 
-    SGMATCH_NOINLINE bool elem(const instr* e, const from& f, const cont* k) {
+    SGMATCH_NOINLINE bool match_element(const instr* e, const from& f, const cont* k) {
         switch (e->kind) {
-        case ik::op:
+        case instr_kind::op:
             if (!f.after) return op_at(e, f.n, -1, k);
             return for_users(
                 f, [&](N u, std::int32_t slot) { return op_at(e, u, slot, k); },
                 [&] { return prog_.tag_names(e); });
-        case ik::any:
+        case instr_kind::any:
             if (!f.after) return any_at(f.n, k);
             return for_users(f, [&](N u, std::int32_t) { return any_at(u, k); },
                              [] { return std::string("an op node"); });
-        case ik::input:
+        case instr_kind::input:
             return leaf_at(f, node_kind::input, k);
-        case ik::constant:
+        case instr_kind::constant:
             return leaf_at(f, node_kind::constant, k);
-        case ik::chain:
+        case instr_kind::chain:
             return seq(e, 0, f, k);
-        case ik::alt:
+        case instr_kind::alt:
             for (std::uint32_t i = 0; i < e->n; ++i)
-                if (elem(prog_.kid(e, i), f, k)) return true;
+                if (match_element(prog_.kid(e, i), f, k)) return true;
             return false;
-        case ik::opt:
-            return elem(prog_.kid(e, 0), f, k) || resume(k, f);
-        case ik::rep:
+        case instr_kind::opt:
+            return match_element(prog_.kid(e, 0), f, k) || resume(k, f);
+        case instr_kind::rep:
             return rep_step(e, 0, f, k);
-        case ik::guard:
-        case ik::cap: {  // the predicate or the capture applies once the inner element matched
-            cont c{e->kind == ik::guard ? cont::guard : cont::cap, e, k};
+        case instr_kind::guard:
+        case instr_kind::cap: {  // the predicate or the capture applies once the inner element matched
+            cont c{e->kind == instr_kind::guard ? cont::guard : cont::cap, e, k};
             c.saved = count_;
-            return elem(prog_.kid(e, 0), f, &c);
+            return match_element(prog_.kid(e, 0), f, &c);
         }
-        case ik::esc:
-            return escaping(e, k, [&](const cont* c) { return elem(prog_.kid(e, 0), f, c); });
-        case ik::in_port: {
+        case instr_kind::esc:
+            return escaping(e, k, [&](const cont* c) { return match_element(prog_.kid(e, 0), f, c); });
+        case instr_kind::in_port: {
             from f1 = f;
-            if (f.after) f1.slot = static_cast<std::int32_t>(e->a);
-            return elem(prog_.kid(e, 0), f1, k);
+            if (f.after) f1.slot = static_cast<std::int32_t>(e->port());
+            return match_element(prog_.kid(e, 0), f1, k);
         }
-        case ik::out_port: {
+        case instr_kind::out_port: {
             const cont c{cont::out_port, e, k};
-            return elem(prog_.kid(e, 0), f, &c);
+            return match_element(prog_.kid(e, 0), f, &c);
         }
-        case ik::ref:      // rejected at compile time in chain position
-        case ik::invalid:
+        case instr_kind::ref:      // rejected at compile time in chain position
+        case instr_kind::invalid:
             return false;
         }
         return false;
@@ -570,57 +570,57 @@ private:
     }
 
     // ----- operand position: e describes the value v -----
-    SGMATCH_NOINLINE bool val(const instr* e, value_ref<N> v, std::uint32_t want, const cont* k) {
+    SGMATCH_NOINLINE bool match_value(const instr* e, value_ref<N> v, std::uint32_t want, const cont* k) {
         switch (e->kind) {
-        case ik::op:
+        case instr_kind::op:
             if (v.port != want) {
                 if constexpr (Explain) fail([&] {
-                    return "node " + nm(v.node) + ": output " + std::to_string(v.port) +
+                    return "node " + quoted_name(v.node) + ": output " + std::to_string(v.port) +
                            " is used where output " + std::to_string(want) + " was expected";
                 });
                 return false;
             }
             return op_at(e, v.node, -1, k);
-        case ik::any:
+        case instr_kind::any:
             return resume(k, after(v.node));
-        case ik::input:
+        case instr_kind::input:
             if (traits::kind(g_, v.node) != node_kind::input) {
-                if constexpr (Explain) fail([&] { return "node " + nm(v.node) + " is not a graph input"; });
+                if constexpr (Explain) fail([&] { return "node " + quoted_name(v.node) + " is not a graph input"; });
                 return false;
             }
             return resume(k, after(v.node));
-        case ik::constant:
+        case instr_kind::constant:
             if (traits::kind(g_, v.node) != node_kind::constant) {
-                if constexpr (Explain) fail([&] { return "node " + nm(v.node) + " is not a constant"; });
+                if constexpr (Explain) fail([&] { return "node " + quoted_name(v.node) + " is not a constant"; });
                 return false;
             }
             return resume(k, after(v.node));
-        case ik::ref:
+        case instr_kind::ref:
             for (std::size_t i = log_n_; i-- > 0;) {
-                if (log_[i].cap != e->a) continue;
+                if (log_[i].cap != e->capture()) continue;
                 if (log_[i].node == v.node && log_[i].port == v.port) return resume(k, after(v.node));
                 if constexpr (Explain) fail([&] {
-                    return "node " + nm(v.node) + " is not " + prog_.ref_names[e->a]() + " (captured as " +
-                           nm(log_[i].node) + ")";
+                    return "node " + quoted_name(v.node) + " is not " + prog_.ref_names[e->capture()]() + " (captured as " +
+                           quoted_name(log_[i].node) + ")";
                 });
                 return false;
             }
-            if constexpr (Explain) fail([&] { return prog_.ref_names[e->a]() + " is not captured before its ref<>"; });
+            if constexpr (Explain) fail([&] { return prog_.ref_names[e->capture()]() + " is not captured before its ref<>"; });
             return false;
-        case ik::alt:
+        case instr_kind::alt:
             for (std::uint32_t i = 0; i < e->n; ++i)
-                if (val(prog_.kid(e, i), v, want, k)) return true;
+                if (match_value(prog_.kid(e, i), v, want, k)) return true;
             return false;
-        case ik::guard:
-        case ik::cap: {  // the predicate or the capture applies to v once the inner pattern matched
-            cont c{e->kind == ik::guard ? cont::guard_val : cont::cap_val, e, k};
+        case instr_kind::guard:
+        case instr_kind::cap: {  // the predicate or the capture applies to v once the inner pattern matched
+            cont c{e->kind == instr_kind::guard ? cont::guard_val : cont::cap_val, e, k};
             c.v = v;
-            return val(prog_.kid(e, 0), v, want, &c);
+            return match_value(prog_.kid(e, 0), v, want, &c);
         }
-        case ik::esc:
-            return escaping(e, k, [&](const cont* c) { return val(prog_.kid(e, 0), v, want, c); });
-        case ik::out_port:
-            return val(prog_.kid(e, 0), v, e->a, k);
+        case instr_kind::esc:
+            return escaping(e, k, [&](const cont* c) { return match_value(prog_.kid(e, 0), v, want, c); });
+        case instr_kind::out_port:
+            return match_value(prog_.kid(e, 0), v, e->port(), k);
         default:  // not value patterns: rejected by op<T>(operands...)
             return false;
         }
@@ -642,7 +642,7 @@ private:
                 if (!contains(u)) {
                     if constexpr (Explain) fail(
                         [&] {
-                            return "node " + nm(m) + ": its output is also used by " + nm(u) +
+                            return "node " + quoted_name(m) + ": its output is also used by " + quoted_name(u) +
                                    ", outside the match";
                         },
                         /*prefer=*/true);  // a complete candidate's reason beats a partial one's
@@ -650,7 +650,7 @@ private:
                 }
             }
             if (adapter<G>::has_graph_output(g_, m)) {
-                if constexpr (Explain) fail([&] { return "node " + nm(m) + ": its output is a graph output, so it cannot be internal"; },
+                if constexpr (Explain) fail([&] { return "node " + quoted_name(m) + ": its output is a graph output, so it cannot be internal"; },
                      /*prefer=*/true);
                 return false;
             }

@@ -89,20 +89,28 @@ struct type_key {
     static constexpr char id = 0;
 };
 
-enum class ik : std::uint8_t {
+enum class instr_kind : std::uint8_t {
     op, any, input, constant, chain, alt, opt, rep, guard, cap, ref, esc, in_port, out_port, invalid
 };
 
 /// One instruction: a node of the pattern's AST. Children are kids[first, first + n).
 struct instr {
-    ik kind = ik::invalid;
-    bool leaf = false;      // guard / cap: the child is a graph input or constant matcher
-    std::uint32_t a = 0;    // op: first op id; rep: min; guard: predicate; cap / ref: capture; ports: index
-    std::uint32_t b = 0;    // op: op id count; rep: max
+    instr_kind kind = instr_kind::invalid;
+    bool leaf = false;         // guard / cap: the child is a graph input or constant matcher
+    std::uint32_t arg0 = 0;    // what it holds depends on the kind: read it by the names below
+    std::uint32_t arg1 = 0;
     std::uint32_t first = 0;
     std::uint32_t n = 0;
     std::uint32_t tags = 0;      // op: first tag (for messages)
     std::uint32_t tag_n = 0;     // op: tag count
+
+    constexpr std::uint32_t first_id() const { return arg0; }    // op: its first op id (prog.ids)
+    constexpr std::uint32_t id_count() const { return arg1; }    // op: how many op ids
+    constexpr std::uint32_t min_count() const { return arg0; }   // rep: the fewest repetitions
+    constexpr std::uint32_t max_count() const { return arg1; }   // rep: the most
+    constexpr std::uint32_t predicate() const { return arg0; }   // guard: its predicate (prog.preds)
+    constexpr std::uint32_t capture() const { return arg0; }     // cap, ref: its capture slot
+    constexpr std::uint32_t port() const { return arg0; }        // in_port, out_port: the port
 };
 
 struct tag_desc {
@@ -149,14 +157,14 @@ struct program {
     const instr* kid(const instr* e, std::size_t i) const { return code.data() + kids[e->first + i]; }
 
     bool op_is(const instr* e, std::uint32_t o) const {
-        const std::uint32_t* p = ids.data() + e->a;
-        for (std::uint32_t i = 0; i < e->b; ++i)
+        const std::uint32_t* p = ids.data() + e->first_id();
+        for (std::uint32_t i = 0; i < e->id_count(); ++i)
             if (p[i] == o) return true;
         return false;
     }
     bool commutative(const instr* e, std::uint32_t o) const {
-        for (std::uint32_t i = 0; i < e->b; ++i)
-            if (ids[e->a + i] == o) return comm[e->a + i] != 0;
+        for (std::uint32_t i = 0; i < e->id_count(); ++i)
+            if (ids[e->first_id() + i] == o) return comm[e->first_id() + i] != 0;
         return false;
     }
     std::string tag_names(const instr* e) const {
@@ -201,7 +209,7 @@ struct emitter {
             const auto o = graph_traits<G>::find_op(g, t.alias(a));
             if (!o) continue;
             bool seen = false;  // the op being emitted is the last instruction so far
-            for (std::size_t i = prog.code.back().a; i < prog.ids.size(); ++i) seen = seen || prog.ids[i] == *o;
+            for (std::size_t i = prog.code.back().first_id(); i < prog.ids.size(); ++i) seen = seen || prog.ids[i] == *o;
             if (!seen) {
                 prog.ids.push_back(*o);
                 prog.comm.push_back(t.commutative ? 1 : 0);
@@ -215,73 +223,73 @@ tag_desc tag_of() {
     return tag_desc{&op_tag_traits<T>::alias, op_tag_traits<T>::alias_count, op_tag_traits<T>::commutative};
 }
 
-// The instruction of one pattern node, without its children; put() adds those.
+// The instruction of one pattern node, without its children; emit() adds those.
 template <class G>
-std::uint32_t head(emitter<G>& em, const pat::any&) { return em.add(instr{ik::any}); }
+std::uint32_t emit_head(emitter<G>& em, const pat::any&) { return em.add(instr{instr_kind::any}); }
 template <class G>
-std::uint32_t head(emitter<G>& em, const pat::graph_input&) { return em.add(instr{ik::input}); }
+std::uint32_t emit_head(emitter<G>& em, const pat::graph_input&) { return em.add(instr{instr_kind::input}); }
 template <class G>
-std::uint32_t head(emitter<G>& em, const pat::constant&) { return em.add(instr{ik::constant}); }
+std::uint32_t emit_head(emitter<G>& em, const pat::constant&) { return em.add(instr{instr_kind::constant}); }
 template <class G>
-std::uint32_t head(emitter<G>& em, const pat::invalid&) { return em.add(instr{ik::invalid}); }
+std::uint32_t emit_head(emitter<G>& em, const pat::invalid&) { return em.add(instr{instr_kind::invalid}); }
 template <class G, class... Ps>
-std::uint32_t head(emitter<G>& em, const pat::chain<Ps...>&) { return em.add(instr{ik::chain}); }
+std::uint32_t emit_head(emitter<G>& em, const pat::chain<Ps...>&) { return em.add(instr{instr_kind::chain}); }
 template <class G, class... Ps>
-std::uint32_t head(emitter<G>& em, const pat::alt<Ps...>&) { return em.add(instr{ik::alt}); }
+std::uint32_t emit_head(emitter<G>& em, const pat::alt<Ps...>&) { return em.add(instr{instr_kind::alt}); }
 template <class G, class P>
-std::uint32_t head(emitter<G>& em, const pat::opt<P>&) { return em.add(instr{ik::opt}); }
+std::uint32_t emit_head(emitter<G>& em, const pat::opt<P>&) { return em.add(instr{instr_kind::opt}); }
 template <class G, class P>
-std::uint32_t head(emitter<G>& em, const pat::esc<P>&) { return em.add(instr{ik::esc}); }
+std::uint32_t emit_head(emitter<G>& em, const pat::esc<P>&) { return em.add(instr{instr_kind::esc}); }
 template <class G, class... Ts, class... Os>
-std::uint32_t head(emitter<G>& em, const pat::op<pat::tags<Ts...>, Os...>&) {
-    instr i{ik::op};
-    i.a = static_cast<std::uint32_t>(em.prog.ids.size());
+std::uint32_t emit_head(emitter<G>& em, const pat::op<pat::tags<Ts...>, Os...>&) {
+    instr i{instr_kind::op};
+    i.arg0 = static_cast<std::uint32_t>(em.prog.ids.size());  // first_id
     i.tags = static_cast<std::uint32_t>(em.prog.tags.size());
     i.tag_n = sizeof...(Ts);
     const std::uint32_t at = em.add(i);
     (em.add_tag(tag_of<Ts>()), ...);
-    em.prog.code[at].b = static_cast<std::uint32_t>(em.prog.ids.size() - em.prog.code[at].a);
+    em.prog.code[at].arg1 = static_cast<std::uint32_t>(em.prog.ids.size() - em.prog.code[at].first_id());  // id_count
     return at;
 }
 template <class G, class T>
-std::uint32_t head(emitter<G>& em, const pat::ref<T>&) {
-    instr i{ik::ref};
-    i.a = em.capture_index(&type_key<T>::id);
-    em.prog.ref_names[i.a] = &type_name<T>;
+std::uint32_t emit_head(emitter<G>& em, const pat::ref<T>&) {
+    instr i{instr_kind::ref};
+    i.arg0 = em.capture_index(&type_key<T>::id);  // capture
+    em.prog.ref_names[i.capture()] = &type_name<T>;
     return em.add(i);
 }
 template <class G, std::size_t Lo, std::size_t Hi, class P>
-std::uint32_t head(emitter<G>& em, const pat::rep<Lo, Hi, P>&) {
-    instr i{ik::rep};
-    i.a = static_cast<std::uint32_t>(Lo);
-    i.b = static_cast<std::uint32_t>(Hi);
+std::uint32_t emit_head(emitter<G>& em, const pat::rep<Lo, Hi, P>&) {
+    instr i{instr_kind::rep};
+    i.arg0 = static_cast<std::uint32_t>(Lo);  // min_count
+    i.arg1 = static_cast<std::uint32_t>(Hi);  // max_count
     return em.add(i);
 }
 template <class G, class P, class F>
-std::uint32_t head(emitter<G>& em, const pat::guarded<P, F>& e) {
-    instr i{ik::guard};
+std::uint32_t emit_head(emitter<G>& em, const pat::guarded<P, F>& e) {
+    instr i{instr_kind::guard};
     i.leaf = is_leaf<P>::value;
-    i.a = static_cast<std::uint32_t>(em.prog.preds.size());
+    i.arg0 = static_cast<std::uint32_t>(em.prog.preds.size());  // predicate
     em.prog.preds.push_back(pred_slot<G>{&e.pred, &pred_test<G, F>, &pred_describe<F>});
     return em.add(i);
 }
 template <class G, class T, class P>
-std::uint32_t head(emitter<G>& em, const pat::cap<T, P>&) {
-    instr i{ik::cap};
+std::uint32_t emit_head(emitter<G>& em, const pat::cap<T, P>&) {
+    instr i{instr_kind::cap};
     i.leaf = is_leaf<P>::value;
-    i.a = em.capture_index(&type_key<T>::id);
+    i.arg0 = em.capture_index(&type_key<T>::id);  // capture
     return em.add(i);
 }
 template <class G, std::size_t I, class P>
-std::uint32_t head(emitter<G>& em, const pat::in_port<I, P>&) {
-    instr i{ik::in_port};
-    i.a = static_cast<std::uint32_t>(I);
+std::uint32_t emit_head(emitter<G>& em, const pat::in_port<I, P>&) {
+    instr i{instr_kind::in_port};
+    i.arg0 = static_cast<std::uint32_t>(I);  // port
     return em.add(i);
 }
 template <class G, std::size_t I, class P>
-std::uint32_t head(emitter<G>& em, const pat::out_port<I, P>&) {
-    instr i{ik::out_port};
-    i.a = static_cast<std::uint32_t>(I);
+std::uint32_t emit_head(emitter<G>& em, const pat::out_port<I, P>&) {
+    instr i{instr_kind::out_port};
+    i.arg0 = static_cast<std::uint32_t>(I);  // port
     return em.add(i);
 }
 
@@ -299,7 +307,7 @@ template <class T, class... Os>
 struct is_op_node<pat::op<T, Os...>> : std::true_type {};
 
 template <bool Operand, class G, class P>
-std::uint32_t put(emitter<G>& em, const P& e);
+std::uint32_t emit(emitter<G>& em, const P& e);
 
 // Emits the children of the instruction at `at` (called by pat::with_children).
 template <bool Operand, class G>
@@ -310,7 +318,7 @@ struct put_children {
     void operator()(const Cs&... c) const {
         if constexpr (sizeof...(Cs) > 0) {
             std::uint32_t k = em.reserve_kids(at, sizeof...(Cs));
-            ((em.prog.kids[k++] = put<Operand>(em, c)), ...);
+            ((em.prog.kids[k++] = emit<Operand>(em, c)), ...);
         }
     }
 };
@@ -318,13 +326,13 @@ struct put_children {
 // Appends e's instructions in pre-order (the node, then its children's, walked with
 // pat::with_children) and returns the index of its root. Operand: e is (inside) an op's operand.
 template <bool Operand, class G, class P>
-std::uint32_t put(emitter<G>& em, const P& e) {
+std::uint32_t emit(emitter<G>& em, const P& e) {
     if constexpr (is_named_v<P>) {
-        return put<Operand>(em, e.p);  // a name is for the reader and for analyses
+        return emit<Operand>(em, e.p);  // a name is for the reader and for analyses
     } else {
         if constexpr (is_ref_v<P>)
             static_assert(Operand, "sgmatch: ref<Name>() can only be an operand, as in op<Mul>(ref<Name>())");
-        const std::uint32_t at = head(em, e);
+        const std::uint32_t at = emit_head(em, e);
         if constexpr (!std::is_same_v<pat::children_t<P>, boost::hana::basic_tuple<>>)
             pat::with_children(e, put_children<Operand || is_op_node<P>::value, G>{em, at});
         return at;
@@ -362,7 +370,7 @@ void compile(const G& g, const P& p, program<G>& prog) {
     using keys = cap_key_list<capture_names_t<P>>;
     prog.ref_names.assign(keys::size, nullptr);
     emitter<G> em{g, prog, keys::keys, keys::size};
-    put<false>(em, p);
+    emit<false>(em, p);
     prog.max_nodes = max_nodes_v<P> == 0 ? 1 : max_nodes_v<P>;
     prog.max_log = cap_fills_v<P> == 0 ? 1 : cap_fills_v<P>;
     prog.fast = fast_pattern<P>::value;

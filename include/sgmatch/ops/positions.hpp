@@ -229,14 +229,17 @@ inline std::vector<dims> reverse_sequence(const shape_inputs& in, const op_attrs
     return {x};
 }
 
-/// DepthToSpace (Space = true) and SpaceToDepth on [N, C, H, W] by blocksize b.
-template <bool ToSpace>
+/// Which way blocks move between channels and space.
+enum class block_move { depth_to_space, space_to_depth };
+
+/// DepthToSpace and SpaceToDepth on [N, C, H, W] by blocksize b.
+template <block_move M>
 std::vector<dims> blocks(const shape_inputs& in, const op_attrs& a) {
     const dims& x = in.shapes.at(0);
     const std::int64_t b = a.i("blocksize");
     if (x.size() != 4) fail(a, "the input has rank " + std::to_string(x.size()) + " (4 expected: N, C, H, W)");
     if (b < 1 || b > (std::int64_t{1} << 20)) fail(a, "blocksize " + std::to_string(b));
-    if (ToSpace) {
+    if (M == block_move::depth_to_space) {
         if (x[1] % (b * b) != 0) fail(a, "channels " + std::to_string(x[1]) + " are not a multiple of blocksize^2 " + std::to_string(b * b));
         return {dims{x[0], x[1] / (b * b), x[2] * b, x[3] * b}};
     }
@@ -388,9 +391,9 @@ template <> inline constexpr shape_rule shape_rule_for<Unique> = rules::known_wh
 template <> inline constexpr const op_schema* description<ReverseSequence> = &schemas::reverse_sequence;
 template <> inline constexpr shape_rule shape_rule_for<ReverseSequence> = rules::reverse_sequence;
 template <> inline constexpr const op_schema* description<DepthToSpace> = &schemas::depth_to_space;
-template <> inline constexpr shape_rule shape_rule_for<DepthToSpace> = rules::blocks<true>;
+template <> inline constexpr shape_rule shape_rule_for<DepthToSpace> = rules::blocks<rules::block_move::depth_to_space>;
 template <> inline constexpr const op_schema* description<SpaceToDepth> = &schemas::space_to_depth;
-template <> inline constexpr shape_rule shape_rule_for<SpaceToDepth> = rules::blocks<false>;
+template <> inline constexpr shape_rule shape_rule_for<SpaceToDepth> = rules::blocks<rules::block_move::space_to_depth>;
 
 }  // namespace ops
 SGMATCH_END_NAMESPACE

@@ -531,19 +531,19 @@ inline typed_fn reverse_sequence(const ops::op_attrs& a0, const ops::node_source
     };
 }
 
-/// DepthToSpace (ToSpace = true; mode DCR or CRD) and SpaceToDepth: one permuted copy of the
+/// DepthToSpace (mode DCR or CRD) and SpaceToDepth: one permuted copy of the
 /// input read as 6 dims.
-template <bool ToSpace>
+template <ops::rules::block_move M>
 typed_fn blocks(const ops::op_attrs& a0, const ops::node_source&) {
     bool crd = false;  // DepthToSpace's mode
-    if (ToSpace) crd = a0.s("mode") == "CRD";
+    if (M == ops::rules::block_move::depth_to_space) crd = a0.s("mode") == "CRD";
     return [a = a0, crd](const values& xs) {
         const value x = in(xs, 0, a).dense_value();
         const shape out_dims = rule(a, xs).at(0);
         const std::int64_t b = a.i("blocksize"), n = x.dims()[0], c = x.dims()[1], h = x.dims()[2], w = x.dims()[3];
         shape six;
         std::array<std::size_t, 6> perm{};
-        if (!ToSpace) six = {n, c, h / b, b, w / b, b}, perm = {0, 3, 5, 1, 2, 4};
+        if (M == ops::rules::block_move::space_to_depth) six = {n, c, h / b, b, w / b, b}, perm = {0, 3, 5, 1, 2, 4};
         else if (crd) six = {n, c / (b * b), b, b, h, w}, perm = {0, 1, 4, 2, 5, 3};
         else six = {n, b, b, c / (b * b), h, w}, perm = {0, 3, 4, 1, 5, 2};
         const shape src = value::dense_strides(six);
@@ -570,8 +570,8 @@ template <> inline constexpr typed_binding typed_kernels<ops::ScatterElements>{t
 template <> inline constexpr typed_binding typed_kernels<ops::GatherND>{typed::gather_nd};
 template <> inline constexpr typed_binding typed_kernels<ops::ScatterND>{typed::scatter_nd};
 template <> inline constexpr typed_binding typed_kernels<ops::ReverseSequence>{typed::reverse_sequence};
-template <> inline constexpr typed_binding typed_kernels<ops::DepthToSpace>{typed::blocks<true>};
-template <> inline constexpr typed_binding typed_kernels<ops::SpaceToDepth>{typed::blocks<false>};
+template <> inline constexpr typed_binding typed_kernels<ops::DepthToSpace>{typed::blocks<ops::rules::block_move::depth_to_space>};
+template <> inline constexpr typed_binding typed_kernels<ops::SpaceToDepth>{typed::blocks<ops::rules::block_move::space_to_depth>};
 template <> inline constexpr typed_binding typed_kernels<ops::TopK>{typed::top_k};
 template <> inline constexpr typed_binding typed_kernels<ops::Pad>{typed::pad};
 

@@ -246,11 +246,14 @@ typed_fn unary_kernel(const ops::op_attrs& a0, const ops::node_source&) {
     };
 }
 
+/// What IsNaN and IsInf detect.
+enum class value_class { nan, inf };
+
 /// IsNaN, and IsInf (detect_negative, detect_positive): bool results of f32 or f64 values.
-template <bool Inf>
+template <value_class C>
 typed_fn classify(const ops::op_attrs& a0, const ops::node_source&) {
     bool neg = false, pos = false;  // IsInf: which infinities count
-    if (Inf) neg = a0.i("detect_negative") != 0, pos = a0.i("detect_positive") != 0;
+    if (C == value_class::inf) neg = a0.i("detect_negative") != 0, pos = a0.i("detect_positive") != 0;
     return [a = a0, neg, pos](const values& xs) {
         const value x = in(xs, 0, a).dense_value();
         require_type(a, x);  // f32 or f64
@@ -259,7 +262,7 @@ typed_fn classify(const ops::op_attrs& a0, const ops::node_source&) {
         const const_tensor_view c = x.as_constant();
         for (std::size_t i = 0, n = static_cast<std::size_t>(x.size()); i < n; ++i) {
             const double v = c.at(i);
-            o[i] = Inf ? std::isinf(v) && (v < 0 ? neg : pos) : std::isnan(v);
+            o[i] = C == value_class::inf ? std::isinf(v) && (v < 0 ? neg : pos) : std::isnan(v);
         }
         return values{out};
     };
@@ -633,8 +636,8 @@ template <> inline constexpr typed_binding typed_kernels<ops::ConstantOfShape>{t
 template <> inline constexpr typed_binding typed_kernels<ops::Cast>{typed::cast};
 template <> inline constexpr typed_binding typed_kernels<ops::Mod>{typed::mod};
 template <> inline constexpr typed_binding typed_kernels<ops::BitShift>{typed::bit_shift};
-template <> inline constexpr typed_binding typed_kernels<ops::IsNaN>{typed::classify<false>};
-template <> inline constexpr typed_binding typed_kernels<ops::IsInf>{typed::classify<true>};
+template <> inline constexpr typed_binding typed_kernels<ops::IsNaN>{typed::classify<typed::value_class::nan>};
+template <> inline constexpr typed_binding typed_kernels<ops::IsInf>{typed::classify<typed::value_class::inf>};
 template <> inline constexpr typed_binding typed_kernels<ops::CastLike>{typed::cast_like};
 template <> inline constexpr typed_binding typed_kernels<ops::Clip>{typed::clip};
 template <> inline constexpr typed_binding typed_kernels<ops::Max>{typed::variadic_kernel<typed::binop::max>};
