@@ -11,6 +11,7 @@
 
 #include <boost/hana/basic_tuple.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -119,6 +120,14 @@ struct tag_desc {
     bool commutative;
 };
 
+// Calls f(id) with the graph's op id of each of the tag's names the graph has (an alias resolved
+// to its op id): what an op instruction and the anchor list both read a tag as.
+template <class G, class F>
+void for_each_op_id(const G& g, const tag_desc& t, F f) {
+    for (std::size_t a = 0; a < t.alias_count; ++a)
+        if (const auto o = graph_traits<G>::find_op(g, t.alias(a))) f(static_cast<std::uint32_t>(*o));
+}
+
 template <class G>
 struct pred_slot {
     using N = typename graph_traits<G>::node_type;
@@ -205,16 +214,14 @@ struct emitter {
     }
     void add_tag(const tag_desc& t) {
         prog.tags.push_back(t);
-        for (std::size_t a = 0; a < t.alias_count; ++a) {
-            const auto o = graph_traits<G>::find_op(g, t.alias(a));
-            if (!o) continue;
-            bool seen = false;  // the op being emitted is the last instruction so far
-            for (std::size_t i = prog.code.back().first_id(); i < prog.ids.size(); ++i) seen = seen || prog.ids[i] == *o;
-            if (!seen) {
-                prog.ids.push_back(*o);
-                prog.comm.push_back(t.commutative ? 1 : 0);
-            }
-        }
+        // The op being emitted is the last instruction so far: its ids start at its first_id.
+        const std::size_t from = prog.code.back().first_id();
+        for_each_op_id(g, t, [&](std::uint32_t o) {
+            for (std::size_t i = from; i < prog.ids.size(); ++i)
+                if (prog.ids[i] == o) return;
+            prog.ids.push_back(o);
+            prog.comm.push_back(t.commutative ? 1 : 0);
+        });
     }
 };
 
@@ -354,13 +361,9 @@ struct anchor_descs<G, boost::hana::basic_tuple<Ts...>> {
     static void add(const G& g, std::vector<std::uint32_t>& out) {
         const tag_desc ds[sizeof...(Ts) + 1] = {tag_of<typename Ts::type>()..., tag_desc{nullptr, 0, false}};
         for (std::size_t t = 0; t < sizeof...(Ts); ++t)
-            for (std::size_t a = 0; a < ds[t].alias_count; ++a) {
-                const auto o = graph_traits<G>::find_op(g, ds[t].alias(a));
-                if (!o) continue;
-                bool seen = false;
-                for (auto x : out) seen = seen || x == *o;
-                if (!seen) out.push_back(*o);
-            }
+            for_each_op_id(g, ds[t], [&](std::uint32_t o) {
+                if (std::find(out.begin(), out.end(), o) == out.end()) out.push_back(o);
+            });
     }
 };
 
