@@ -309,7 +309,15 @@ property_report apply_writable(G& g, const property<G>& prop) {
 
 }  // namespace detail
 
-/// A named, ordered list of properties.
+/// A named, ordered list of properties: apply_backend offers the graph to each in order, and a
+/// node a property fused is not offered to the ones after it.
+///
+/// Minimal complete definition: a name and its properties (add). Requirements on G are those of
+/// partitioning (graph/adapter.hpp: the minimal definition plus replace), checked by one
+/// static_assert where the backend is applied. Laws (tests/partition/, and testing::differential
+/// for a fused property): applying a backend leaves a graph whose outputs, run, equal the
+/// original's; a match a property declines leaves the graph as it was; a property earlier in the
+/// list wins a node it shares with a later one.
 template <class G>
 class backend {
 public:
