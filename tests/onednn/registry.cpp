@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "sgmatch/exec/kernels.hpp"
@@ -57,17 +58,16 @@ std::vector<op_facets> walk_vocabulary(ops::tag_list<T...>) {
         using X = decltype(tag);
         op_facets f;
         f.name = std::string(X::names[0]);
-        f.schema = ops::description<X>;
-        f.shape = ops::shape_rule_for<X>;
+        if constexpr (ops::described_v<X>) f.schema = ops::description<X>;
+        if constexpr (ops::has_facet_v<decltype(ops::shape_rule_for<X>)>) f.shape = ops::shape_rule_for<X>;
         f.own_names = f.schema == nullptr || f.schema->names == X::names;
-        if constexpr (exec::kernels::f32_kernels<X>.reference != nullptr || exec::kernels::f32_kernels<X>.onednn != nullptr)
-            f.binding = &exec::kernels::f32_kernels<X>;
-        f.typed = exec::kernels::typed_kernels<X>.make != nullptr;
-        f.onednn_typed = exec::kernels::onednn_typed_kernels<X>.make != nullptr;
+        if constexpr (ops::has_facet_v<decltype(exec::kernels::f32_kernels<X>)>) f.binding = &exec::kernels::f32_kernels<X>;
+        f.typed = ops::has_facet_v<decltype(exec::kernels::typed_kernels<X>)>;
+        f.onednn_typed = ops::has_facet_v<decltype(exec::kernels::onednn_typed_kernels<X>)>;
         f.role = onednn::lowering<X>::role;
         f.keeps_layout = onednn::keeps_layout_v<X>;
         f.in_regions = region_takes_op(X::names[0]);
-        if constexpr (testing::generator<X>::make != nullptr) {
+        if constexpr (!std::is_base_of_v<ops::no_facet, testing::generator<X>>) {
             f.generator = true;
             f.conformance_cases = std::size(testing::generator<X>::conformance);
         }

@@ -17,7 +17,7 @@ namespace exec {
 /// The kernels of the op described by `s` (its f32_kernels<Tag>), or null when no kernel runs it.
 inline const kernel_binding* find_kernels(const ops::op_schema* s) {
     static const auto by_schema = ops::facet_table<const kernel_binding*>([](auto tag) -> const kernel_binding* {
-        if constexpr (kernels::f32_kernels<decltype(tag)>.reference != nullptr) return &kernels::f32_kernels<decltype(tag)>;
+        if constexpr (ops::has_facet_v<decltype(kernels::f32_kernels<decltype(tag)>)>) return &kernels::f32_kernels<decltype(tag)>;
         return nullptr;
     });
     const auto it = by_schema.find(s);

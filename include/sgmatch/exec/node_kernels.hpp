@@ -129,7 +129,7 @@ inline onednn_choice decline(std::string why) { return onednn_choice::declined(s
 /// The exec layer's facet of an op's entry (ops/schema.hpp): its kernels on f32 arrays,
 /// specialized in the op family's header under exec/kernels/ (not specialized: no kernel).
 template <class Tag>
-inline constexpr kernel_binding f32_kernels{};
+inline constexpr ops::no_facet f32_kernels{};
 
 /// For reference kernels: input `i`, with a clear error when the node has fewer.
 inline const array& in(const std::vector<const array*>& xs, std::size_t i, const ops::op_attrs& a) {

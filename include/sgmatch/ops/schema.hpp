@@ -30,6 +30,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "sgmatch/detail/config.hpp"
@@ -278,14 +279,25 @@ constexpr op_schema describe(const input_spec (&in)[I], type_rule types = {}, st
 /// The others: exec::kernels::f32_kernels<Tag>, typed_kernels<Tag> and onednn_typed_kernels<Tag>
 /// (exec/kernels/), onednn::lowering<Tag> (onednn/lowering/roles.hpp), testing::generator<Tag>
 /// (testing/generators.hpp). Every list of ops is a fold over ops::vocabulary that reads these
-/// (ops/table.hpp: all_schemas, facet_table); none is written out. Not specialized: the op has
-/// no description.
+/// (ops/table.hpp: all_schemas, facet_table); none is written out.
+///
+/// A facet template's primary is a no_facet: an op without the facet has no value of the facet's
+/// type at all, and has_facet_v tells the two apart at compile time by type (comparing a
+/// specialization's address with null is not a constant expression under GCC's UBSan).
+struct no_facet {};
+template <class T>
+constexpr bool has_facet_v = !std::is_same_v<std::remove_cv_t<T>, no_facet>;
+
+/// The description of the op of Tag (not specialized: the op has none).
 template <class Tag>
-inline constexpr const op_schema* description = nullptr;
+inline constexpr no_facet description{};
 /// The shape rule of the op of Tag: every described op has one, rules::known_when_run where its
 /// output shapes depend on the values it reads (NonZero) or on a body it runs (Loop).
 template <class Tag>
-inline constexpr shape_rule shape_rule_for = nullptr;
+inline constexpr no_facet shape_rule_for{};
+/// Whether the op of Tag has a description.
+template <class Tag>
+constexpr bool described_v = has_facet_v<decltype(description<Tag>)>;
 
 /// The same description, with kernels for the element types in `set` (ops::types).
 constexpr op_schema typed(op_schema s, std::uint16_t set) {

@@ -25,8 +25,12 @@ namespace ops {
 /// The shape rule of description `s` (null: its shape is not known before the op runs).
 inline shape_rule shape_rule_of(const op_schema& s) {
     static const auto rules_by_schema = facet_table<shape_rule>([](auto tag) -> shape_rule {
-        constexpr shape_rule r = shape_rule_for<decltype(tag)>;
-        return r == rules::known_when_run ? nullptr : r;
+        if constexpr (has_facet_v<decltype(shape_rule_for<decltype(tag)>)>) {
+            const shape_rule r = shape_rule_for<decltype(tag)>;
+            return r == rules::known_when_run ? nullptr : r;
+        } else {
+            return nullptr;
+        }
     });
     const auto it = rules_by_schema.find(&s);
     return it == rules_by_schema.end() ? nullptr : it->second;

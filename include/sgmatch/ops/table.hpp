@@ -40,7 +40,7 @@ namespace ops {
 template <class F, class... T>
 void for_each_described(tag_list<T...>, F&& f) {
     auto one = [&](auto tag) {
-        if constexpr (description<decltype(tag)> != nullptr) f(tag);
+        if constexpr (described_v<decltype(tag)>) f(tag);
     };
     (one(T{}), ...);
 }

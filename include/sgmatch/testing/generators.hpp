@@ -26,6 +26,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "sgmatch/detail/config.hpp"
@@ -356,9 +357,7 @@ inline node_id draw_unary(draw& d, std::string_view op, const std::optional<grap
 /// tests/testing/differential.cpp): the op has a reference kernel, its conformance cases pass,
 /// and `make` draws only attribute values and shapes those cases cover.
 template <class Tag>
-struct generator {
-    static constexpr detail::draw_fn make = nullptr;
-};
+struct generator : ops::no_facet {};
 
 namespace detail {
 struct drawn_unary {
@@ -507,7 +506,7 @@ inline const std::vector<generator_entry>& generators() {
         std::vector<generator_entry> v;
         ops::for_each_described(ops::vocabulary{}, [&](auto tag) {
             using G = generator<decltype(tag)>;
-            if constexpr (G::make != nullptr)
+            if constexpr (!std::is_base_of_v<ops::no_facet, G>)
                 v.push_back({ops::description<decltype(tag)>->name(), {std::begin(G::conformance), std::end(G::conformance)}, G::make});
         });
         return v;

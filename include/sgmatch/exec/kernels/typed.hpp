@@ -648,7 +648,7 @@ template <> inline constexpr typed_binding typed_kernels<ops::Min>{typed::variad
 /// The typed kernel of the op described by `s`, or null.
 inline const typed_binding* find_typed_kernel(const ops::op_schema* s) {
     static const auto by_schema = ops::facet_table<const typed_binding*>([](auto tag) -> const typed_binding* {
-        if constexpr (kernels::typed_kernels<decltype(tag)>.make != nullptr) return &kernels::typed_kernels<decltype(tag)>;
+        if constexpr (ops::has_facet_v<decltype(kernels::typed_kernels<decltype(tag)>)>) return &kernels::typed_kernels<decltype(tag)>;
         return nullptr;
     });
     const auto it = by_schema.find(s);

@@ -48,7 +48,7 @@ namespace typed {
 /// The oneDNN kernel over typed values of the op described by `s`, or null.
 inline const typed_binding* find_onednn_typed_kernel(const ops::op_schema* s) {
     static const auto by_schema = ops::facet_table<const typed_binding*>([](auto tag) -> const typed_binding* {
-        if constexpr (kernels::onednn_typed_kernels<decltype(tag)>.make != nullptr) return &kernels::onednn_typed_kernels<decltype(tag)>;
+        if constexpr (ops::has_facet_v<decltype(kernels::onednn_typed_kernels<decltype(tag)>)>) return &kernels::onednn_typed_kernels<decltype(tag)>;
         return nullptr;
     });
     const auto it = by_schema.find(s);

@@ -59,9 +59,9 @@ namespace kernels {
 /// (exec/kernels/typed.hpp) and its oneDNN kernel over typed values (typed_onednn.hpp). Not
 /// specialized: none.
 template <class Tag>
-inline constexpr typed_binding typed_kernels{};
+inline constexpr ops::no_facet typed_kernels{};
 template <class Tag>
-inline constexpr typed_binding onednn_typed_kernels{};
+inline constexpr ops::no_facet onednn_typed_kernels{};
 }  // namespace kernels
 
 namespace typed {
