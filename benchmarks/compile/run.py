@@ -262,6 +262,7 @@ def compare(args):
         ("the executor compiled once, exec/src.hpp, -O2", EXEC_SRC_TU),
         ("user TU: 2 fused properties + graph_executor over an own graph, -O2", USER_TU),
         ("the same user TU, separately compiled (baseline: header-only), -O2", (USER_SEPARATE_TU, USER_TU)),
+        ("user TU, separately compiled on both sides, -O2", USER_SEPARATE_TU),
         ("its program's src TU (baseline: the header-only user TU), -O2", (USER_SRC_TU, USER_TU)),
     ]:
         if args.only and not any(o in name for o in args.only):
