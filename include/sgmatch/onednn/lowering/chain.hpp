@@ -103,7 +103,6 @@ std::string lower_chain(const lowering_context<G>& c, typename graph_traits<G>::
     using traits = graph_traits<G>;
     using N = typename traits::node_type;
     const G& g = c.g;
-    const chain_view<G> view{g, c.nodes, c.count};
     N cur = main;
     std::size_t visited = 1;
     bool sum_used = false;
@@ -111,7 +110,7 @@ std::string lower_chain(const lowering_context<G>& c, typename graph_traits<G>::
         // A decomposed activation (several ops reading cur, ending in one value): one unit.
         std::optional<composite_result<N>> comp;
         for (auto recognize : c.composites)
-            if ((comp = recognize(view, cur))) break;
+            if ((comp = recognize(c, cur))) break;
         if (comp) {
             t.post_ops.insert(t.post_ops.end(), comp->post_ops.begin(), comp->post_ops.end());
             visited += comp->nodes;

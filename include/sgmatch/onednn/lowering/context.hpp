@@ -15,6 +15,7 @@
 #include "sgmatch/onednn/float_values.hpp"
 #include "sgmatch/onednn/fused_conv.hpp"
 #include "sgmatch/onednn/fused_matmul.hpp"
+#include "sgmatch/onednn/lowering/chain_view.hpp"
 #include "sgmatch/onednn/lowering/table.hpp"
 #include "sgmatch/onednn/op_kernels.hpp"
 #include "sgmatch/ops/attrs.hpp"
@@ -61,36 +62,29 @@ float_values weight_values(const G& g, typename graph_traits<G>::node_type n, co
     return constant_values<G>(c);
 }
 
-/// The match being lowered, read through the graph's adapter: what each step (the main op's
-/// lowering, the chain after it) reads it with. `with_data` false: only the checks run, nothing
-/// is copied (what a property's check does).
+/// The match being lowered, read through the graph's adapter (the matched nodes as a
+/// chain_view, which composite lowerings read too): what each step (the main op's lowering, the
+/// chain after it) reads it with. `with_data` false: only the checks run, nothing is copied (what
+/// a property's check does).
 template <class G>
-struct lowering_context {
+struct lowering_context : chain_view<G> {
     using traits = graph_traits<G>;
     using N = typename traits::node_type;
-    const G& g;
-    const N* nodes;
-    std::size_t count;
     bool with_data;
     const std::vector<lowering_entry>& table;
     const std::vector<recognize_fn<G>>& composites;
 
     /// "'name'", for messages.
-    std::string name(N n) const { return "'" + std::string(traits::name(g, n)) + "'"; }
-    bool member(N n) const {
-        for (std::size_t i = 0; i < count; ++i)
-            if (nodes[i] == n) return true;
-        return false;
-    }
+    std::string name(N n) const { return "'" + std::string(traits::name(this->g, n)) + "'"; }
     /// The value's data when it is an f32 or f64 constant with data.
     std::optional<const_tensor_view> const_data(value_ref<N> v) const {
-        auto c = adapter<G>::constant(g, v.node);
+        auto c = adapter<G>::constant(this->g, v.node);
         if (!c || c->data == nullptr || (c->type != dtype::f32 && c->type != dtype::f64)) return std::nullopt;
         return c;
     }
     /// A result nothing reads (dead code the graph still holds): no fused node has nothing to
     /// give back, so the match is declined rather than rewritten into a node without outputs.
-    bool unused(N last) const { return traits::user_count(g, last) == 0 && !adapter<G>::has_graph_output(g, last); }
+    bool unused(N last) const { return traits::user_count(this->g, last) == 0 && !adapter<G>::has_graph_output(this->g, last); }
     /// The values of a constant, or as many zeros when only the checks run.
     std::vector<float> values_or_zeros(const const_tensor_view& c) const {
         return with_data ? constant_values<G>(c) : std::vector<float>(static_cast<std::size_t>(c.element_count()));
@@ -99,10 +93,10 @@ struct lowering_context {
     /// The four parameters of a BatchNorm node (scale, B, mean, var): constants with data, all
     /// of `channels` values (any count when negative; the one found is written back), or why not.
     std::string batch_norm_parameters(N bn, std::int64_t& channels, std::vector<float> (&p)[4]) const {
-        if (traits::input_count(g, bn) < 5) return "BatchNorm " + name(bn) + " has fewer than 5 inputs";
+        if (traits::input_count(this->g, bn) < 5) return "BatchNorm " + name(bn) + " has fewer than 5 inputs";
         const bool given = channels >= 0;
         for (std::size_t k = 0; k < 4; ++k) {
-            const auto c = const_data(traits::input(g, bn, k + 1));
+            const auto c = const_data(traits::input(this->g, bn, k + 1));
             if (!c) return "BatchNorm " + name(bn) + ": parameters are not constants with data";
             if (channels >= 0 && c->element_count() != channels)
                 return "BatchNorm " + name(bn) + (given ? ": parameters do not have one value per channel" : ": parameters of different sizes");

@@ -51,7 +51,7 @@ match_lowering<typename graph_traits<G>::node_type> lower_match_with(const G& g,
                                                                      const std::vector<recognize_fn<G>>& composite_table) {
     using traits = graph_traits<G>;
     match_lowering<typename traits::node_type> out;
-    const lowering_context<G> c{g, nodes, count, with_data, table, composite_table};
+    const lowering_context<G> c{{g, nodes, count}, with_data, table, composite_table};
     if (count == 0) {
         out.decline = "empty match";
         return out;
