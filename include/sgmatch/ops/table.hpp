@@ -56,8 +56,8 @@ inline const std::vector<const op_schema*>& all_schemas() {
 }
 
 /// A table from each described op's description to its facet in some layer: `facet(tag)` gives
-/// the facet, or a null V where the op has none (not entered). What every find_* of the layers
-/// (shape rules, kernels, generators) looks up.
+/// the facet, or a null V where the op has none (not entered). What the find_* of the layers
+/// (shape rules, kernels, typed kernels) look up.
 template <class V, class F>
 std::unordered_map<const op_schema*, V> facet_table(F facet) {
     std::unordered_map<const op_schema*, V> m;
