@@ -20,7 +20,6 @@
 
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/graph/adapter.hpp"
-#include "sgmatch/onednn/fused_conv.hpp"
 #include "sgmatch/onednn/lowering/chain_view.hpp"
 #include "sgmatch/onednn/lowering/context.hpp"
 #include "sgmatch/onednn/lowering/roles.hpp"
@@ -43,8 +42,9 @@ struct chain_target {
     std::function<std::string(const std::string& bn)> batch_norm_declined;
     /// Folds a BatchNorm's scale, B, mean and var with its epsilon into the main op.
     std::function<void(std::vector<float> (&)[4], float)> fold_batch_norm;
-    /// The 1x1 conv a 3x3 depthwise conv after it joins as a post-op (null: none can).
-    const conv_spec* depthwise_host = nullptr;
+    /// Whether a 3x3 depthwise conv after the main op may join it as a post-op (a conv, not
+    /// transposed: the spec's validate() then checks that it is 1x1).
+    bool takes_depthwise = false;
 };
 
 // Where a value feeds several members of a match, whether those compute an activation written
@@ -218,7 +218,7 @@ std::string lower_chain(const lowering_context<G>& c, typename graph_traits<G>::
             }
             case lowering_role::conv: {
                 // A 3x3 depthwise conv (pad 1, stride 1 or 2) after a 1x1 conv: a depthwise post-op.
-                if (t.depthwise_host == nullptr) return "a second main op " + c.name(n) + " in one match";
+                if (!t.takes_depthwise) return "a second main op " + c.name(n) + " in one match";
                 const auto w = nin >= 2 ? c.const_data(traits::input(g, n, 1)) : std::nullopt;
                 std::optional<ops::op_attrs> dw_attrs;
                 try {

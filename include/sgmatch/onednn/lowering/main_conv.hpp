@@ -67,7 +67,7 @@ std::string lower_conv_main(const lowering_context<G>& c, typename graph_traits<
                    out_dims,
                    [](const std::string&) { return std::string(); },
                    [&s](std::vector<float> (&p)[4], float eps) { s.fold_batch_norm(p[0], p[1], p[2], p[3], eps); },
-                   transposed ? nullptr : &s};
+                   !transposed};
     if (std::string why = lower_chain(c, main, t, out); !why.empty()) return why;
     try {
         s.validate();  // again, with the post-ops (a depthwise one needs a 1x1 conv before it)

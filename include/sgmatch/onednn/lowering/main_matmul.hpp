@@ -79,7 +79,7 @@ std::string lower_matmul_main(const lowering_context<G>& c, typename graph_trait
                    out_dims,
                    batch_norm_declined,
                    [&m](std::vector<float> (&p)[4], float eps) { m.fold_batch_norm(p[0], p[1], p[2], p[3], eps); },
-                   nullptr};
+                   false};
     if (std::string why = lower_chain(c, main, t, out); !why.empty()) return why;
     if (auto ty = adapter<G>::value_type(g, out.src.node, out.src.port); ty && !ty->dims.empty()) {
         try {
