@@ -314,6 +314,8 @@ std::vector<hostile_case> cases() {
         c.push_back(std::move(k));
     };
     npy_case("npy_dim_too_large", npy("(99999999999999999999999, 4)", 0), {"x.npy", "99999999999999999999999"});
+    // No elements, but strides (products of the trailing dims) past int64.
+    npy_case("npy_empty_strides_overflow", npy("(0, 800000000, 9999999999, 4)", 0), {"x.npy", "too large"});
     npy_case("npy_header_only_2e29", npy("(536870912,)", 0), {"x.npy", "shorter"});
     npy_case("npy_negative_dim", npy("(-1, 3, 8, 8)", 192), {"x.npy", "-1"});
     npy_case("npy_dim_garbage", npy("(1, 3x8, 8)", 192), {"x.npy", "3x8"});
@@ -519,6 +521,13 @@ std::vector<hostile_case> cases() {
         t.add_float_data(1);
         x.node("Add", {"X", "B"}, {"Y"}, "add");
         model_case("initializer_dims_overflow", "tensor data", x.bytes(), {"'B'", "bytes"});
+    }
+    {
+        model x;
+        x.input("X", P::FLOAT, {1}).output("Y");
+        (void)x.initializer("B", P::FLOAT, {0, std::int64_t{1} << 40, std::int64_t{1} << 40});
+        x.node("Add", {"X", "B"}, {"Y"}, "add");
+        model_case("initializer_empty_strides_overflow", "tensor data", x.bytes(), {"'B'", "overflows int64"});
     }
     auto external = [&](std::string name, std::string location, std::string offset, std::vector<file> extra,
                         std::vector<std::string> expect, int code = 2) {

@@ -42,7 +42,11 @@ TEST_CASE("checked arithmetic: exact or refused, against 128-bit brute force") {
     CHECK(!detail::checked_product(std::vector<std::int64_t>{std::int64_t{1} << 32, std::int64_t{1} << 31}));
     CHECK(detail::checked_product(std::vector<std::int64_t>{std::int64_t{1} << 31, std::int64_t{1} << 31}) == std::int64_t{1} << 62);
     CHECK(!detail::checked_product(std::vector<std::int64_t>{3, -1}));
-    CHECK(detail::checked_product(std::vector<std::int64_t>{0, mx, mx}) == 0);
+    // An empty shape counts 0 elements, but its strides are products of its other dims: those must fit.
+    CHECK(detail::checked_product(std::vector<std::int64_t>{0, std::int64_t{1} << 31, std::int64_t{1} << 31}) == 0);
+    CHECK(detail::checked_product(std::vector<std::int64_t>{mx, 0}) == 0);
+    CHECK(!detail::checked_product(std::vector<std::int64_t>{0, mx, mx}));
+    CHECK(!detail::checked_product(std::vector<std::int64_t>{0, 800000000, 9999999999, 4}));
 }
 
 TEST_CASE("shape rules: an output whose element count overflows int64 is size_overflow naming the node") {

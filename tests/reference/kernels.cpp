@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 
 #include "sgmatch/reference/kernels.hpp"
 #include "sgmatch/reference/npy.hpp"
@@ -140,6 +141,18 @@ TEST_CASE(".npy files: written and read back, NumPy's own bytes read, bad files 
     }
     CHECK_THROWS_WITH_AS(reference::read_npy(dir + "/sgmatch_npy_short.npy"), doctest::Contains("the data is shorter than its shape needs"),
                          reference::npy_error);
+    // No elements, yet the strides of (0, 8e8, 1e10, 4) overflow int64: refused before any array is made.
+    auto header_only = [](const std::string& shape) {
+        const std::string d = "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }";
+        std::string bytes("\x93NUMPY\x01\x00", 8);
+        bytes += static_cast<char>(d.size());
+        bytes += '\0';
+        return std::istringstream(bytes + d);
+    };
+    auto empty_huge = header_only("(0, 800000000, 9999999999, 4)");
+    CHECK_THROWS_WITH_AS(reference::read_npy(empty_huge, "e.npy"), doctest::Contains("a shape too large"), reference::npy_error);
+    auto empty_fine = header_only("(0, 3, 4)");
+    CHECK(reference::read_npy(empty_fine, "f.npy").shape() == std::vector<std::size_t>{0, 3, 4});
 }
 
 TEST_CASE("NaN through the activations as ONNX (numpy) computes it: Relu, LeakyRelu, Clip, Elu, HardSigmoid keep it") {

@@ -47,16 +47,24 @@ constexpr std::optional<std::int64_t> checked_signed_mul(std::int64_t a, std::in
     return a * b;
 }
 
-/// The product of `dims` (an element count); nullopt when a dim is negative or it overflows.
+/// The product of `dims` (an element count); nullopt when a dim is negative or when the product
+/// of the non-zero dims overflows. An empty shape such as {0, 2^40, 2^40} is refused too: its
+/// element count is 0, but its strides (products of trailing dims) do not fit in int64.
 template <class Range>
 std::optional<std::int64_t> checked_product(const Range& dims) {
     std::int64_t n = 1;
+    bool empty = false;
     for (const auto d : dims) {
-        const auto next = checked_mul(n, static_cast<std::int64_t>(d));
+        const auto dim = static_cast<std::int64_t>(d);
+        if (dim == 0) {
+            empty = true;
+            continue;
+        }
+        const auto next = checked_mul(n, dim);
         if (!next) return std::nullopt;
         n = *next;
     }
-    return n;
+    return empty ? 0 : n;
 }
 
 /// Bytes of `count` elements of `element_size` bytes; nullopt past int64.

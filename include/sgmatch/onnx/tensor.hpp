@@ -29,6 +29,7 @@
 #include <unistd.h>
 #endif
 
+#include "sgmatch/detail/checked.hpp"
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/exec/value.hpp"
 #include "sgmatch/graph/types.hpp"
@@ -213,6 +214,8 @@ inline std::uint64_t decode_header(const ::onnx::TensorProto& t, tensor& out, st
     }
     if (count * size_of(out.type) > max_bytes)
         throw load_error(what + ": dims hold more than " + std::to_string(max_bytes) + " bytes (refused)");
+    if (!sgmatch::detail::checked_product(out.dims))
+        throw load_error(what + ": dims whose non-zero product overflows int64 (an empty tensor's strides would; refused)");
     return count;
 }
 
