@@ -134,6 +134,37 @@ TEST_CASE("replace fuses a chain, redirects users and graph outputs, and keeps a
     CHECK(pos(side) < pos(m));
 }
 
+TEST_CASE("a replace whose node reads other values than its members did: the members' producers lose those uses") {
+    // The QDQ rewrite reads a DequantizeLinear's input instead of its output, and leaves the
+    // DequantizeLinear for its other users.
+    graph g;
+    auto x = g.add_input("x");
+    auto d = g.add_op("DequantizeLinear", "dq", {x});
+    auto c0 = g.add_op("Conv", "c0", {d});
+    auto c1 = g.add_op("Conv", "c1", {d});
+    g.mark_output(c0);
+    g.mark_output(c1);
+    replacement<node_id> rep;
+    rep.nodes = {c0};
+    rep.inputs = {{x, 0}};
+    rep.outputs = {{c0, 0}};
+    rep.name = "q0";
+    rep.op_name = "QLinearConv";
+    const node_id q0 = g.replace(rep);
+    REQUIRE(g.user_count(d) == 1);
+    CHECK(g.users(d)[0].user == c1);
+    CHECK(g.user_count(x) == 2);  // d and q0
+    rep.nodes = {c1};
+    rep.outputs = {{c1, 0}};
+    rep.name = "q1";
+    const node_id q1 = g.replace(rep);
+    CHECK(g.user_count(d) == 0);
+    g.erase(d);  // nothing reads it now
+    CHECK(g.user_count(x) == 2);
+    CHECK(g.input(q0, 0).node == x);
+    CHECK(g.input(q1, 0).node == x);
+}
+
 TEST_CASE("a replace's inputs take its members' input storage only when that is one free block") {
     // Each case: the fused node reads exactly what it declared, in order, and every other node
     // still reads what it read before (the graph reuses the members' input runs when they tile

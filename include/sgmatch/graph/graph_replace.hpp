@@ -275,6 +275,12 @@ inline node_id graph::replace_with(const replacement<node_id>& r, std::any& payl
             for (auto& u : users(p)) keep += !in_set(u.user);
             reserve_uses(p, keep + add);
         }
+        // A member may read a value from outside that the new node does not (the caller chose
+        // other inputs): its producer loses those uses too, and gains none.
+        for (auto n : set)
+            for (const value& v : inputs(n))
+                if (!in_set(v.node)) x.producers.push_back(v.node);
+        sort_ids(x.producers);
         x.producers.erase(std::unique(x.producers.begin(), x.producers.end()), x.producers.end());
     }
     const std::size_t uses = x.redirects.size();  // the new node's own list, after the above
