@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <random>
@@ -76,6 +77,31 @@ TEST_CASE("QLinearMatMul on oneDNN int8: int8 y, both operands batched with a br
     qmatmul_case c = qlinear(rng, {3, 1, 9, 20}, {1, 2, 20, 7}, false);
     c.params[6] = value::of<std::int8_t>({}, {-7});  // y zero point int8: y is int8
     check_same(c, true);
+}
+
+TEST_CASE("QLinearMatMul with a b scale per column: as ONNX defines it (brute force), and on oneDNN int8 within one step") {
+    std::mt19937 rng(55);
+    qmatmul_case c = qlinear(rng, {2, 9, 40}, {40, 24}, false);
+    std::vector<float> bs(24);
+    for (std::size_t n = 0; n < bs.size(); ++n) bs[n] = 0.001f * static_cast<float>(1 + n % 6);
+    c.params[3] = value::of<float>({24}, bs);
+    check_same(c, true);
+    // The ONNX definition computed here, element by element, on a small case.
+    qmatmul_case s = qlinear(rng, {3, 5}, {5, 4}, false);
+    s.params[3] = value::of<float>({4}, {0.01f, 0.02f, 0.005f, 0.03f});
+    s.params[4] = value::of<std::int8_t>({4}, {0, -3, 2, 1});  // per column too (the reference kernel)
+    const value y = test::run_one(s.op, s.a, s.params, std::nullopt, {}, exec::mode::reference).first;
+    const auto A = s.a.to_ints(), B = s.b.to_ints(), Y = y.to_ints(), zb = s.params[4].to_ints();
+    const float* sb = s.params[3].as<float>();
+    for (int m = 0; m < 3; ++m)
+        for (int n = 0; n < 4; ++n) {
+            std::int64_t acc = 0;
+            for (int k = 0; k < 5; ++k) acc += (A[static_cast<std::size_t>(m * 5 + k)] - 121) * (B[static_cast<std::size_t>(k * 4 + n)] - zb[static_cast<std::size_t>(n)]);
+            const float scale = 0.02f * sb[n] / 0.3f;
+            const std::int64_t want = std::clamp<std::int64_t>(static_cast<std::int64_t>(std::nearbyint(static_cast<float>(acc) * scale)) + 110, 0, 255);
+            CHECK(Y[static_cast<std::size_t>(m * 4 + n)] == want);
+        }
+    check_same(s, false);  // a zero point per column: the reference kernel
 }
 
 TEST_CASE("MatMulInteger on oneDNN int8: int32 sums, with and without zero points, exact") {

@@ -4,8 +4,8 @@
 //
 // oneDNN 2.x computes, for u8 or s8 A and s8 B, each with one zero point,
 //   y = saturate(round_half_even(oscale[n] * sum_k (A - a_zero_point) * (B - b_zero_point)) + y_zero_point)
-// with one output scale (or one per column n), u8, s8 or s32 y: QLinearMatMul with oscale =
-// a_scale * b_scale / y_scale (computed as the reference kernel computes it, in f32), and
+// with one output scale (or one per column n), u8, s8 or s32 y: QLinearMatMul with oscale[n] =
+// a_scale * b_scale[n] / y_scale (computed as the reference kernel computes it, in f32), and
 // MatMulInteger (s32 y, no scale). uint8 B runs as int8: B - 128 with the zero point less 128,
 // the same differences, so that (B - b_zero_point) is computed exactly. Taken for these forms of a
 // run's inputs: A and B of rank 2 or more (batch dims broadcast, as oneDNN's matmul takes them),
@@ -44,7 +44,7 @@ namespace typed {
 /// What an int8 matmul on oneDNN computes, read from a run's inputs; nullopt where the form is not
 /// one oneDNN computes as ONNX defines it (see the top of this file).
 struct int8_matmul_form {
-    std::optional<float> scale;  // QLinearMatMul's a_scale * b_scale / y_scale
+    std::vector<float> scales;   // QLinearMatMul's a_scale * b_scale[n] / y_scale (one, or one per column); empty: none
     std::int32_t a_zero_point = 0, b_zero_point = 0;  // b's as oneDNN reads it (less 128 for uint8 B)
     std::optional<std::int32_t> y_zero_point;         // QLinearMatMul's
     dtype y_type = dtype::i32;                        // u8 or s8 (y_zero_point's type), or i32
@@ -74,16 +74,17 @@ inline std::optional<int8_matmul_form> int8_matmul_form_of(const values& xs, boo
     f.b_unsigned = B.type() == dtype::u8;
     f.b_zero_point = f.b_unsigned ? *zb - 128 : *zb;
     if (!qlinear) return f;
-    auto one_scale = [&](std::size_t slot) -> std::optional<float> {
+    auto scales = [&](std::size_t slot) -> std::optional<std::vector<float>> {
         if (slot >= xs.size()) return std::nullopt;
         const value& s = xs[slot];
-        if (s.type() != dtype::f32 || s.size() != 1) return std::nullopt;
+        if (s.type() != dtype::f32 || s.dims().size() > 1) return std::nullopt;
         const value d = s.dense_value();
-        return d.as<float>()[0];
+        return std::vector<float>(d.as<float>(), d.as<float>() + d.size());
     };
-    const auto as = one_scale(1), bs = one_scale(4), ys = one_scale(6);
-    if (!as || !bs || !ys || xs.size() != 8) return std::nullopt;
-    f.scale = *as * *bs / *ys;  // as the reference kernel computes it
+    const auto as = scales(1), bs = scales(4), ys = scales(6);
+    if (!as || !bs || !ys || xs.size() != 8 || as->size() != 1 || ys->size() != 1) return std::nullopt;
+    if (bs->size() != 1 && static_cast<std::int64_t>(bs->size()) != B.dims().back()) return std::nullopt;
+    for (const float b : *bs) f.scales.push_back((*as)[0] * b / (*ys)[0]);  // as the reference kernel computes it
     const value& yz = xs[7];
     if (yz.size() != 1 || (yz.type() != dtype::u8 && yz.type() != dtype::i8)) return std::nullopt;
     f.y_type = yz.type();
@@ -107,11 +108,11 @@ struct int8_matmul_state {
     struct key {
         shape a, b;
         dtype a_type, y_type;
-        std::optional<float> scale;
+        std::vector<float> scales;
         bool a_zero_point, b_zero_point, y_zero_point, b_unsigned;
         bool operator<(const key& o) const {
-            return std::tie(a, b, a_type, y_type, scale, a_zero_point, b_zero_point, y_zero_point, b_unsigned) <
-                   std::tie(o.a, o.b, o.a_type, o.y_type, o.scale, o.a_zero_point, o.b_zero_point, o.y_zero_point, o.b_unsigned);
+            return std::tie(a, b, a_type, y_type, scales, a_zero_point, b_zero_point, y_zero_point, b_unsigned) <
+                   std::tie(o.a, o.b, o.a_type, o.y_type, o.scales, o.a_zero_point, o.b_zero_point, o.y_zero_point, o.b_unsigned);
         }
     };
     bool constant_weights = false;
@@ -120,7 +121,7 @@ struct int8_matmul_state {
 
     // The plan of this run (null: no int8 implementation for it; the reference kernel runs).
     std::shared_ptr<const plan> plan_for(const int8_matmul_form& f, const value& A, const value& B, const shape& out) {
-        key k{A.dims(), B.dims(), A.type(), f.y_type, f.scale, f.a_zero_point != 0, f.b_zero_point != 0,
+        key k{A.dims(), B.dims(), A.type(), f.y_type, f.scales, f.a_zero_point != 0, f.b_zero_point != 0,
               f.y_zero_point.value_or(0) != 0, f.b_unsigned};
         std::lock_guard<std::mutex> lock(mu);
         const auto known = plans.find(k);
@@ -140,7 +141,8 @@ struct int8_matmul_state {
         const md wei(bd, dt::s8, B.dims().size() == 2 ? dnnl::memory::format_tag::any : plain);
         const md dst(yd, onednn_type(f.y_type), plain);
         dnnl::primitive_attr attr = onednn::detail::user_scratchpad();
-        if (f.scale) attr.set_output_scales(0, {*f.scale});
+        // One scale, or one per column: the output's last dim.
+        if (!f.scales.empty()) attr.set_output_scales(f.scales.size() == 1 ? 0 : 1 << (yd.size() - 1), f.scales);
         if (k.a_zero_point) attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
         if (k.b_zero_point) attr.set_zero_points(DNNL_ARG_WEIGHTS, 0, {DNNL_RUNTIME_S32_VAL});
         if (k.y_zero_point) attr.set_zero_points(DNNL_ARG_DST, 0, {DNNL_RUNTIME_S32_VAL});

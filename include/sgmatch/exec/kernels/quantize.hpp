@@ -281,25 +281,33 @@ inline typed_fn matmul_integer(const ops::op_attrs& a0, const ops::node_source&)
     };
 }
 
-/// QLinearMatMul: the integer product rescaled by a_scale * b_scale / y_scale (in f32, ties to
-/// even) and shifted by y's zero point, saturated to its type; every scale and zero point one
-/// value.
+/// QLinearMatMul: the integer product rescaled by a_scale * b_scale[n] / y_scale (in f32, ties
+/// to even) and shifted by y's zero point, saturated to its type; a's and y's scale and zero
+/// point one value each, b's one or one per column n (as ONNX defines them).
 inline typed_fn qlinear_matmul(const ops::op_attrs& a0, const ops::node_source&) {
     return [a = a0](const values& xs) {
         if (xs.size() != 8) fail(a, "takes 8 inputs");
         const value A = xs[0].dense_value(), B = xs[3].dense_value();
-        auto one_scale = [&](std::size_t i, const char* what) {
+        const std::int64_t N = B.dims().size() == 1 ? 1 : B.dims().back();
+        auto scales = [&](std::size_t i, const char* what, bool per_column) {
             const value s = xs[i].dense_value();
-            if (s.type() != dtype::f32 || s.size() != 1) fail(a, std::string(what) + " is not one f32 value");
-            return s.as<float>()[0];
+            if (s.type() != dtype::f32 || s.dims().size() > 1 || (s.size() != 1 && !(per_column && static_cast<std::int64_t>(s.size()) == N)))
+                fail(a, std::string(what) + (per_column ? " is not one f32 value or one per column of b" : " is not one f32 value"));
+            return std::vector<float>(s.as<float>(), s.as<float>() + s.size());
         };
-        const float as = one_scale(1, "a_scale"), bs = one_scale(4, "b_scale"), ys = one_scale(6, "y_scale");
-        const std::vector<std::int32_t> za{detail::one_point(a, xs[2], "a_zero_point", A)}, zb{detail::one_point(a, xs[5], "b_zero_point", B)};
+        const float as = scales(1, "a_scale", false)[0], ys = scales(6, "y_scale", false)[0];
+        const std::vector<float> bs = scales(4, "b_scale", true);
+        const std::vector<std::int32_t> za{detail::one_point(a, xs[2], "a_zero_point", A)};
+        const std::vector<std::int32_t> zb = detail::zero_points(a, xs[5], "b_zero_point", B);
         const shape out_dims = rule(a, xs).at(0);
         std::vector<std::int64_t> acc;
         detail::integer_matmul(a, A, B, za, zb, out_dims, acc);
-        const float m = as * bs / ys;
-        return values{detail::requantized(a, xs[7], out_dims, acc.size(), [&](std::size_t i) { return static_cast<float>(acc[i]) * m; })};
+        std::vector<float> m(bs.size());
+        for (std::size_t n = 0; n < bs.size(); ++n) m[n] = as * bs[n] / ys;
+        const std::size_t columns = static_cast<std::size_t>(N);
+        return values{detail::requantized(a, xs[7], out_dims, acc.size(), [&](std::size_t i) {
+            return static_cast<float>(acc[i]) * m[m.size() == 1 ? 0 : i % columns];
+        })};
     };
 }
 
