@@ -28,6 +28,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <random>
@@ -39,6 +40,7 @@
 #include <sgmatch/exec/subgraph.hpp>
 #include <sgmatch/onednn/backend.hpp>
 #include <sgmatch/onnx/load.hpp>
+#include <sgmatch/onnx/quantize.hpp>
 #include <sgmatch/onnx/save.hpp>
 #include <sgmatch/partition/dot.hpp>
 #include <sgmatch/reference/npy.hpp>
@@ -134,52 +136,96 @@ int main(int argc, char** argv) {
         // Inputs: given, or deterministic values of the declared shape and type (reals in
         // [-1, 1); integers and bools zero, safe as indices).
         std::map<std::string, value> inputs;
-        std::mt19937 rng(1);
         for (const auto& [name, file] : input_files)
             if (std::find(m.inputs.begin(), m.inputs.end(), name) == m.inputs.end()) {
                 std::string known;
                 for (const auto& i : m.inputs) known += (known.empty() ? "" : ", ") + ("'" + i + "'");
                 die("--input " + name + "=" + file + ": the model has no input '" + name + "' (its inputs: " + known + ")");
             }
-        for (const auto& name : m.inputs) {
-            std::optional<sgmatch::tensor_type> declared;
-            for (auto n : m.graph.nodes())
-                if (m.graph.kind(n) == sgmatch::node_kind::input && m.graph.name(n) == name) declared = m.graph.value_type(n, 0);
-            if (const auto f = input_files.find(name); f != input_files.end()) {
-                value v = read_tensor(f->second);
-                if (declared && declared->ranked()) {  // a given input of the declared shape (unknown dims: any)
-                    bool same = v.rank() == declared->dims.size();
-                    for (std::size_t i = 0; same && i < v.rank(); ++i) same = declared->dims[i] < 0 || declared->dims[i] == v.dims()[i];
-                    if (!same)
-                        die("--input " + name + "=" + f->second + ": input '" + name + "' is declared " +
-                            dims_text(sgmatch::exec::shape(declared->dims.begin(), declared->dims.end())) + "; the file holds " + dims_text(v.dims()));
+        auto fill_inputs = [&](std::mt19937& rng) {
+            std::map<std::string, value> filled;
+            for (const auto& name : m.inputs) {
+                std::optional<sgmatch::tensor_type> declared;
+                for (auto n : m.graph.nodes())
+                    if (m.graph.kind(n) == sgmatch::node_kind::input && m.graph.name(n) == name) declared = m.graph.value_type(n, 0);
+                if (const auto f = input_files.find(name); f != input_files.end()) {
+                    value v = read_tensor(f->second);
+                    if (declared && declared->ranked()) {  // a given input of the declared shape (unknown dims: any)
+                        bool same = v.rank() == declared->dims.size();
+                        for (std::size_t i = 0; same && i < v.rank(); ++i) same = declared->dims[i] < 0 || declared->dims[i] == v.dims()[i];
+                        if (!same)
+                            die("--input " + name + "=" + f->second + ": input '" + name + "' is declared " +
+                                dims_text(sgmatch::exec::shape(declared->dims.begin(), declared->dims.end())) + "; the file holds " + dims_text(v.dims()));
+                    }
+                    filled[name] = std::move(v);
+                    continue;
                 }
-                inputs[name] = std::move(v);
-                continue;
+                sgmatch::exec::shape shape;
+                sgmatch::dtype type = sgmatch::dtype::f32;
+                if (declared) {
+                    if (declared->type != sgmatch::dtype::unknown) type = declared->type;
+                    for (auto d : declared->dims) {
+                        if (d < 0) die("input '" + name + "' has an unknown dim: give --batch or --input");
+                        shape.push_back(d);
+                    }
+                }
+                // Filled inputs come out of the same budget as the run's values.
+                const auto count = sgmatch::detail::checked_product(shape);
+                const auto bytes = count ? sgmatch::detail::checked_bytes(*count, static_cast<std::int64_t>(sgmatch::size_of(type))) : std::nullopt;
+                if (!bytes || static_cast<std::uint64_t>(*bytes) > bounds.max_allocation)
+                    die("input '" + name + "' of declared shape " + dims_text(shape) + " would take " +
+                        (bytes ? std::to_string(*bytes) + " bytes" : std::string("more bytes than int64 counts")) +
+                        ", over the memory budget of " + std::to_string(bounds.max_allocation) + " bytes (--max-memory; or give it with --input)");
+                value v = value::zeros(type, shape);
+                if (type == sgmatch::dtype::f32) {
+                    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+                    float* p = v.as<float>();
+                    for (std::int64_t i = 0; i < v.size(); ++i) p[i] = u(rng);
+                }
+                filled[name] = std::move(v);
             }
-            sgmatch::exec::shape shape;
-            sgmatch::dtype type = sgmatch::dtype::f32;
-            if (declared) {
-                if (declared->type != sgmatch::dtype::unknown) type = declared->type;
-                for (auto d : declared->dims) {
-                    if (d < 0) die("input '" + name + "' has an unknown dim: give --batch or --input");
-                    shape.push_back(d);
+            return filled;
+        };
+        std::mt19937 rng(1);
+        inputs = fill_inputs(rng);
+
+        if (opts.quantize) {
+            // Calibration sets: the .npy files of a directory as the first input (the others
+            // filled), or N sets of filled inputs.
+            std::vector<std::map<std::string, value>> sets;
+            if (!opts.calibrate_dir.empty()) {
+                std::vector<std::string> files;
+                for (const auto& e : std::filesystem::directory_iterator(opts.calibrate_dir))
+                    if (e.path().extension() == ".npy" || e.path().extension() == ".pb") files.push_back(e.path().string());
+                std::sort(files.begin(), files.end());
+                if (files.empty()) die("--calibrate " + opts.calibrate_dir + ": no .npy or .pb files in it");
+                for (const auto& f : files) {
+                    auto set = inputs;
+                    set[m.inputs.at(0)] = read_tensor(f);
+                    sets.push_back(std::move(set));
+                }
+            } else {
+                for (int k = 0; k < opts.calibrate; ++k) {
+                    std::mt19937 r(static_cast<unsigned>(100 + k));
+                    sets.push_back(fill_inputs(r));
                 }
             }
-            // Filled inputs come out of the same budget as the run's values.
-            const auto count = sgmatch::detail::checked_product(shape);
-            const auto bytes = count ? sgmatch::detail::checked_bytes(*count, static_cast<std::int64_t>(sgmatch::size_of(type))) : std::nullopt;
-            if (!bytes || static_cast<std::uint64_t>(*bytes) > bounds.max_allocation)
-                die("input '" + name + "' of declared shape " + dims_text(shape) + " would take " +
-                    (bytes ? std::to_string(*bytes) + " bytes" : std::string("more bytes than int64 counts")) +
-                    ", over the memory budget of " + std::to_string(bounds.max_allocation) + " bytes (--max-memory; or give it with --input)");
-            value v = value::zeros(type, shape);
-            if (type == sgmatch::dtype::f32) {
-                std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-                float* p = v.as<float>();
-                for (std::int64_t i = 0; i < v.size(); ++i) p[i] = u(rng);
-            }
-            inputs[name] = std::move(v);
+            sgmatch::quantize::options qo;
+            qo.method = opts.calibration == "percentile" ? sgmatch::quantize::calibration_method::percentile
+                                                         : sgmatch::quantize::calibration_method::minmax;
+            qo.keep_last_float = opts.keep_last_float;
+            t0 = std::chrono::steady_clock::now();
+            const sgmatch::quantize::result q = sgmatch::quantize::quantize_static(m, sets, qo);
+            const double quantize_ms = ms_since(t0);
+            sx::save_options so;
+            so.opset = q.model.opset;
+            sx::save(q.model.graph, save_path, so);
+            std::printf("%s: quantized (int8, %s, %zu calibration sets) in %.1f ms: %zu convs, %zu matmuls, %zu activations folded, "
+                        "%zu values calibrated; wrote %s\n",
+                        model_path.c_str(), opts.calibration.c_str(), sets.size(), quantize_ms, q.what.convs, q.what.matmuls,
+                        q.what.activations, q.what.calibrated, save_path.c_str());
+            for (const auto& k : q.what.kept_float) std::printf("  kept f32: %s\n", k.c_str());
+            return 0;
         }
 
         const std::size_t nodes_before = m.graph.node_count();
@@ -302,6 +348,7 @@ int main(int argc, char** argv) {
               << ", \"unfused_ms\": " << unfused_ms << ", \"rounds\": " << rounds << ", \"nodes_before\": " << nodes_before
               << ", \"nodes_after\": " << fused.node_count() << ", \"fused_nodes\": " << st.fused_nodes
               << ", \"reference_nodes\": " << st.reference_nodes << ", \"typed_nodes\": " << st.typed_nodes
+              << ", \"onednn_typed_nodes\": " << st.onednn_typed_nodes
               << ", \"onednn_nodes\": " << st.onednn_nodes
               << ", \"max_abs_diff\": ";
             if (max_abs < 0 || !std::isfinite(max_abs)) o << "null";
@@ -321,7 +368,11 @@ int main(int argc, char** argv) {
                   << ", \"why\": " << json_string(reasons[i].why) << "}";
             o << "], \"notes\": [";
             for (std::size_t i = 0; i < m.report.notes.size(); ++i) o << (i ? ", " : "") << json_string(m.report.notes[i]);
-            o << "]";
+            const auto& q = m.report.qdq;
+            o << "], \"qdq\": {\"convs\": " << q.convs << ", \"matmuls\": " << q.matmuls << ", \"activations\": " << q.activations
+              << ", \"left_float\": [";
+            for (std::size_t i = 0; i < q.notes.size(); ++i) o << (i ? ", " : "") << json_string(q.notes[i]);
+            o << "]}";
             if (profile) {
                 o << ", \"profile\": {\"total_ms\": " << profiled_ms << ", \"nodes\": [";
                 for (std::size_t i = 0; i < rows.size(); ++i)
@@ -340,6 +391,12 @@ int main(int argc, char** argv) {
                         static_cast<long long>(m.opset), m.report.producer.c_str(), m.report.nodes, m.report.initializers,
                         load_ms);
             for (const auto& n : m.report.notes) std::printf("  note: %s\n", n.c_str());
+            const auto& q = m.report.qdq;
+            if (q.convs + q.matmuls + q.notes.size() > 0) {
+                std::printf("int8: %zu QDQ groups made QLinearConv, %zu QLinearMatMul (%zu activations folded), %zu left in float\n", q.convs,
+                            q.matmuls, q.activations, q.notes.size());
+                for (const auto& n : q.notes) std::printf("  %s\n", n.c_str());
+            }
             std::printf("partition (%s): %zu nodes -> %zu\n", backend.c_str(), nodes_before, fused.node_count());
             for (const auto& r : reports) {
                 std::printf("  %-28s %zu candidates, %zu fused\n", r.property.c_str(), r.candidates, r.accepted);

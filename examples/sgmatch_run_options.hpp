@@ -35,6 +35,12 @@ inline const char* usage_text() {
            "  --max-loop-iterations N   the most iterations a Loop may run (default 100000; 0: no limit)\n"
            "  --dot FILE                write the partitioned graph as Graphviz dot\n"
            "  --save FILE               write the partitioned graph as ONNX (fused nodes in domain ai.sgmatch)\n"
+           "  --quantize int8           write the model quantized (QDQ: u8 activations, s8 weights per\n"
+           "                            channel) to the --save file, calibrated, and exit\n"
+           "  --calibrate N|DIR         calibration sets: N filled ones (default 8), or each .npy / .pb file\n"
+           "                            of DIR as the first input\n"
+           "  --calibration METHOD      minmax (default) or percentile (99.999)\n"
+           "  --keep-last-float         leave the last quantizable node f32\n"
            "  --explain                 print why each declined candidate was declined\n"
            "  --profile                 time every node of the fused graph and print the slowest\n"
            "  --json                    print the results as one JSON object\n"
@@ -44,6 +50,9 @@ inline const char* usage_text() {
 
 struct options {
     std::string model, backend = "onednn", expect, dot, save;
+    bool quantize = false, keep_last_float = false;
+    int calibrate = 8;
+    std::string calibrate_dir, calibration = "minmax";
     std::map<std::string, std::string> inputs;
     std::optional<std::int64_t> batch;
     int threads = 0, rounds = 5;
@@ -102,6 +111,19 @@ inline options parse(const std::vector<std::string>& args) {
         else if (a == "--expect") o.expect = value();
         else if (a == "--dot") o.dot = value();
         else if (a == "--save") o.save = value();
+        else if (a == "--quantize") {
+            if (value() != "int8") throw usage_error("--quantize takes int8, not '" + args[i] + "'");
+            o.quantize = true;
+        } else if (a == "--calibrate") {
+            const std::string& v = value();
+            const bool number = !v.empty() && v.find_first_not_of("0123456789") == std::string::npos;
+            if (number) o.calibrate = static_cast<int>(whole_number(a, v, 1, 100000));
+            else o.calibrate_dir = v;
+        } else if (a == "--calibration") {
+            o.calibration = value();
+            if (o.calibration != "minmax" && o.calibration != "percentile")
+                throw usage_error("--calibration takes minmax or percentile, not '" + o.calibration + "'");
+        } else if (a == "--keep-last-float") o.keep_last_float = true;
         else if (a == "--json") o.json = true;
         else if (a == "--explain") o.explain = true;
         else if (a == "--profile") o.profile = true;
@@ -122,6 +144,7 @@ inline options parse(const std::vector<std::string>& args) {
     }
     if (o.help) return o;
     if (o.model.empty()) throw usage_error("no model given");
+    if (o.quantize && o.save.empty()) throw usage_error("--quantize needs --save FILE (where the quantized model goes)");
     if (o.backend != "onednn" && o.backend != "onednn.regions" && o.backend != "none")
         throw usage_error("--backend " + o.backend + " is not onednn, onednn.regions or none");
     return o;

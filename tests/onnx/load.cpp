@@ -452,6 +452,77 @@ TEST_CASE("LpNormalization loads with its shape and runs: each row divided by it
     }
 }
 
+TEST_CASE("a QDQ model loads with each conv group as one QLinearConv (or, asked, as written) and both agree within a step") {
+    // As quantization tools write it: f32 in, Q / DQ around the conv, s8 weights per channel
+    // (axis 0), an int32 bias in units of x_scale * w_scale, the Relu inside the output's Q.
+    std::mt19937 rng(5);
+    builder b;
+    b.input("x", {1, 4, 6, 6});
+    auto raw = [&](const std::string& name, int type, std::vector<std::int64_t> dims, const void* data, std::size_t bytes) {
+        auto* t = b.g->add_initializer();
+        t->set_name(name);
+        t->set_data_type(type);
+        for (auto d : dims) t->add_dims(d);
+        t->set_raw_data(std::string(static_cast<const char*>(data), bytes));
+    };
+    using P = ::onnx::TensorProto;
+    const float xs = 0.02f, ys = 0.03f;
+    const float ws[3] = {0.004f, 0.006f, 0.005f};
+    std::vector<std::int8_t> w(3 * 4 * 3 * 3);
+    std::uniform_int_distribution<int> d(-127, 127);
+    for (auto& v : w) v = static_cast<std::int8_t>(d(rng));
+    const std::int32_t bias[3] = {250, -400, 90};
+    float bs[3];
+    for (int m = 0; m < 3; ++m) bs[m] = xs * ws[m];
+    const std::uint8_t xz = 128, yz = 0;
+    raw("xs", P::FLOAT, {}, &xs, 4);
+    raw("xz", P::UINT8, {}, &xz, 1);
+    raw("ys", P::FLOAT, {}, &ys, 4);
+    raw("yz", P::UINT8, {}, &yz, 1);
+    raw("wq", P::INT8, {3, 4, 3, 3}, w.data(), w.size());
+    raw("ws", P::FLOAT, {3}, ws, sizeof ws);
+    raw("bq", P::INT32, {3}, bias, sizeof bias);
+    raw("bs", P::FLOAT, {3}, bs, sizeof bs);
+    b.node("QuantizeLinear", {"x", "xs", "xz"}, {"xq"}, "qx");
+    b.node("DequantizeLinear", {"xq", "xs", "xz"}, {"xd"}, "dqx");
+    builder::integer(b.node("DequantizeLinear", {"wq", "ws"}, {"wd"}, "dqw"), "axis", 0);
+    builder::integer(b.node("DequantizeLinear", {"bq", "bs"}, {"bd"}, "dqb"), "axis", 0);
+    builder::ints(b.node("Conv", {"xd", "wd", "bd"}, {"c"}, "conv"), "pads", {1, 1, 1, 1});
+    b.node("Relu", {"c"}, {"r"}, "relu");
+    b.node("QuantizeLinear", {"r", "ys", "yz"}, {"yq"}, "qy");
+    b.node("DequantizeLinear", {"yq", "ys", "yz"}, {"y"}, "dqy");
+    b.output("y");
+    auto ops = [](const sx::model& m) {
+        std::vector<std::string> v;
+        for (auto n : m.graph.nodes())
+            if (m.graph.kind(n) == node_kind::op) v.emplace_back(m.graph.op_name(n));
+        return v;
+    };
+    const sx::model folded = b.load();
+    CHECK(folded.report.qdq.convs == 1);
+    CHECK(folded.report.qdq.activations == 1);
+    CHECK(ops(folded) == std::vector<std::string>{"QuantizeLinear", "QLinearConv", "DequantizeLinear"});
+    sx::load_options as_written;
+    as_written.fold_qdq = false;
+    const sx::model plain = b.load(as_written);
+    CHECK(ops(plain) == std::vector<std::string>{"QuantizeLinear", "DequantizeLinear", "Conv", "Relu", "QuantizeLinear", "DequantizeLinear"});
+    sgmatch::reference::array x = sgmatch::reference::array::from_shape({1, 4, 6, 6});
+    std::uniform_real_distribution<float> u(-1.0f, 1.5f);
+    for (auto& v : x) v = u(rng);
+    sgmatch::exec::run_stats st;
+    const auto got = sgmatch::exec::executor(folded.graph, sgmatch::exec::mode::onednn).run({{"x", sgmatch::exec::value::view(x.data(), dtype::f32, {1, 4, 6, 6})}}, &st).at(0);
+    const auto want = sgmatch::exec::executor(plain.graph, sgmatch::exec::mode::reference)({{"x", x}}).at(0);
+    CHECK(st.onednn_typed_nodes == 1);
+    REQUIRE(got.size() == static_cast<std::int64_t>(want.size()));
+    std::size_t off = 0;
+    for (std::size_t i = 0; i < want.size(); ++i) {
+        const float g = got.as<float>()[i];
+        CHECK(std::abs(g - want.data()[i]) <= ys * 1.001f);
+        off += g != want.data()[i];
+    }
+    CHECK(off * 100 <= want.size());
+}
+
 TEST_CASE("bad input is a load_error naming what is wrong, never a crash") {
     std::mt19937 rng(2);
     const std::string good = conv_relu(rng).bytes();

@@ -12,6 +12,7 @@
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/graph/graph.hpp"
 #include "sgmatch/passes/cleanup.hpp"
+#include "sgmatch/passes/qdq.hpp"
 
 SGMATCH_BEGIN_NAMESPACE
 namespace onnx {
@@ -21,6 +22,7 @@ struct load_options {
     std::optional<std::int64_t> batch;         // a graph input's unknown first dim
     bool onnx_shape_inference = false;         // run libonnx's shape inference first (trusted files only)
     bool check_support = true;                 // everything unsupported is one load_error
+    bool fold_qdq = true;                      // QDQ groups made QLinearConv / QLinearMatMul (passes/qdq.hpp), first
     bool cleanup = true;                       // run the clean-up passes (passes/cleanup.hpp) after loading
     passes::cleanup_options cleanup_options;   // which ones
     std::uint64_t max_tensor_bytes = std::uint64_t{4} << 30;  // larger tensors are refused
@@ -34,6 +36,7 @@ struct load_report {
     std::size_t constant_nodes = 0;   // Constant nodes made constants
     std::vector<std::string> unsupported;  // every op, attribute or type the kernels cannot run
     std::vector<std::string> notes;        // what the loader wrote out (opset meanings), shape inference
+    passes::qdq_report qdq;                // what the QDQ rewrite did, and the groups it left in float
     passes::cleanup_report cleanup;        // what the clean-up passes did
 };
 

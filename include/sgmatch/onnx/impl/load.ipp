@@ -192,6 +192,8 @@ public:
             g.mark_output(it->second);
             out.outputs.push_back(o.name());
         }
+        // Before the clean-up: it would fold a DequantizeLinear of constant weights into f32 ones.
+        if (o_.fold_qdq && out.report.unsupported.empty()) out.report.qdq = passes::fold_qdq(g);
         if (o_.cleanup && out.report.unsupported.empty()) {
             // Identity and Dropout gone, shape subgraphs and Transpose / Cast of weights folded:
             // shapes computed at run time before may be known now, and with them the next
