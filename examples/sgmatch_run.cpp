@@ -129,7 +129,9 @@ int main(int argc, char** argv) {
     try {
         auto t0 = std::chrono::steady_clock::now();
         sx::load_options opt;
-        opt.batch = batch;
+        // Quantizing keeps the unknown first dim unknown in the written model (the calibration
+        // inputs take --batch for it).
+        if (!opts.quantize) opt.batch = batch;
         sx::model m = sx::load(model_path, opt);
         const double load_ms = ms_since(t0);
 
@@ -165,6 +167,7 @@ int main(int argc, char** argv) {
                 if (declared) {
                     if (declared->type != sgmatch::dtype::unknown) type = declared->type;
                     for (auto d : declared->dims) {
+                        if (d < 0 && shape.empty() && batch) d = *batch;
                         if (d < 0) die("input '" + name + "' has an unknown dim: give --batch or --input");
                         shape.push_back(d);
                     }
@@ -369,7 +372,8 @@ int main(int argc, char** argv) {
             o << "], \"notes\": [";
             for (std::size_t i = 0; i < m.report.notes.size(); ++i) o << (i ? ", " : "") << json_string(m.report.notes[i]);
             const auto& q = m.report.qdq;
-            o << "], \"qdq\": {\"convs\": " << q.convs << ", \"matmuls\": " << q.matmuls << ", \"activations\": " << q.activations
+            o << "], \"qdq\": {\"convs\": " << q.convs << ", \"matmuls\": " << q.matmuls << ", \"adds\": " << q.adds
+              << ", \"activations\": " << q.activations
               << ", \"left_float\": [";
             for (std::size_t i = 0; i < q.notes.size(); ++i) o << (i ? ", " : "") << json_string(q.notes[i]);
             o << "]}";
@@ -392,9 +396,9 @@ int main(int argc, char** argv) {
                         load_ms);
             for (const auto& n : m.report.notes) std::printf("  note: %s\n", n.c_str());
             const auto& q = m.report.qdq;
-            if (q.convs + q.matmuls + q.notes.size() > 0) {
-                std::printf("int8: %zu QDQ groups made QLinearConv, %zu QLinearMatMul (%zu activations folded), %zu left in float\n", q.convs,
-                            q.matmuls, q.activations, q.notes.size());
+            if (q.convs + q.matmuls + q.adds + q.notes.size() > 0) {
+                std::printf("int8: QDQ groups made %zu QLinearConv, %zu QLinearMatMul, %zu QLinearAdd (%zu activations folded), %zu left in float\n",
+                            q.convs, q.matmuls, q.adds, q.activations, q.notes.size());
                 for (const auto& n : q.notes) std::printf("  %s\n", n.c_str());
             }
             std::printf("partition (%s): %zu nodes -> %zu\n", backend.c_str(), nodes_before, fused.node_count());

@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <random>
 #include <string>
@@ -97,6 +98,52 @@ TEST_CASE("QuantizeLinear and DequantizeLinear per axis: the scale along a middl
         }
         CHECK(bv[11] == 8.0f);  // x = 7 at scale 2: 3.5 rounds to 4 (even), q = 4 + 3, back (7 - 3) * 2
     }
+}
+
+TEST_CASE("QuantizeLinear and DequantizeLinear in the oneDNN modes, split across threads, equal the reference kernels element for element") {
+    // Large enough to be split; every tie, both saturations, NaN and infinities among the values.
+    std::mt19937 rng(77);
+    std::uniform_real_distribution<float> u(-300.0f, 300.0f);
+    std::vector<float> xs(3 * 64 * 41 * 17);
+    for (auto& v : xs) v = u(rng);
+    for (std::size_t i = 0; i < 4000; ++i) xs[i * 37] = static_cast<float>(static_cast<int>(i) - 2000) * 0.5f;  // ties at scale 1
+    xs[5] = std::nanf("");
+    xs[6] = std::numeric_limits<float>::infinity();
+    xs[7] = -std::numeric_limits<float>::infinity();
+    xs[8] = 1e30f;
+    const value x = value::of<float>({3, 64, 41, 17}, xs);
+    std::vector<float> per_channel(64);
+    for (std::size_t c = 0; c < per_channel.size(); ++c) per_channel[c] = 0.25f + 0.125f * static_cast<float>(c % 9);
+    const std::vector<std::int8_t> zs8(64, -3);
+    struct form {
+        value scale, zp;
+    };
+    const form forms[] = {{value::of<float>({}, {1.0f}), value::of<std::uint8_t>({}, {128})},
+                          {value::of<float>({}, {0.7f}), value::of<std::int8_t>({}, {-5})},
+                          {value::of<float>({64}, per_channel), value::of<std::int8_t>({64}, zs8)}};
+    for (const auto& f : forms) {
+        const auto [want, st0] = test::run_one("QuantizeLinear", x, {f.scale, f.zp}, std::nullopt, {}, exec::mode::reference);
+        const auto [got, st1] = test::run_one("QuantizeLinear", x, {f.scale, f.zp}, std::nullopt, {}, exec::mode::onednn);
+        REQUIRE(got.type() == want.type());
+        CHECK(got.to_ints() == want.to_ints());
+        // and back
+        const auto [back_want, st2] = test::run_one("DequantizeLinear", want, {f.scale, f.zp}, std::nullopt, {}, exec::mode::reference);
+        const auto [back_got, st3] = test::run_one("DequantizeLinear", want, {f.scale, f.zp}, std::nullopt, {}, exec::mode::onednn);
+        CHECK(elements<float>(back_got) == elements<float>(back_want));
+        (void)st0, (void)st1, (void)st2, (void)st3;
+    }
+    // The values by hand at scale 1, zero point 128: ties to even, saturation, NaN to the zero point.
+    const auto [y, st] = test::run_one("QuantizeLinear", x, {forms[0].scale, forms[0].zp}, std::nullopt, {}, exec::mode::onednn);
+    const auto q = y.to_ints();
+    CHECK(q[5] == 128);
+    CHECK(q[6] == 255);
+    CHECK(q[7] == 0);
+    CHECK(q[8] == 255);
+    CHECK(q[37 * 1999] == 128 + 0);   // -0.5 -> -0 (even)
+    CHECK(q[37 * 2001] == 128 + 0);   // 0.5 -> 0
+    CHECK(q[37 * 2003] == 128 + 2);   // 1.5 -> 2
+    CHECK(q[37 * 2005] == 128 + 2);   // 2.5 -> 2
+    (void)st;
 }
 
 TEST_CASE("DequantizeLinear: int8 with a zero point, int32 without one") {

@@ -34,12 +34,13 @@ std::vector<float> random_floats(std::size_t n, std::mt19937& rng, float scale) 
 }
 
 // x [2, 3, 12, 12] -> Conv + Relu -> Conv -> Add (the first Relu's output) -> Relu ->
-// GlobalAveragePool -> Flatten -> MatMul -> Softmax -> y
-sx::model small_net() {
+// GlobalAveragePool -> Flatten -> MatMul -> Softmax -> y; with `batch` -1 the first dim is
+// unknown (as exporters write a batch), and so is every rank after the input.
+sx::model small_net(std::int64_t batch = 2) {
     std::mt19937 rng(3);
     sx::model m;
     graph& g = m.graph;
-    const node_id x = g.add_input("x", tensor_type::of(dtype::f32, {2, 3, 12, 12}));
+    const node_id x = g.add_input("x", tensor_type::of(dtype::f32, {batch, 3, 12, 12}));
     const node_id w1 = g.add_constant("w1", {8, 3, 3, 3}, random_floats(8 * 27, rng, 0.3f));
     const node_id b1 = g.add_constant("b1", {8}, random_floats(8, rng, 0.1f));
     const node_id c1 = g.add_op("Conv", "conv1", {x, w1, b1}, {{"pads", attribute::ints{1, 1, 1, 1}}});
@@ -54,6 +55,7 @@ sx::model small_net() {
     const node_id w3 = g.add_constant("w3", {8, 5}, random_floats(40, rng, 0.5f));
     const node_id mm = g.add_op("MatMul", "fc", {flat, w3});
     const node_id y = g.add_op("Softmax", "prob", {mm}, {{"axis", std::int64_t{1}}});
+    g.set_type(graph::value{y, 0}, tensor_type::of(dtype::f32, {batch, 5}));  // as an exporter declares it
     g.mark_output(y);
     m.inputs = {"x"};
     m.outputs = {"prob"};
@@ -143,29 +145,32 @@ TEST_CASE("quantize_static writes the QDQ form: DQ of per-channel s8 weights, an
 }
 
 TEST_CASE("a quantized model saves as ONNX the checker accepts, loads with every group on oneDNN int8, and stays close to f32") {
-    const sx::model f = small_net();
-    const quantize::result q = quantize::quantize_static(f, calibration(8));
-    sx::save_options so;
-    so.opset = q.model.opset;
-    const std::string bytes = sx::save_bytes(q.model.graph, so);
-    ::onnx::ModelProto proto;
-    REQUIRE(proto.ParseFromString(bytes));
-    CHECK_NOTHROW(::onnx::checker::check_model(proto));
-    const sx::model loaded = sx::load_bytes(bytes.data(), bytes.size());
-    CHECK(loaded.report.qdq.convs == 2);
-    CHECK(loaded.report.qdq.matmuls == 1);
-    CHECK(loaded.report.qdq.notes.empty());
-    const auto in = random_input(99);
-    exec::run_stats st;
-    const value y8 = exec::executor(loaded.graph, exec::mode::onednn).run(in, &st).at(0).dense_value();
-    const value y32 = exec::executor(f.graph, exec::mode::onednn).run(in).at(0).dense_value();
-    CHECK(st.onednn_typed_nodes == 3);
-    REQUIRE(y8.size() == y32.size());
-    // Softmax probabilities: int8 moves each by little (random weights: a check of the error, not of accuracy).
-    double worst = 0;
-    for (std::int64_t i = 0; i < y8.size(); ++i) worst = std::max(worst, static_cast<double>(std::abs(y8.as<float>()[i] - y32.as<float>()[i])));
-    CAPTURE(worst);
-    CHECK(worst < 0.02);
+    for (const std::int64_t batch : {std::int64_t{2}, std::int64_t{-1}}) {  // a known batch, and one kept unknown in the file
+        CAPTURE(batch);
+        const sx::model f = small_net(batch);
+        const quantize::result q = quantize::quantize_static(f, calibration(8));
+        sx::save_options so;
+        so.opset = q.model.opset;
+        const std::string bytes = sx::save_bytes(q.model.graph, so);
+        ::onnx::ModelProto proto;
+        REQUIRE(proto.ParseFromString(bytes));
+        CHECK_NOTHROW(::onnx::checker::check_model(proto));
+        const sx::model loaded = sx::load_bytes(bytes.data(), bytes.size());
+        CHECK(loaded.report.qdq.convs == 2);
+        CHECK(loaded.report.qdq.matmuls == 1);
+        CHECK(loaded.report.qdq.notes.empty());
+        const auto in = random_input(99);
+        exec::run_stats st;
+        const value y8 = exec::executor(loaded.graph, exec::mode::onednn).run(in, &st).at(0).dense_value();
+        const value y32 = exec::executor(f.graph, exec::mode::onednn).run(in).at(0).dense_value();
+        CHECK(st.onednn_typed_nodes == 3);
+        REQUIRE(y8.size() == y32.size());
+        // Softmax probabilities: int8 moves each by little (random weights: a check of the error, not of accuracy).
+        double worst = 0;
+        for (std::int64_t i = 0; i < y8.size(); ++i) worst = std::max(worst, static_cast<double>(std::abs(y8.as<float>()[i] - y32.as<float>()[i])));
+        CAPTURE(worst);
+        CHECK(worst < 0.02);
+    }
 }
 
 TEST_CASE("quantize_static: percentile calibration and keep_last_float, a graph output stays f32, no calibration is an error") {

@@ -292,6 +292,42 @@ TEST_CASE("QDQ: one DequantizeLinear read by two convs serves both rewrites and 
     check_within_one_step(o);
 }
 
+TEST_CASE("QDQ residual Add + Relu: one QLinearAdd on the same integers as the ops one by one, broadcast too") {
+    std::mt19937 rng(13);
+    for (const bool broadcast : {false, true}) {
+        CAPTURE(broadcast);
+        const std::vector<std::int64_t> dims{2, 16, 19, 23}, other = broadcast ? std::vector<std::int64_t>{16, 1, 1} : dims;
+        graph g, h;
+        for (graph* t : {&g, &h}) {
+            std::mt19937 w_rng(14);
+            const node_id in = t->add_input("x", tensor_type::of(dtype::u8, dims));
+            const node_id b = test::constant_of(*t, "bq", test::random_value<std::uint8_t>(w_rng, other, 0, 255));
+            const node_id da = dequantize(*t, "dqa", in, {0.05f}, dtype::u8, 30);
+            const node_id db = dequantize(*t, "dqb", b, {0.02f}, dtype::u8, 140);
+            const node_id add = t->add_op("Add", "add", {da, db});
+            t->mark_output(quantize(*t, "q", t->add_op("Relu", "relu", {add}), 0.07f, dtype::u8, 0));
+        }
+        const value x = random_input(rng, dtype::u8, dims);
+        passes::qdq_report r;
+        const outcome o = run_both(g, h, x, r);
+        CHECK(r.adds == 1);
+        CHECK(r.activations == 1);
+        CHECK(ops_of(h) == std::vector<std::string>{"QLinearAdd"});
+        CAPTURE(o.d.differ);
+        CHECK(o.d.worst == 0);  // the same f32 arithmetic, threaded and 16 at a time in the oneDNN mode
+    }
+    // An output type other than the operands' stays float, with the reason.
+    graph g;
+    const node_id in = g.add_input("x", tensor_type::of(dtype::u8, {4}));
+    const node_id da = dequantize(g, "dqa", in, {0.05f}, dtype::u8, 30);
+    const node_id db = dequantize(g, "dqb", in, {0.05f}, dtype::u8, 30);
+    g.mark_output(quantize(g, "q", g.add_op("Add", "add", {da, db}), 0.1f, dtype::i8, 0));
+    const passes::qdq_report r = passes::fold_qdq(g);
+    CHECK(r.adds == 0);
+    REQUIRE(r.notes.size() == 1);
+    CHECK(r.notes[0].find("type differs") != std::string::npos);
+}
+
 TEST_CASE("QDQ matmul with per-column weight scales: one QLinearMatMul on oneDNN int8, within one step") {
     std::mt19937 rng(11);
     const std::vector<std::int64_t> a_dims{2, 5, 32}, b_dims{32, 24};

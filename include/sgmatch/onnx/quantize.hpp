@@ -299,9 +299,11 @@ private:
         const node_id z = out_.add_constant(fresh(base + "_zero_point"), {}, dtype::u8, std::vector<unsigned char>{zero});
         const node_id q = out_.add_op("QuantizeLinear", fresh(base + "_quantized"), {mapped(v), s, z});
         const node_id d = out_.add_op("DequantizeLinear", fresh(base + "_dequantized"), {q, s, z});
-        if (const auto t = g_.value_type(v.node, v.port)) {
-            out_.set_type(V{q, 0}, tensor_type::of(dtype::u8, t->dims));
-            out_.set_type(V{d, 0}, tensor_type::of(dtype::f32, t->dims));
+        if (auto t = g_.value_type(v.node, v.port)) {  // v's dims (or unknown rank), another element type
+            t->type = dtype::u8;
+            out_.set_type(V{q, 0}, *t);
+            t->type = dtype::f32;
+            out_.set_type(V{d, 0}, *t);
         }
         scales_[v] = scale;
         dq_[v] = V{d, 0};

@@ -15,6 +15,8 @@ namespace rules {
 
 /// DynamicQuantizeLinear: y of x's shape, a scalar scale and a scalar zero point.
 inline std::vector<dims> dynamic_quantize_linear(const shape_inputs& in, const op_attrs&) { return {in.shapes.at(0), dims{}, dims{}}; }
+/// QLinearAdd: A and B (inputs 0 and 3) broadcast.
+inline std::vector<dims> qlinear_add(const shape_inputs& in, const op_attrs& a) { return {broadcast(a, in.shapes.at(0), in.shapes.at(3))}; }
 
 }  // namespace rules
 
@@ -162,6 +164,18 @@ inline constexpr op_schema dynamic_quantize_linear =
     typed(describe<DynamicQuantizeLinear>(dynamic_quantize_inputs, type_rule{type_rule::from::fixed, 0, dtype::u8, {}, dtype::unknown, dtype::f32}, 3),
           types::f32);
 
+/// QLinearAdd (ONNX Runtime's, domain com.microsoft): C = saturate(round_half_even(((A - A_zp) *
+/// A_scale + (B - B_zp) * B_scale) / C_scale) + C_zp), each part in f32 in that order (what
+/// DequantizeLinear, DequantizeLinear, Add and QuantizeLinear compute one by one), A and B
+/// broadcast, uint8 or int8, one scale and zero point each; C of A's type. The QDQ rewrite
+/// (passes/qdq.hpp) makes it from a residual Add between DequantizeLinear and QuantizeLinear.
+inline constexpr input_spec qlinear_add_inputs[] = {{"A"}, {"A_scale"}, {"A_zero_point", input_spec::presence::optional},
+                                                    {"B"}, {"B_scale"}, {"B_zero_point", input_spec::presence::optional},
+                                                    {"C_scale"}, {"C_zero_point", input_spec::presence::optional}};
+inline constexpr op_schema qlinear_add =
+    typed(describe<QLinearAdd>(qlinear_add_inputs, type_rule{type_rule::from::input, 0, dtype::unknown, {}}),
+          types::bit(dtype::u8) | types::bit(dtype::i8));
+
 }  // namespace schemas
 
 // The ops layer's facets of each op's entry (its vocabulary tag): the description and the shape rule.
@@ -299,6 +313,8 @@ template <> inline constexpr const op_schema* description<DequantizeLinear> = &s
 template <> inline constexpr shape_rule shape_rule_for<DequantizeLinear> = rules::same_as_input0;
 template <> inline constexpr const op_schema* description<DynamicQuantizeLinear> = &schemas::dynamic_quantize_linear;
 template <> inline constexpr shape_rule shape_rule_for<DynamicQuantizeLinear> = rules::dynamic_quantize_linear;
+template <> inline constexpr const op_schema* description<QLinearAdd> = &schemas::qlinear_add;
+template <> inline constexpr shape_rule shape_rule_for<QLinearAdd> = rules::qlinear_add;
 
 }  // namespace ops
 SGMATCH_END_NAMESPACE

@@ -8,9 +8,12 @@
 // The groups, found with sgmatch's patterns:
 //   DQ(x), DQ(w) [, DQ(b) | b] -> Conv   -> [Relu | Clip] -> Q   becomes QLinearConv
 //   DQ(a), DQ(b)               -> MatMul -> [Relu | Clip] -> Q   becomes QLinearMatMul
+//   DQ(a), DQ(b)               -> Add    -> [Relu | Clip] -> Q   becomes QLinearAdd
 // where DQ(w) and DQ(b) read constants (the weights, and a bias of int32 or float), and x or a
-// is any u8 or s8 value with one scale and one zero point. What the rewrite computes is what the
-// group computes, with its rounding moved:
+// is any u8 or s8 value with one scale and one zero point; an Add's two operands are such values
+// (QLinearAdd, ONNX Runtime's op, computes the group's f32 arithmetic as it is: the same
+// integers). What a conv or matmul rewrite computes is what the group computes, with its
+// rounding moved:
 // - the bias becomes int32 in units of x_scale * w_scale[m] (QLinearConv's), round(b_scale * b /
 //   (x_scale * w_scale[m])): the same integers when b_scale is that product, as quantization
 //   tools write it; otherwise within half a unit of the accumulator;
@@ -52,6 +55,7 @@ namespace passes {
 struct qdq_report {
     std::size_t convs = 0;        // groups made QLinearConv
     std::size_t matmuls = 0;      // groups made QLinearMatMul
+    std::size_t adds = 0;         // groups made QLinearAdd
     std::size_t activations = 0;  // Relu / Clip folded into the saturation
     std::vector<std::string> notes;  // groups left in float, each with the reason
 };
@@ -61,6 +65,8 @@ namespace patterns {
 /// rewrite (a DQ may feed other nodes too, and then stays).
 inline constexpr auto qdq_float_part =
     (op<ops::Conv>() | op<ops::MatMul>()) >> optional(op<ops::Relu>() | op<ops::Clip>()) >> op<ops::QuantizeLinear>();
+/// A residual Add between DQs and a Q (ResNet's), anchored at the Add.
+inline constexpr auto qdq_add_part = op<ops::Add>() >> optional(op<ops::Relu>() | op<ops::Clip>()) >> op<ops::QuantizeLinear>();
 }  // namespace patterns
 
 namespace detail {
@@ -72,16 +78,24 @@ public:
     qdq_folder(graph& g, qdq_report& r) : g_(g), r_(r) {}
 
     void run() {
+        // The convs and matmuls first: a residual Add's operands are then their integer outputs.
+        rewrite(patterns::qdq_float_part, [&](const std::vector<node_id>& nodes) { return fold(nodes); });
+        rewrite(patterns::qdq_add_part, [&](const std::vector<node_id>& nodes) { return fold_add(nodes); });
+    }
+
+private:
+    template <class P, class F>
+    void rewrite(const P& p, F&& fold_group) {
         std::vector<std::vector<node_id>> groups;
-        for (const auto& m : find_all(op_index<graph>(g_), patterns::qdq_float_part)) groups.emplace_back(m.begin(), m.end());
+        for (const auto& m : find_all(op_index<graph>(g_), p)) groups.emplace_back(m.begin(), m.end());
         for (const auto& nodes : groups) {
-            const std::string why = fold(nodes);
+            const std::string why = fold_group(nodes);
             if (!why.empty())
                 r_.notes.push_back(std::string(g_.op_name(nodes[0])) + " '" + std::string(g_.name(nodes[0])) + "' stays float: " + why);
         }
     }
 
-private:
+
     // A DequantizeLinear's reading: the quantized value, its scales and zero points.
     struct dq {
         node_id node{};
@@ -164,6 +178,76 @@ private:
         return std::pair<double, double>{lo, hi};
     }
 
+    // The QuantizeLinear ending a group, and whether its saturation implies the activation.
+    struct q_end {
+        dtype type = dtype::u8;
+        std::int64_t zero = 0;
+        V scale{};
+        std::optional<V> zero_value;  // absent: made as a constant
+        bool folded_activation = false;
+    };
+    std::string read_end(const std::vector<node_id>& nodes, q_end& y) const {
+        const auto qin = g_.inputs(nodes.back());
+        if (qin.size() < 2) return "its QuantizeLinear has no scale";
+        const auto ys = g_.constant(qin[1].node);
+        const auto y_scale = ys && ys->type == dtype::f32 ? ys->scalar() : std::nullopt;
+        if (!y_scale || !(*y_scale > 0)) return "its output's scale is not one positive constant";
+        y.scale = qin[1];
+        if (qin.size() > 2) {
+            const auto c = g_.constant(qin[2].node);
+            const auto z = c ? c->scalar() : std::nullopt;
+            if (!z || c->element_count() != 1 || (c->type != dtype::u8 && c->type != dtype::i8))
+                return "its output's zero point is not one u8 or s8 constant";
+            y.type = c->type;
+            y.zero = static_cast<std::int64_t>(*z);
+            y.zero_value = qin[2];
+        }
+        if (nodes.size() == 3) {
+            const auto b = bounds(nodes[1]);
+            if (!b) return "its " + std::string(g_.op_name(nodes[1])) + "'s bounds are not constants";
+            const auto [qmin, qmax] = range_of(y.type);
+            auto quantized = [&](double v) { return std::nearbyint(v / *y_scale) + static_cast<double>(y.zero); };
+            if (!(quantized(b->first) <= static_cast<double>(qmin)) || !(quantized(b->second) >= static_cast<double>(qmax)))
+                return "its " + std::string(g_.op_name(nodes[1])) + " clamps inside the output's range (zero point " +
+                       std::to_string(y.zero) + ", scale " + std::to_string(*y_scale) + "): the saturation does not apply it";
+            y.folded_activation = true;
+        }
+        return {};
+    }
+
+    // Why the residual Add group nodes[] cannot become one QLinearAdd, or "" once it has.
+    std::string fold_add(const std::vector<node_id>& nodes) {
+        const node_id main = nodes[0];
+        const auto in = g_.inputs(main);
+        if (in.size() != 2) return "it does not have two inputs";
+        const auto a = read_dq(in[0]);
+        const auto b = read_dq(in[1]);
+        if (!a || !b) return "its operands are not both dequantized";
+        if ((a->type != dtype::u8 && a->type != dtype::i8) || b->type != a->type) return "its quantized operands are not both u8 or both s8";
+        for (const dq* d : {&*a, &*b})
+            if (d->scales.size() != 1 || (d->has_zero && d->zeros.size() != 1))
+                return "an operand's scale and zero point are not one constant each";
+        q_end y;
+        if (std::string why = read_end(nodes, y); !why.empty()) return why;
+        if (y.type != a->type) return "its output's type differs from its operands' (QLinearAdd keeps the type)";
+        replacement<node_id> r;
+        r.nodes = nodes;
+        if (only_user(a->node, main)) r.nodes.push_back(a->node);
+        if (b->node != a->node && only_user(b->node, main)) r.nodes.push_back(b->node);
+        const std::string name(g_.name(main));
+        r.name = name;
+        r.op_name = "QLinearAdd";
+        r.outputs = {V{nodes.back(), 0}};
+        const V az = a->has_zero ? a->zero : zero_of(a->type, name + ".A_zero_point");
+        const V bz = b->has_zero ? b->zero : zero_of(b->type, name + ".B_zero_point");
+        const V cz = y.zero_value ? *y.zero_value : zero_of(y.type, name + ".C_zero_point");
+        r.inputs = {a->q, a->scale, az, b->q, b->scale, bz, y.scale, cz};
+        (void)g_.replace(std::move(r));
+        ++r_.adds;
+        r_.activations += y.folded_activation ? 1 : 0;
+        return {};
+    }
+
     // Why the group nodes[] cannot become one integer op, or "" once it has.
     std::string fold(const std::vector<node_id>& nodes) {
         const node_id main = nodes[0];
@@ -197,33 +281,8 @@ private:
             for (const auto z : w->zeros)
                 if (z != w->zeros[0]) return "its weights' zero points differ by column";
         }
-        // The Q ending the group, and the activation the saturation must imply.
-        const auto qin = g_.inputs(q);
-        if (qin.size() < 2) return "its QuantizeLinear has no scale";
-        const auto ys = g_.constant(qin[1].node);
-        const auto y_scale = ys && ys->type == dtype::f32 ? ys->scalar() : std::nullopt;
-        if (!y_scale || !(*y_scale > 0)) return "its output's scale is not one positive constant";
-        dtype y_type = dtype::u8;
-        std::int64_t y_zero = 0;
-        if (qin.size() > 2) {
-            const auto c = g_.constant(qin[2].node);
-            const auto z = c ? c->scalar() : std::nullopt;
-            if (!z || c->element_count() != 1 || (c->type != dtype::u8 && c->type != dtype::i8))
-                return "its output's zero point is not one u8 or s8 constant";
-            y_type = c->type;
-            y_zero = static_cast<std::int64_t>(*z);
-        }
-        bool folded_activation = false;
-        if (nodes.size() == 3) {
-            const auto b = bounds(nodes[1]);
-            if (!b) return "its " + std::string(g_.op_name(nodes[1])) + "'s bounds are not constants";
-            const auto [qmin, qmax] = range_of(y_type);
-            auto quantized = [&](double v) { return std::nearbyint(v / *y_scale) + static_cast<double>(y_zero); };
-            if (!(quantized(b->first) <= static_cast<double>(qmin)) || !(quantized(b->second) >= static_cast<double>(qmax)))
-                return "its " + std::string(g_.op_name(nodes[1])) + " clamps inside the output's range (zero point " +
-                       std::to_string(y_zero) + ", scale " + std::to_string(*y_scale) + "): the saturation does not apply it";
-            folded_activation = true;
-        }
+        q_end y;
+        if (std::string why = read_end(nodes, y); !why.empty()) return why;
         // The bias, as int32 in units of x_scale * w_scale[m].
         std::vector<std::int32_t> bias;
         std::optional<node_id> bias_dq;
@@ -266,8 +325,8 @@ private:
         // A matmul's zero points per column, all equal, as one (the int8 matmul takes one).
         const bool one_zero = w->has_zero && (conv || w->zeros.size() == 1);
         const V wz = one_zero ? w->zero : zero_of(w->type, name + ".w_zero_point", w->zeros.empty() ? 0 : w->zeros[0]);
-        const V yz = qin.size() > 2 ? qin[2] : zero_of(y_type, name + ".y_zero_point");
-        r.inputs = {x->q, x->scale, xz, w->q, w->scale, wz, qin[1], yz};
+        const V yz = y.zero_value ? *y.zero_value : zero_of(y.type, name + ".y_zero_point");
+        r.inputs = {x->q, x->scale, xz, w->q, w->scale, wz, y.scale, yz};
         if (!bias.empty()) {
             std::vector<unsigned char> bytes(bias.size() * 4);
             std::memcpy(bytes.data(), bias.data(), bytes.size());
@@ -278,7 +337,7 @@ private:
         const node_id made = g_.replace(std::move(r));
         for (auto& [k, a] : attrs) g_.set_attr(made, k, std::move(a));
         ++(conv ? r_.convs : r_.matmuls);
-        r_.activations += folded_activation ? 1 : 0;
+        r_.activations += y.folded_activation ? 1 : 0;
         return {};
     }
 
@@ -288,7 +347,8 @@ private:
 
 }  // namespace detail
 
-/// Rewrites the QDQ groups of `g` into QLinearConv and QLinearMatMul (see the top of this file).
+/// Rewrites the QDQ groups of `g` into QLinearConv, QLinearMatMul and QLinearAdd (see the top of
+/// this file).
 /// Each rewrite either completes or leaves its group as it was.
 inline qdq_report fold_qdq(graph& g) {
     qdq_report r;

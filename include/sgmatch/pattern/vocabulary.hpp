@@ -183,6 +183,7 @@ namespace ops {
     OP(DynamicQuantizeLinear, "DynamicQuantizeLinear")                                     \
     OP(ConvInteger, "ConvInteger")                                                         \
     OP(QLinearConv, "QLinearConv")                                                         \
+    OP(QLinearAdd, "QLinearAdd")                                                           \
     /* Losses, and normalization per instance. */                                          \
     OP(NegativeLogLikelihoodLoss, "NegativeLogLikelihoodLoss")                             \
     OP(SoftmaxCrossEntropyLoss, "SoftmaxCrossEntropyLoss")                                 \

@@ -22,6 +22,7 @@
 // refused naming the node.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -30,6 +31,10 @@
 #include <type_traits>
 #include <utility>
 #include <vector>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/exec/kernels/typed_support.hpp"
@@ -77,10 +82,58 @@ Q quantized(float scaled, float zero_point) {
     return static_cast<Q>(v < lo ? lo : v > hi ? hi : v);
 }
 
+/// o[i] = quantized<Q>(x[i] / scale, zero_point) for i in [0, n), the same integers. On x86-64,
+/// 16 at a time with SSE2: the quotient with NaN made 0 and held within +-2^22 (past that it
+/// saturates anyway), converted rounding to even (the default rounding mode), the zero point
+/// added in int32, and the two packs saturating to Q's range.
+template <class Q>
+void quantize_run(const float* x, Q* o, std::int64_t n, float scale, std::int32_t zero_point) {
+    std::int64_t i = 0;
+#if defined(__SSE2__)
+    const __m128 s = _mm_set1_ps(scale), lo = _mm_set1_ps(-4194304.0f), hi = _mm_set1_ps(4194304.0f);
+    const __m128i z = _mm_set1_epi32(zero_point);
+    auto one = [&](const float* p) {
+        __m128 v = _mm_div_ps(_mm_loadu_ps(p), s);
+        v = _mm_and_ps(v, _mm_cmpord_ps(v, v));  // NaN: 0
+        v = _mm_min_ps(_mm_max_ps(v, lo), hi);
+        return _mm_add_epi32(_mm_cvtps_epi32(v), z);
+    };
+    for (; i + 16 <= n; i += 16) {
+        const __m128i a = _mm_packs_epi32(one(x + i), one(x + i + 4)), b = _mm_packs_epi32(one(x + i + 8), one(x + i + 12));
+        const __m128i q = std::is_same_v<Q, std::uint8_t> ? _mm_packus_epi16(a, b) : _mm_packs_epi16(a, b);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(o + i), q);
+    }
+#endif
+    for (; i < n; ++i) o[i] = quantized<Q>(x[i] / scale, static_cast<float>(zero_point));
+}
+
+/// f(from, to, c) for the runs of [begin, end) that take one scale c (layout q).
+template <class F>
+void for_scale_runs(std::int64_t begin, std::int64_t end, const quant_layout& q, F&& f) {
+    if (q.extent == 1) return f(begin, end, std::int64_t{0});
+    for (std::int64_t i = begin; i < end;) {
+        const std::int64_t block = i / q.inner, stop = std::min(end, (block + 1) * q.inner);
+        f(i, stop, block % q.extent);
+        i = stop;
+    }
+}
+
+/// How a kernel runs f(begin, end) over [0, n): in order here, on the oneDNN team's threads in
+/// the oneDNN modes (kernels/quantize_onednn.hpp). In order is the reference kernel: plain
+/// loops; the other runners quantize f32 with quantize_run.
+using range_runner = void (*)(std::int64_t n, void* f, void (*call)(void*, std::int64_t, std::int64_t));
+inline void in_order(std::int64_t n, void* f, void (*call)(void*, std::int64_t, std::int64_t)) { call(f, 0, n); }
+
+template <class F>
+void run_ranges(range_runner run, std::int64_t n, F& f) {
+    run(n, &f, [](void* p, std::int64_t b, std::int64_t e) { (*static_cast<F*>(p))(b, e); });
+}
+
 }  // namespace detail
 
-inline typed_fn quantize_linear(const ops::op_attrs& a0, const ops::node_source&) {
-    return [a = a0](const values& xs) {
+/// QuantizeLinear, its elements split into ranges by `run` (in order: the reference kernel).
+inline typed_fn quantize_linear_on(const ops::op_attrs& a0, detail::range_runner runner) {
+    return [a = a0, runner](const values& xs) {
         const value x = in(xs, 0, a).dense_value(), scale = in(xs, 1, a).dense_value();
         const bool has_zp = xs.size() > 2;
         const value zp = has_zp ? xs[2].dense_value() : value::zeros(dtype::u8, scale.dims());
@@ -97,10 +150,18 @@ inline typed_fn quantize_linear(const ops::op_attrs& a0, const ops::node_source&
             const X* xv = x.as<X>();
             const Q* z = zp.as<Q>();
             Q* o = y.as<Q>();
-            for (std::int64_t i = 0; i < x.size(); ++i) {
-                const std::int64_t c = (i / q.inner) % q.extent;
-                o[i] = detail::quantized<Q>(static_cast<float>(xv[i]) / s[c], static_cast<float>(z[c]));
-            }
+            auto range = [&](std::int64_t begin, std::int64_t end) {
+                detail::for_scale_runs(begin, end, q, [&](std::int64_t from, std::int64_t to, std::int64_t c) {
+                    if (runner != detail::in_order && std::is_same_v<X, float>) {  // the reference kernel: plain loops
+                        if constexpr (std::is_same_v<X, float>)
+                            detail::quantize_run<Q>(xv + from, o + from, to - from, s[c], static_cast<std::int32_t>(z[c]));
+                    } else {
+                        const float sc = s[c], zf = static_cast<float>(z[c]);
+                        for (std::int64_t i = from; i < to; ++i) o[i] = detail::quantized<Q>(static_cast<float>(xv[i]) / sc, zf);
+                    }
+                });
+            };
+            detail::run_ranges(runner, x.size(), range);
         };
         struct u8 { using type = std::uint8_t; };
         struct i8 { using type = std::int8_t; };
@@ -112,8 +173,9 @@ inline typed_fn quantize_linear(const ops::op_attrs& a0, const ops::node_source&
     };
 }
 
-inline typed_fn dequantize_linear(const ops::op_attrs& a0, const ops::node_source&) {
-    return [a = a0](const values& xs) {
+/// DequantizeLinear, its elements split into ranges by `run` (in order: the reference kernel).
+inline typed_fn dequantize_linear_on(const ops::op_attrs& a0, detail::range_runner runner) {
+    return [a = a0, runner](const values& xs) {
         const value x = in(xs, 0, a).dense_value(), scale = in(xs, 1, a).dense_value();
         const bool has_zp = xs.size() > 2;
         if (x.type() != dtype::u8 && x.type() != dtype::i8 && x.type() != dtype::i32)
@@ -133,18 +195,91 @@ inline typed_fn dequantize_linear(const ops::op_attrs& a0, const ops::node_sourc
                 if (std::is_same_v<T, std::int32_t>)
                     for (std::int64_t c = 0; c < zp.size(); ++c)
                         if (z[c] != 0) fail(a, "an int32 x takes no zero point but 0");
-                for (std::int64_t i = 0; i < x.size(); ++i) {
-                    const std::int64_t c = (i / q.inner) % q.extent;
-                    o[i] = (static_cast<float>(xv[i]) - static_cast<float>(z[c])) * s[c];
-                }
+                auto range = [&](std::int64_t begin, std::int64_t end) {
+                    detail::for_scale_runs(begin, end, q, [&](std::int64_t from, std::int64_t to, std::int64_t c) {
+                        const float sc = s[c], zf = static_cast<float>(z[c]);
+                        for (std::int64_t i = from; i < to; ++i) o[i] = (static_cast<float>(xv[i]) - zf) * sc;
+                    });
+                };
+                detail::run_ranges(runner, x.size(), range);
             }
         });
         return values{y};
     };
 }
 
+/// QLinearAdd (ONNX Runtime's): ((A - A_zp) * A_scale + (B - B_zp) * B_scale) / C_scale rounded to
+/// even, plus C_zp, saturated (the f32 arithmetic of DequantizeLinear, Add and QuantizeLinear
+/// one by one); A and B broadcast, one scale and zero point each. Split into ranges by `run` when
+/// A and B have the output's shape (in order: the reference kernel, plain loops).
+inline typed_fn qlinear_add_on(const ops::op_attrs& a0, detail::range_runner runner) {
+    return [a = a0, runner](const values& xs) {
+        if (xs.size() < 7) fail(a, "takes 7 or 8 inputs");
+        const value A = in(xs, 0, a).dense_value(), B = in(xs, 3, a).dense_value();
+        if (A.type() != dtype::u8 && A.type() != dtype::i8) fail(a, "A is " + std::string(name_of(A.type())) + " (uint8 or int8 taken)");
+        if (B.type() != A.type()) fail(a, "B is " + std::string(name_of(B.type())) + ", A " + std::string(name_of(A.type())));
+        auto scale = [&](std::size_t i, const char* what) {
+            const value v = in(xs, i, a).dense_value();
+            if (v.type() != dtype::f32 || v.size() != 1) fail(a, std::string(what) + " is not one f32 value");
+            return v.as<float>()[0];
+        };
+        auto zero = [&](std::size_t i, const char* what) -> float {
+            if (i >= xs.size() || xs[i].is_none()) return 0.0f;
+            const value v = xs[i].dense_value();
+            if (v.type() != A.type() || v.size() != 1) fail(a, std::string(what) + " is not one value of A's type");
+            return static_cast<float>(v.to_ints()[0]);
+        };
+        const float sa = scale(1, "A_scale"), sb = scale(4, "B_scale"), sc = scale(6, "C_scale");
+        const float za = zero(2, "A_zero_point"), zb = zero(5, "B_zero_point"), zc = zero(7, "C_zero_point");
+        const shape out = rule(a, xs).at(0);
+        value y = value::zeros(A.type(), out);
+        auto run = [&](auto tag) {
+            using Q = decltype(tag);
+            const Q* pa = A.as<Q>();
+            const Q* pb = B.as<Q>();
+            Q* o = y.as<Q>();
+            auto sum = [&](std::int64_t i, std::int64_t j) {
+                const float da = (static_cast<float>(pa[i]) - za) * sa, db = (static_cast<float>(pb[j]) - zb) * sb;
+                return da + db;
+            };
+            if (A.dims() != out || B.dims() != out) {  // broadcast: index by index
+                const shape st_a = broadcast_strides(A.dims(), out), st_b = broadcast_strides(B.dims(), out);
+                shape idx(out.size(), 0);
+                for (std::int64_t k = 0; k < y.size(); ++k) {
+                    std::int64_t i = 0, j = 0;
+                    for (std::size_t d = 0; d < out.size(); ++d) i += idx[d] * st_a[d], j += idx[d] * st_b[d];
+                    o[k] = detail::quantized<Q>(sum(i, j) / sc, zc);
+                    for (std::size_t d = out.size(); d-- > 0;) {
+                        if (++idx[d] < out[d]) break;
+                        idx[d] = 0;
+                    }
+                }
+                return;
+            }
+            auto range = [&](std::int64_t begin, std::int64_t end) {
+                if (runner == detail::in_order) {
+                    for (std::int64_t k = begin; k < end; ++k) o[k] = detail::quantized<Q>(sum(k, k) / sc, zc);
+                    return;
+                }
+                float part[256];  // the sums, then quantized 16 at a time
+                for (std::int64_t k = begin; k < end; k += 256) {
+                    const std::int64_t m = std::min<std::int64_t>(256, end - k);
+                    for (std::int64_t i = 0; i < m; ++i) part[i] = sum(k + i, k + i);
+                    detail::quantize_run<Q>(part, o + k, m, sc, static_cast<std::int32_t>(zc));
+                }
+            };
+            detail::run_ranges(runner, y.size(), range);
+        };
+        if (A.type() == dtype::u8) run(std::uint8_t{});
+        else run(std::int8_t{});
+        return values{y};
+    };
+}
 
-/// DynamicQuantizeLinear: y, its scale and its zero point (see the top of the file).
+inline typed_fn quantize_linear(const ops::op_attrs& a, const ops::node_source&) { return quantize_linear_on(a, detail::in_order); }
+inline typed_fn dequantize_linear(const ops::op_attrs& a, const ops::node_source&) { return dequantize_linear_on(a, detail::in_order); }
+inline typed_fn qlinear_add(const ops::op_attrs& a, const ops::node_source&) { return qlinear_add_on(a, detail::in_order); }
+
 inline typed_fn dynamic_quantize_linear(const ops::op_attrs& a0, const ops::node_source&) {
     return [a = a0](const values& xs) {
         const value x = in(xs, 0, a).dense_value();
@@ -428,6 +563,7 @@ template <> inline constexpr typed_binding typed_kernels<ops::DequantizeLinear>{
 template <> inline constexpr typed_binding typed_kernels<ops::MatMulInteger>{typed::matmul_integer};
 template <> inline constexpr typed_binding typed_kernels<ops::QLinearMatMul>{typed::qlinear_matmul};
 template <> inline constexpr typed_binding typed_kernels<ops::DynamicQuantizeLinear>{typed::dynamic_quantize_linear};
+template <> inline constexpr typed_binding typed_kernels<ops::QLinearAdd>{typed::qlinear_add};
 template <> inline constexpr typed_binding typed_kernels<ops::ConvInteger>{typed::conv_integer};
 template <> inline constexpr typed_binding typed_kernels<ops::QLinearConv>{typed::qlinear_conv};
 

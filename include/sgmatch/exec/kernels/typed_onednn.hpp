@@ -4,9 +4,10 @@
 // (kernels/resize_onednn.hpp), the comparisons on its binary primitive
 // (kernels/compare_onednn.hpp), QLinearConv and ConvInteger on its int8 convolution
 // (kernels/qconv_onednn.hpp), QLinearMatMul and MatMulInteger on its int8 matmul
-// (kernels/qmatmul_onednn.hpp). Each takes the forms oneDNN computes as ONNX defines them and
-// runs the reference kernel for the rest; each run that takes its primitive is counted
-// (onednn_typed_runs, run_stats::onednn_typed_nodes).
+// (kernels/qmatmul_onednn.hpp), QuantizeLinear, DequantizeLinear and QLinearAdd on oneDNN's team of threads
+// (kernels/quantize_onednn.hpp: no primitive, not counted). Each takes the forms oneDNN computes
+// as ONNX defines them and runs the reference kernel for the rest; each run that takes its
+// primitive is counted (onednn_typed_runs, run_stats::onednn_typed_nodes).
 #pragma once
 
 #include "sgmatch/detail/config.hpp"
@@ -14,6 +15,7 @@
 #include "sgmatch/exec/kernels/compare_onednn.hpp"
 #include "sgmatch/exec/kernels/qconv_onednn.hpp"
 #include "sgmatch/exec/kernels/qmatmul_onednn.hpp"
+#include "sgmatch/exec/kernels/quantize_onednn.hpp"
 #include "sgmatch/exec/kernels/recurrent_onednn.hpp"
 #include "sgmatch/exec/kernels/resize_onednn.hpp"
 #include "sgmatch/exec/kernels/typed_support.hpp"
@@ -40,6 +42,9 @@ template <> inline constexpr typed_binding onednn_typed_kernels<ops::QLinearConv
 template <> inline constexpr typed_binding onednn_typed_kernels<ops::ConvInteger>{typed::onednn_conv_integer};
 template <> inline constexpr typed_binding onednn_typed_kernels<ops::QLinearMatMul>{typed::onednn_qlinear_matmul};
 template <> inline constexpr typed_binding onednn_typed_kernels<ops::MatMulInteger>{typed::onednn_matmul_integer};
+template <> inline constexpr typed_binding onednn_typed_kernels<ops::QuantizeLinear>{typed::onednn_quantize_linear};
+template <> inline constexpr typed_binding onednn_typed_kernels<ops::DequantizeLinear>{typed::onednn_dequantize_linear};
+template <> inline constexpr typed_binding onednn_typed_kernels<ops::QLinearAdd>{typed::onednn_qlinear_add};
 
 }  // namespace kernels
 
