@@ -17,7 +17,9 @@ ran (a noisy minute shows there). Every engine's first output is compared with P
 
 Engines: sgmatch (backend onednn), sgmatch.regions (onednn.regions), sgmatch.unfused (one oneDNN
 primitive per op), ort (ONNX Runtime 1.30, CPU, graphOptimizationLevel all), torch (PyTorch
-torch.jit.optimize_for_inference). With --torch-plugin, also torch.eager (the nn.Module), and
+torch.jit.optimize_for_inference). An engine name with .int8 appended (sgmatch.int8, ort.int8)
+runs NAME.int8.onnx, the QDQ model quantize.py wrote, in the same rounds; its output is checked
+against PyTorch's f32 one within 10% of the largest value (the relative error is reported). With --torch-plugin, also torch.eager (the nn.Module), and
 torch.sgmatch / torch.sgmatch.regions: the model scripted, frozen and optimized in PyTorch by the
 sgmatch plugin (sgmatch inside TorchScript); name them with --engines. --smoke runs the sgmatch engines on a committed small model,
 one round, and fails on a wrong output (the test preset runs it; no timing is asserted).
@@ -130,7 +132,11 @@ def files(models, name, batch, variant=""):
 
 
 def command(a, engine, name, batch):
-    model, inp, exp = files(a.models, name, batch, a.variant)
+    # An engine named X.int8 runs NAME.int8.onnx (quantize.py wrote it) as engine X runs NAME.onnx.
+    int8 = engine.endswith(".int8")
+    if int8:
+        engine = engine[: -len(".int8")]
+    model, inp, exp = files(a.models, name, batch, "int8" if int8 else "")
     t = str(a.threads)
     if engine.startswith("sgmatch"):
         backend = {"sgmatch": "onednn", "sgmatch.regions": "onednn.regions", "sgmatch.unfused": "none"}[engine]
@@ -158,7 +164,7 @@ def bench(a, name, batch):
     env = dict(os.environ, OMP_NUM_THREADS=str(a.threads))
     if a.node_modules:
         env["NODE_PATH"] = os.path.abspath(a.node_modules)
-    paths = files(a.models, name, batch, a.variant)
+    paths = files(a.models, name, batch)
     _, want = read_npy(paths[2])
     scale = max(abs(v) for v in want)
     warm(paths)
@@ -194,13 +200,14 @@ def bench(a, name, batch):
         d = w.start.get("max_abs_diff")
         # The same rule for every engine; an int8 model against PyTorch's f32 output: within 10%
         # of the output's largest value (the error is reported; the weights are random).
-        ok = d is not None and d <= (0.1 * scale if a.variant == "int8" else 1e-4 + 1e-3 * scale)
+        ok = d is not None and d <= (0.1 * scale if w.engine.endswith(".int8") else 1e-4 + 1e-3 * scale)
         rows[w.engine] = {
             "ms": statistics.median(w.round_medians),
             "load_ms": statistics.median(s["load_ms"] for s in starts[w.engine]),
             "first_run_ms": statistics.median(s["first_run_ms"] for s in starts[w.engine]), "max_abs_diff": d, "ok": ok,
             "others_cpu": w.busy_other / w.total if w.total else 0.0,
             "fused_nodes": w.start.get("fused_nodes"), "fallbacks": w.start.get("fallbacks"),
+            "relative_error": d / scale if d is not None and scale else None,
         }
     return rows
 
@@ -221,8 +228,7 @@ def main():
     ap.add_argument("--torch-plugin", default=None,
                     help="libsgmatch_torch_plugin.so: makes the torch.sgmatch engines available (--engines ...)")
     ap.add_argument("--smoke", action="store_true", help="resnet_tiny, sgmatch engines, batch 1, one round")
-    ap.add_argument("--variant", default="", help="run NAME.VARIANT.onnx (int8: a model sgmatch-run --quantize wrote; "
-                    "outputs checked against PyTorch's f32 within 10%% of its largest value)")
+
     a = ap.parse_args()
     if a.smoke:
         a.names, a.batches, a.rounds, a.iters, a.starts = ["resnet_tiny"], [1], 1, 1, 1
@@ -236,12 +242,13 @@ def main():
             base_name = "ort" if "ort" in rows else "torch"  # the ratio's denominator
             base = rows.get(base_name)
             print(f"\n{name}, batch {batch}")
-            print(f"  {'engine':22} {'median ms':>10} {'/ ' + base_name:>8} {'load ms':>9} {'first ms':>9} {'max|diff|':>10} {'others':>7}")
+            print(f"  {'engine':22} {'median ms':>10} {'/ ' + base_name:>8} {'load ms':>9} {'first ms':>9} {'max|diff|':>10} {'rel':>8} {'others':>7}")
             for e, r in rows.items():
                 ratio = f"{r['ms'] / base['ms']:.2f}" if base else "-"
                 diff = "n/a" if r["max_abs_diff"] is None else f"{r['max_abs_diff']:.2g}"
+                rel = "n/a" if r["relative_error"] is None else f"{r['relative_error']:.2g}"
                 print(f"  {e:22} {r['ms']:10.2f} {ratio:>8} {r['load_ms']:9.0f} {r['first_run_ms']:9.1f} "
-                      f"{diff:>10}{'' if r['ok'] else '!'} {100 * r['others_cpu']:6.0f}%")
+                      f"{diff:>10}{'' if r['ok'] else '!'} {rel:>8} {100 * r['others_cpu']:6.0f}%")
                 if not r["ok"]:
                     bad.append(f"{name} b{batch} {e}")
             if "sgmatch" in rows and "sgmatch.unfused" in rows:

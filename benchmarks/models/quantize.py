@@ -6,7 +6,7 @@ inputs drawn as export.py draws the benchmark's inputs (standard normal) but fro
         --sgmatch-run build/test/examples/sgmatch-run [--sets 8] [--method minmax|percentile] [NAME ...]
 
 For each model NAME it writes OUT/NAME.calibration/K.npy (K < sets, batch 1) and OUT/NAME.int8.onnx,
-which bench.py runs with --variant int8 (sgmatch and ONNX Runtime read the same file).
+which bench.py runs as the engines sgmatch.int8 and ort.int8 (both read the same file).
 """
 import argparse
 import os
