@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,39 @@ TEST_CASE("reference_reasons: every node on a reference kernel in a oneDNN mode 
     CHECK(st.onednn_nodes == 1);
 
     CHECK(exec::executor(g, exec::mode::reference).reference_reasons().empty());
+}
+
+TEST_CASE("a commutative op whose first operand is a constant runs on oneDNN with its operands swapped, and equals the reference") {
+    // Add(b, x) as PyTorch exports a bias, Mul(s, x); Sub(c, x) is not commutative: reference.
+    graph g;
+    const node_id x = g.add_input("x", tensor_type{dtype::f32, {2, 3, 4}});
+    const node_id b = g.add_constant("b", {4}, {0.5f, -1.0f, 2.0f, 0.25f});
+    const node_id add = g.add_op("Add", "bias_first", {b, x});
+    const node_id mul = g.add_op("Mul", "scale_first", {g.add_constant("s", {3, 1}, {2.0f, -3.0f, 0.5f}), add});
+    g.mark_output(g.add_op("Sub", "sub_first", {g.add_constant("c", {4}, {1.0f, 2.0f, 3.0f, 4.0f}), mul}));
+    const exec::executor run(g, exec::mode::onednn);
+    const auto rs = run.reference_reasons();
+    CHECK(reason_of(rs, "bias_first").empty());
+    CHECK(reason_of(rs, "scale_first").empty());
+    CHECK(reason_of(rs, "sub_first").find("input 0 is a constant") != std::string::npos);
+    std::vector<float> xs(24);
+    for (std::size_t i = 0; i < xs.size(); ++i) xs[i] = static_cast<float>(i) * 0.37f - 4.0f;
+    const std::map<std::string, exec::value> in{{"x", exec::value::of<float>({2, 3, 4}, xs)}};
+    exec::run_stats st;
+    const exec::value got = run.run(in, &st).at(0).dense_value();
+    const exec::value want = exec::executor(g, exec::mode::reference).run(in).at(0).dense_value();
+    CHECK(st.onednn_nodes == 2);
+    CHECK(st.reference_nodes == 1);
+    REQUIRE(got.size() == want.size());
+    for (std::int64_t i = 0; i < got.size(); ++i) CHECK(got.as<float>()[i] == want.as<float>()[i]);
+    // A constant operand larger than the computed one: oneDNN's binary broadcasts only its second
+    // operand, so the kernel refuses it at run time and the reference kernel computes it.
+    graph h;
+    const node_id y = h.add_input("y", tensor_type{dtype::f32, {4}});
+    h.mark_output(h.add_op("Add", "wide_constant", {h.add_constant("w", {2, 4}, {1, 2, 3, 4, 5, 6, 7, 8}), y}));
+    const exec::value r = exec::executor(h, exec::mode::onednn).run({{"y", exec::value::of<float>({4}, {10, 20, 30, 40})}}).at(0).dense_value();
+    CHECK(r.dims() == exec::shape{2, 4});
+    CHECK(r.as<float>()[7] == 48.0f);
 }
 
 TEST_CASE("reference_reasons: a node inside a region is named under its region node") {

@@ -11,6 +11,7 @@
 #include "sgmatch/onednn/lowering/roles.hpp"
 #include "sgmatch/onednn/op_kernels.hpp"
 #include "sgmatch/ops/elementwise.hpp"
+#include "sgmatch/pattern/tag.hpp"
 #include "sgmatch/reference/kernels.hpp"
 #include "sgmatch/reference/tensor_ops.hpp"
 
@@ -77,7 +78,12 @@ reference_fn binary(const node_context&) {
 template <class Tag>
 onednn_choice onednn_binary(const node_context& c, bool) {
     if (c.input_count() != 2) return decline(std::to_string(c.input_count()) + " operands (oneDNN's binary primitive takes two)");
-    if (c.input_is_constant(0)) return decline("input 0 is a constant: the reference kernel computes it (the clean-up passes fold it)");
+    if (c.input_is_constant(0)) {
+        // Add(b, x): the operands swapped, where the op allows it.
+        if (op_tag_traits<Tag>::commutative && !c.input_is_constant(1))
+            return std::make_shared<onednn::swapped_binary_kernel>(onednn::lowering<Tag>::alg);
+        return decline("input 0 is a constant: the reference kernel computes it (the clean-up passes fold it)");
+    }
     return std::make_shared<onednn::binary_kernel>(onednn::lowering<Tag>::alg);
 }
 

@@ -160,6 +160,21 @@ private:
     detail::shape_cache<std::string, detail::built_primitive<dnnl::binary::primitive_desc, dnnl::binary>> cache_;
 };
 
+/// A commutative binary op whose first operand is a constant and second a computed value (a
+/// bias PyTorch exports as Add(b, x)): binary_kernel on the operands swapped, the result in the
+/// computed operand's layout. A constant larger than the computed operand is binary_kernel's
+/// kernel_error, at run time: the reference kernel runs it.
+class swapped_binary_kernel final : public op_kernel {
+public:
+    explicit swapped_binary_kernel(dnnl::algorithm alg) : k_(alg) {}
+    const char* kind() const override { return "binary"; }
+    bool reads_constants() const override { return true; }
+    tensor run(const std::vector<tensor>& in) const override { return k_.run({in.at(1), in.at(0)}); }
+
+private:
+    binary_kernel k_;
+};
+
 /// PReLU: x where x >= 0, slope * x elsewhere, in x's layout; the slope (any computed or constant
 /// tensor that broadcasts to x one way, NumPy rules) read plain.
 class prelu_kernel final : public op_kernel {
