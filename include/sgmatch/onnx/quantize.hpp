@@ -199,7 +199,8 @@ inline std::unordered_map<V, range, value_hash> calibrate(const graph& f32, cons
         }
     }
     if (o.method == calibration_method::percentile) {
-        for (auto& [v, r] : ranges) {
+        for (auto& entry : ranges) {  // not a structured binding: C++17 lambdas cannot capture one
+            range& r = entry.second;
             if (r.samples.empty()) continue;
             auto nth = [&](double q) {
                 const std::size_t k = std::min(r.samples.size() - 1, static_cast<std::size_t>(q / 100.0 * static_cast<double>(r.samples.size() - 1) + 0.5));
