@@ -144,9 +144,15 @@ int main(int argc, char** argv) {
                 for (const auto& i : m.inputs) known += (known.empty() ? "" : ", ") + ("'" + i + "'");
                 die("--input " + name + "=" + file + ": the model has no input '" + name + "' (its inputs: " + known + ")");
             }
-        auto fill_inputs = [&](std::mt19937& rng) {
-            std::map<std::string, value> filled;
+        // `given`: inputs already read (a calibration file), which also give an unknown first
+        // dim of the others when --batch does not.
+        auto fill_inputs = [&](std::mt19937& rng, std::map<std::string, value> given = {}) {
+            std::map<std::string, value> filled = given;
+            std::optional<std::int64_t> first_dim = batch;
+            for (const auto& [name, v] : given)
+                if (!first_dim && v.rank() > 0) first_dim = v.dims()[0];
             for (const auto& name : m.inputs) {
+                if (filled.count(name) != 0) continue;
                 std::optional<sgmatch::tensor_type> declared;
                 for (auto n : m.graph.nodes())
                     if (m.graph.kind(n) == sgmatch::node_kind::input && m.graph.name(n) == name) declared = m.graph.value_type(n, 0);
@@ -167,7 +173,7 @@ int main(int argc, char** argv) {
                 if (declared) {
                     if (declared->type != sgmatch::dtype::unknown) type = declared->type;
                     for (auto d : declared->dims) {
-                        if (d < 0 && shape.empty() && batch) d = *batch;
+                        if (d < 0 && shape.empty() && first_dim) d = *first_dim;
                         if (d < 0) die("input '" + name + "' has an unknown dim: give --batch or --input");
                         shape.push_back(d);
                     }
@@ -190,7 +196,6 @@ int main(int argc, char** argv) {
             return filled;
         };
         std::mt19937 rng(1);
-        inputs = fill_inputs(rng);
 
         if (opts.quantize) {
             // Calibration sets: the .npy files of a directory as the first input (the others
@@ -202,11 +207,7 @@ int main(int argc, char** argv) {
                     if (e.path().extension() == ".npy" || e.path().extension() == ".pb") files.push_back(e.path().string());
                 std::sort(files.begin(), files.end());
                 if (files.empty()) die("--calibrate " + opts.calibrate_dir + ": no .npy or .pb files in it");
-                for (const auto& f : files) {
-                    auto set = inputs;
-                    set[m.inputs.at(0)] = read_tensor(f);
-                    sets.push_back(std::move(set));
-                }
+                for (const auto& f : files) sets.push_back(fill_inputs(rng, {{m.inputs.at(0), read_tensor(f)}}));
             } else {
                 for (int k = 0; k < opts.calibrate; ++k) {
                     std::mt19937 r(static_cast<unsigned>(100 + k));
@@ -230,6 +231,7 @@ int main(int argc, char** argv) {
             for (const auto& k : q.what.kept_float) std::printf("  kept f32: %s\n", k.c_str());
             return 0;
         }
+        inputs = fill_inputs(rng);
 
         const std::size_t nodes_before = m.graph.node_count();
         sgmatch::graph fused = m.graph;
@@ -321,6 +323,9 @@ int main(int argc, char** argv) {
             } else {
                 max_abs = 0;
                 const auto w = want.as_constant(), g = first.as_constant();
+                double largest = 0;  // --tolerance: relative to the largest expected magnitude
+                for (std::size_t i = 0; i < static_cast<std::size_t>(want.size()); ++i)
+                    if (std::isfinite(w.at(i))) largest = std::max(largest, std::abs(w.at(i)));
                 std::size_t nans = 0, got_nans = 0;
                 for (std::size_t i = 0; i < static_cast<std::size_t>(want.size()); ++i) {
                     if (std::isnan(w.at(i))) {  // an expected NaN is matched by a NaN only
@@ -331,7 +336,7 @@ int main(int argc, char** argv) {
                     const double d = std::abs(g.at(i) - w.at(i));
                     if (std::isnan(g.at(i))) ++got_nans;
                     else max_abs = std::max(max_abs, d);
-                    ok = ok && d <= 1e-4 + 1e-3 * std::abs(w.at(i));
+                    ok = ok && d <= (opts.tolerance ? *opts.tolerance * largest : 1e-4 + 1e-3 * std::abs(w.at(i)));
                 }
                 if (nans > 0)
                     mismatch += "the expected values hold " + std::to_string(nans) + " NaN(s), each matched only by a NaN" +

@@ -29,6 +29,8 @@ inline const char* usage_text() {
            "                            inputs not given are filled from their declared shape\n"
            "  --expect FILE             the first output's expected values (.npy or .pb): exit 1 when\n"
            "                            |diff| > 1e-4 + 1e-3 |expected| anywhere\n"
+           "  --tolerance R             with --expect: exit 1 when |diff| > R max|expected| anywhere\n"
+           "                            instead (0 < R <= 1; for int8 models, one step of the output)\n"
            "  --rounds K                timed rounds, fused and unfused interleaved (default 5, 1 to 1000000)\n"
            "  --max-memory BYTES        the most one value and all live values of a run may take\n"
            "                            (suffixes K, M, G, T: powers of 1024; default 8G)\n"
@@ -58,6 +60,7 @@ struct options {
     int threads = 0, rounds = 5;
     std::uint64_t max_memory = std::uint64_t{8} << 30;
     std::int64_t max_loop_iterations = 100000;
+    std::optional<double> tolerance;  // relative to the largest expected magnitude
     bool json = false, explain = false, profile = false, help = false;
 };
 
@@ -71,6 +74,20 @@ inline std::int64_t whole_number(const std::string& option, const std::string& t
     const std::int64_t v = (negative ? -1 : 1) * std::stoll(text.substr(from));
     if (v < lo || v > hi)
         throw usage_error(option + " " + text + " is outside " + std::to_string(lo) + " to " + std::to_string(hi));
+    return v;
+}
+
+/// `text` as a decimal fraction in (0, 1] ("0.05", "1e-3"); a usage_error naming `option` otherwise.
+inline double fraction(const std::string& option, const std::string& text) {
+    bool ok = !text.empty() && text.size() <= 32 && text.find_first_not_of("0123456789.eE-+") == std::string::npos;
+    std::size_t used = 0;
+    double v = 0;
+    if (ok) try {
+            v = std::stod(text, &used);
+        } catch (const std::exception&) {
+            ok = false;
+        }
+    if (!ok || used != text.size() || !(v > 0 && v <= 1)) throw usage_error(option + " takes a number in (0, 1], not '" + text + "'");
     return v;
 }
 
@@ -109,6 +126,7 @@ inline options parse(const std::vector<std::string>& args) {
         else if (a == "--max-memory") o.max_memory = byte_count(a, value());
         else if (a == "--max-loop-iterations") o.max_loop_iterations = whole_number(a, value(), 0, std::int64_t{1} << 60);
         else if (a == "--expect") o.expect = value();
+        else if (a == "--tolerance") o.tolerance = fraction(a, value());
         else if (a == "--dot") o.dot = value();
         else if (a == "--save") o.save = value();
         else if (a == "--quantize") {
@@ -145,6 +163,7 @@ inline options parse(const std::vector<std::string>& args) {
     if (o.help) return o;
     if (o.model.empty()) throw usage_error("no model given");
     if (o.quantize && o.save.empty()) throw usage_error("--quantize needs --save FILE (where the quantized model goes)");
+    if (o.tolerance && o.expect.empty()) throw usage_error("--tolerance needs --expect FILE (the values it compares with)");
     if (o.backend != "onednn" && o.backend != "onednn.regions" && o.backend != "none")
         throw usage_error("--backend " + o.backend + " is not onednn, onednn.regions or none");
     return o;

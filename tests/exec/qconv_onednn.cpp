@@ -6,9 +6,11 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <utility>
@@ -102,4 +104,122 @@ TEST_CASE("int8 convolutions: a weight zero point runs the reference kernel, com
     check_same(c, true);
     c.computed_weights = false;
     check_same(c, true);
+}
+
+namespace qconv_onednn_tests {
+
+// One int8 node of the chain below: its op, its inputs after the first (constants; `from` names
+// the node output that replaces slot `computed` of them) and its attributes.
+struct chain_node {
+    std::string op, name, first;
+    std::vector<value> rest;
+    std::optional<std::size_t> computed;
+    std::string from;
+    attrs_list attrs;
+};
+
+// x -> c1 (3x3) -> c2 (depthwise 3x3) -> add(c1, c2) -> c3 (1x1), and add -> dq; the outputs are
+// c1, c3 and dq.
+std::vector<chain_node> int8_chain(std::mt19937& rng) {
+    auto f = [](float v) { return value::of<float>({}, {v}); };
+    auto u = [](std::uint8_t v) { return value::of<std::uint8_t>({}, {v}); };
+    auto conv = [&](std::string name, std::string first, float in_scale, std::uint8_t in_zero, std::vector<std::int64_t> wdims,
+                    float out_scale, std::uint8_t out_zero, attrs_list attrs) {
+        const value w = test::random_value<std::int8_t>(rng, wdims, -60, 60);
+        return chain_node{"QLinearConv", std::move(name), std::move(first),
+                          {f(in_scale), u(in_zero), w, f(0.01f), value::of<std::int8_t>({}, {0}), f(out_scale), u(out_zero)},
+                          std::nullopt, "", std::move(attrs)};
+    };
+    const attribute::ints pads{1, 1, 1, 1};
+    return {conv("c1", "x", 0.02f, 128, {16, 16, 3, 3}, 0.05f, 120, {{"pads", pads}}),
+            conv("c2", "c1", 0.05f, 120, {16, 1, 3, 3}, 0.04f, 125, {{"pads", pads}, {"group", std::int64_t{16}}}),
+            chain_node{"QLinearAdd", "add", "c1", {f(0.05f), u(120), value(), f(0.04f), u(125), f(0.06f), u(110)}, 2, "c2", {}},
+            conv("c3", "add", 0.06f, 110, {8, 16, 1, 1}, 0.1f, 100, {}),
+            chain_node{"DequantizeLinear", "dq", "add", {f(0.06f), u(110)}, std::nullopt, "", {}}};
+}
+
+sgmatch::graph chain_graph(const std::vector<chain_node>& nodes) {
+    sgmatch::graph g;
+    std::map<std::string, node_id> made{{"x", g.add_input("x")}};
+    for (const chain_node& c : nodes) {
+        std::vector<input_ref> ins{input_ref(made.at(c.first))};
+        for (std::size_t i = 0; i < c.rest.size(); ++i)
+            ins.push_back(c.computed == i ? input_ref(made.at(c.from)) : input_ref(test::constant_of(g, c.name + "." + std::to_string(i), c.rest[i])));
+        const node_id n = g.add_op(c.op, c.name, ins);
+        for (const auto& [k, v] : c.attrs) g.set_attr(n, k, v);
+        made[c.name] = n;
+    }
+    for (const char* out : {"c1", "c3", "dq"}) g.mark_output(made.at(out));
+    return g;
+}
+
+}  // namespace qconv_onednn_tests
+
+TEST_CASE("A chain of int8 convs and a QLinearAdd keeps channels-last between them: one reorder, at its input, and each node's own result") {
+    std::mt19937 rng(45);
+    const std::vector<chain_node> nodes = int8_chain(rng);
+    const sgmatch::graph g = chain_graph(nodes);
+    const value x = test::random_value<std::uint8_t>(rng, {2, 16, 14, 14}, 0, 255);
+    exec::run_stats st, ref_st;
+    const auto got = exec::executor(g, exec::mode::onednn).run({{"x", x}}, &st);
+    CHECK(st.onednn_typed_nodes == 3);
+    CHECK(st.typed_reorders == 1);  // c1's x, dense NCHW, into the primitive's channels-last
+    REQUIRE(got.size() == 3);
+
+    // The oracle of the layouts: each node run alone in the oneDNN mode on dense values (its
+    // input and output graph values), the same arithmetic: equal integers.
+    std::map<std::string, value> alone{{"x", x}};
+    std::size_t reorders = 0;
+    for (const chain_node& c : nodes) {
+        std::vector<value> rest = c.rest;
+        if (c.computed) rest[*c.computed] = alone.at(c.from);
+        auto [y, s] = test::run_one(c.op, alone.at(c.first), rest, c.computed, c.attrs, exec::mode::onednn);
+        reorders += s.typed_reorders;
+        alone[c.name] = y;
+    }
+    CHECK(reorders == 3);  // each conv run alone reorders its dense x (its y is made dense as a graph output)
+    const char* names[] = {"c1", "c3", "dq"};
+    for (std::size_t i = 0; i < 3; ++i) {
+        CAPTURE(names[i]);
+        const value& want = alone.at(names[i]);
+        CHECK(got[i].dense());  // graph outputs are returned dense
+        REQUIRE(got[i].type() == want.type());
+        REQUIRE(got[i].dims() == want.dims());
+        if (i < 2) CHECK(test::compare_ints(got[i], want).differ == 0);
+        else CHECK(test::elements<float>(got[i]) == test::elements<float>(want));
+    }
+
+    // And the reference kernels: within a step or two (a tie c1 rounds the other way moves
+    // what reads it), rarely.
+    const auto ref = exec::executor(g, exec::mode::reference).run({{"x", x}}, &ref_st);
+    CHECK(ref_st.typed_reorders == 0);
+    for (std::size_t i = 0; i < 2; ++i) {
+        CAPTURE(names[i]);
+        const test::int_difference d = test::compare_ints(got[i], ref[i]);
+        CAPTURE(d.differ);
+        CHECK(d.worst <= 2);
+        CHECK(d.differ * 20 <= d.count);
+    }
+}
+
+TEST_CASE("exec::value in packed layouts: channels-last strides are packed, read dense, copied between layouts") {
+    const value dense = value::of<std::int32_t>({2, 3, 2, 2}, [] {
+        std::vector<std::int32_t> v(24);
+        for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<std::int32_t>(i);
+        return v;
+    }());
+    const exec::shape nhwc{12, 1, 6, 3};  // N, C, H, W strides of channels-last
+    CHECK(value::packed_strides({2, 3, 2, 2}, nhwc));
+    CHECK_FALSE(value::packed_strides({2, 3, 2, 2}, {12, 1, 6, 2}));  // two elements in one slot
+    CHECK(value::packed_strides({1, 3, 1, 1}, {99, 1, 7, 5}));        // extents of 1 step anywhere
+    const value cl = dense.in_layout(nhwc);
+    CHECK_FALSE(cl.dense());
+    CHECK(cl.packed());
+    CHECK(cl.strides() == nhwc);
+    const auto* raw = static_cast<const std::int32_t*>(cl.data());
+    CHECK(raw[1] == 4);  // (n0, c1, h0, w0) is element 4 of the dense order, next to c0 in memory
+    CHECK(raw[3] == 1);  // (n0, c0, h0, w1)
+    CHECK(test::elements<std::int32_t>(cl.dense_value()) == test::elements<std::int32_t>(dense));
+    CHECK(test::elements<std::int32_t>(cl.in_layout(value::dense_strides(cl.dims()))) == test::elements<std::int32_t>(dense));
+    CHECK_THROWS_AS(value::zeros_in_layout(dtype::u8, {2, 3}, {1, 1}), exec::value_error);
 }

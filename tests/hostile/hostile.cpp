@@ -277,6 +277,8 @@ std::vector<hostile_case> cases() {
     args_case("missing_value_input", {m, "--input"}, {"--input needs a value"});
     args_case("max_memory_bad", {m, "--max-memory", "8Q"}, {"--max-memory", "'8Q'"});
     args_case("unknown_option", {m, "--frobnicate"}, {"unknown option --frobnicate", "usage"});
+    args_case("tolerance_not_a_fraction", {m, "--expect", m, "--tolerance", "2"}, {"--tolerance", "(0, 1]", "'2'"});
+    args_case("tolerance_without_expect", {m, "--tolerance", "0.1"}, {"--tolerance needs --expect"});
     args_case("two_models", {m, m}, {"one model"});
     args_case("help", {"--help"}, {"--max-memory", "--max-loop-iterations", "--backend", "--input", "--expect", "--save",
                                    "--dot", "--json", "--profile", "--explain", "--threads", "--batch", "--rounds"}, 0);

@@ -35,6 +35,9 @@ struct run_stats {
     std::size_t onednn_typed_nodes = 0;  // of those, run on a oneDNN primitive (kernels/typed_onednn.hpp: recurrent
                                          // layers, Resize, comparisons, int8 convolutions)
     std::size_t reorders_to_plain = 0;  // kernel outputs converted for a reference kernel or an output
+    std::size_t typed_reorders = 0;     // layout conversions inside typed kernels on oneDNN (an int8 conv's
+                                        // x into its primitive's layout, its y out of it; none between
+                                        // int8 convs that keep channels-last)
     std::size_t in_place_sums = 0;      // residuals accumulated into in place (no copy)
     std::size_t region_nodes = 0;       // region nodes (subgraph.hpp); what ran inside is counted above
     std::size_t planned_bytes = 0;  // the arena holding the fused nodes' outputs (0: no plan yet: the
@@ -59,6 +62,7 @@ struct run_stats {
         typed_nodes += o.typed_nodes;
         onednn_typed_nodes += o.onednn_typed_nodes;
         reorders_to_plain += o.reorders_to_plain;
+        typed_reorders += o.typed_reorders;
         in_place_sums += o.in_place_sums;
         region_nodes += o.region_nodes;
         fallbacks += o.fallbacks;

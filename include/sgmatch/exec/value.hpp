@@ -188,6 +188,21 @@ public:
         return v;
     }
 
+    /// An owned value over `data` laid out by `strides` (in elements), which must be packed (a
+    /// permutation of the dims' dense layout: channels-last, say): a primitive's output kept in
+    /// the layout it wrote.
+    static value adopt(std::shared_ptr<void> owner, void* data, dtype t, shape dims, shape strides) {
+        value v = adopt(std::move(owner), data, t, std::move(dims));
+        v.set_packed_strides(std::move(strides), "adopt");
+        return v;
+    }
+    /// An owned value of zeros laid out by packed `strides` (another value's layout).
+    static value zeros_in_layout(dtype t, shape dims, shape strides) {
+        value v = zeros(t, std::move(dims));
+        v.set_packed_strides(std::move(strides), "zeros_in_layout");
+        return v;
+    }
+
     /// A sequence of tensors of type `t`, each kept as an owned dense copy unless it already is
     /// one (a view of a buffer that a later step reuses would change under the sequence).
     static value sequence(dtype t, std::vector<value> items) {
@@ -229,6 +244,12 @@ public:
     /// Strides in elements: empty for a dense (row-major) value.
     const shape& strides() const { return strides_; }
     bool dense() const { return strides_.empty(); }
+    /// Whether the elements fill size() consecutive slots in some order of the axes (dense, or
+    /// a permuted layout such as channels-last): an element-wise kernel may then run over the
+    /// buffer as it is, for operands of one layout.
+    bool packed() const { return strides_.empty() || packed_strides(dims_, strides_); }
+    /// The strides of the layout, dense ones for a dense value.
+    shape layout() const { return strides_.empty() ? dense_strides(dims_) : strides_; }
     bool has_data() const { return data_ != nullptr; }
     /// Whether this is a sequence of tensors (value::sequence) rather than a tensor.
     bool is_sequence() const { return items_ != nullptr; }
@@ -276,24 +297,18 @@ public:
         v.dims_ = std::move(to);
         return v;
     }
-    /// This value, dense: itself, or a copy of a strided view.
+    /// This value, dense: itself, or a copy of a strided one.
     value dense_value() const {
         if (dense()) return *this;
         value out = zeros(type_, dims_);
-        const std::size_t es = size_of(type_);
-        const auto n = static_cast<std::size_t>(size());
-        shape idx(dims_.size(), 0);
-        auto* dst = static_cast<std::byte*>(out.data_);
-        const auto* src = static_cast<const std::byte*>(data_);
-        for (std::size_t i = 0; i < n; ++i) {
-            std::int64_t off = 0;
-            for (std::size_t k = 0; k < idx.size(); ++k) off += idx[k] * strides_[k];
-            std::memcpy(dst + i * es, src + off * static_cast<std::int64_t>(es), es);
-            for (std::size_t k = idx.size(); k-- > 0;) {
-                if (++idx[k] < dims_[k]) break;
-                idx[k] = 0;
-            }
-        }
+        copy_strided(out.data_, dense_strides(dims_), data_, strides_, dims_, size_of(type_));
+        return out;
+    }
+    /// This value laid out by packed `strides`: itself when it already is, else a copy.
+    value in_layout(const shape& strides) const {
+        if (layout() == strides || size() == 0) return *this;
+        value out = zeros_in_layout(type_, dims_, strides);
+        copy_strided(out.data_, strides, data_, layout(), dims_, size_of(type_));
         return out;
     }
     /// A deep, owned, dense copy.
@@ -323,8 +338,72 @@ public:
         for (std::size_t k = d.size(); k-- > 1;) s[k - 1] = s[k] * d[k];
         return s;
     }
+    /// Whether `strides` lay out `dims` packed: ordered by stride, each axis of extent over 1
+    /// steps by the product of the extents inside it, the innermost by 1.
+    static bool packed_strides(const shape& dims, const shape& strides) {
+        if (strides.size() != dims.size()) return false;
+        std::vector<std::size_t> axes;
+        for (std::size_t k = 0; k < dims.size(); ++k) {
+            if (dims[k] == 0) return true;  // no elements: any layout holds them
+            if (dims[k] > 1) axes.push_back(k);
+        }
+        for (std::size_t i = 1; i < axes.size(); ++i)  // by stride, innermost last (insertion sort: rank <= a few)
+            for (std::size_t j = i; j > 0 && strides[axes[j - 1]] < strides[axes[j]]; --j) std::swap(axes[j - 1], axes[j]);
+        std::int64_t step = 1;
+        for (std::size_t i = axes.size(); i-- > 0;) {
+            if (strides[axes[i]] != step) return false;
+            step *= dims[axes[i]];
+        }
+        return true;
+    }
 
 private:
+    void set_packed_strides(shape strides, const char* what) {
+        if (!packed_strides(dims_, strides))
+            throw value_error(std::string("sgmatch::exec::value::") + what + ": strides " + to_string(strides) + " do not lay out " +
+                              to_string(dims_) + " packed");
+        strides_ = std::move(strides);
+        if (strides_ == dense_strides(dims_)) strides_.clear();
+    }
+    // Copies the elements of `dims` from src (laid out by `from`) to dst (by `to`), element size
+    // `es`: the innermost dim of dst as a loop of one element type.
+    static void copy_strided(void* dst, const shape& to, const void* src, const shape& from, const shape& dims, std::size_t es) {
+        if (element_count(dims) == 0) return;
+        if (dims.empty()) {
+            std::memcpy(dst, src, es);
+            return;
+        }
+        const std::size_t r = dims.size(), last = r - 1;
+        auto run = [&](auto tag) {
+            using E = decltype(tag);
+            E* d = static_cast<E*>(dst);
+            const E* s = static_cast<const E*>(src);
+            const std::int64_t n = dims[last], ds = to[last], ss = from[last];
+            shape idx(r, 0);
+            for (;;) {
+                std::int64_t od = 0, os = 0;
+                for (std::size_t k = 0; k < last; ++k) od += idx[k] * to[k], os += idx[k] * from[k];
+                E* dp = d + od;
+                const E* sp = s + os;
+                if (ds == 1 && ss == 1) std::memcpy(dp, sp, static_cast<std::size_t>(n) * sizeof(E));
+                else
+                    for (std::int64_t i = 0; i < n; ++i) dp[i * ds] = sp[i * ss];
+                std::size_t k = last;
+                for (; k-- > 0;) {
+                    if (++idx[k] < dims[k]) break;
+                    idx[k] = 0;
+                }
+                if (k == static_cast<std::size_t>(-1)) return;
+            }
+        };
+        switch (es) {
+            case 1: run(std::uint8_t{}); break;
+            case 2: run(std::uint16_t{}); break;
+            case 4: run(std::uint32_t{}); break;
+            case 8: run(std::uint64_t{}); break;
+            default: throw value_error("sgmatch::exec::value: no element of " + std::to_string(es) + " bytes");
+        }
+    }
     template <class T>
     void check() const {
         static_assert(dtype_of_v<T> != dtype::unknown, "sgmatch::exec::value::as<T>: T must be an element type sgmatch has");

@@ -207,6 +207,7 @@ public:
             return value::adopt(out.owner(), out.memory().get_data_handle(), dtype::f32, shape(d.begin(), d.end()));
         }
         value x = value_of(v, st);
+        if (!x.dense()) return x.dense_value();  // a kernel's packed layout (channels-last int8): outputs are dense
         return x.owned() ? x : x.clone();
     }
 

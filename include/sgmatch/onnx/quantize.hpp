@@ -35,6 +35,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "sgmatch/detail/config.hpp"
@@ -237,8 +238,8 @@ public:
     writer(const graph& g, const std::vector<target>& ts, const std::unordered_map<V, range, value_hash>& ranges, report& r)
         : g_(g), ranges_(ranges), r_(r) {
         for (const auto& t : ts) targets_[t.node.value] = &t;
-        for (const auto& t : ts) quantized_.insert({t.data, true}), quantized_.insert({t.out, true});
-        for (node_id n : g_.nodes()) g_names_.insert({std::string(g_.name(n)), true});  // new names are fresh
+        for (const auto& t : ts) quantized_.insert(t.data), quantized_.insert(t.out);
+        for (node_id n : g_.nodes()) g_names_.insert(std::string(g_.name(n)));  // new names are fresh
     }
 
     graph run() {
@@ -283,7 +284,7 @@ private:
     std::string fresh(const std::string& base) {
         std::string name = base;
         for (int k = 1; g_names_.count(name) != 0; ++k) name = base + "_" + std::to_string(k);
-        g_names_.insert({name, true});
+        g_names_.insert(name);
         return name;
     }
 
@@ -390,10 +391,10 @@ private:
     report& r_;
     graph out_;
     std::unordered_map<std::uint32_t, const target*> targets_;
-    std::unordered_map<V, bool, value_hash> quantized_;
+    std::unordered_set<V, value_hash> quantized_;
     std::unordered_map<V, V, value_hash> values_, dq_;
     std::unordered_map<V, float, value_hash> scales_;
-    std::unordered_map<std::string, bool> g_names_;  // the model's names and the new ones
+    std::unordered_set<std::string> g_names_;  // the model's names and the new ones
 };
 
 }  // namespace detail

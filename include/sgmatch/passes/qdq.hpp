@@ -46,6 +46,7 @@
 #include "sgmatch/detail/config.hpp"
 #include "sgmatch/graph/graph.hpp"
 #include "sgmatch/match/scan.hpp"
+#include "sgmatch/ops/table.hpp"
 #include "sgmatch/pattern/combinators.hpp"
 #include "sgmatch/pattern/vocabulary.hpp"
 
@@ -147,18 +148,23 @@ private:
         return V{g_.add_constant(name, {}, type, b), 0};
     }
 
-    // A quantized value's element type: as declared, else from the op that made it (a
-    // QuantizeLinear or an integer op: its zero point's type, u8 without one).
+    // A quantized value's element type: as declared, else from the op that made it, through the
+    // input its schema's type rule names (a QuantizeLinear's or an integer op's zero point; an
+    // absent zero point means u8 in ONNX), followed back through ops that keep their input's type.
     dtype quantized_type(V v) const {
-        if (const auto t = g_.value_type(v.node, v.port); t && t->type != dtype::unknown) return t->type;
-        if (g_.kind(v.node) != node_kind::op) return dtype::unknown;
-        const std::string_view op = g_.op_name(v.node);
-        const std::size_t zero = op == "QuantizeLinear" ? 2 : op == "QLinearConv" || op == "QLinearMatMul" ? 7 : 0;
-        if (zero == 0) return dtype::unknown;
-        const auto in = g_.inputs(v.node);
-        if (in.size() <= zero) return dtype::u8;
-        const auto t = g_.value_type(in[zero].node, in[zero].port);
-        return t ? t->type : dtype::unknown;
+        for (std::size_t step = 0; step < 64; ++step) {
+            if (const auto t = g_.value_type(v.node, v.port); t && t->type != dtype::unknown) return t->type;
+            if (g_.kind(v.node) != node_kind::op || v.port != 0) return dtype::unknown;
+            const ops::op_schema* s = ops::find_schema(g_.op_name(v.node));
+            if (s == nullptr || s->types.how != ops::type_rule::from::input) return dtype::unknown;
+            const auto in = g_.inputs(v.node);
+            if (in.size() <= s->types.input) {
+                const ops::input_spec* slot = s->input(s->types.input);
+                return slot != nullptr && slot->p == ops::input_spec::presence::optional ? dtype::u8 : dtype::unknown;
+            }
+            v = in[s->types.input];
+        }
+        return dtype::unknown;
     }
 
     // The activation's bounds (lo, hi), or nullopt when it has none the rewrite can read.

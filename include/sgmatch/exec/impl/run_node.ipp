@@ -355,7 +355,7 @@ inline void executor_impl::run_typed(const step& s, store& vs, run_stats& st) co
                              "): no kernel for element type " + std::string(name_of(in[d].type())) + " (input " + std::to_string(d) + ")");
     }
     values out;
-    const std::size_t onednn_runs = onednn_typed_runs();
+    const std::size_t onednn_runs = onednn_typed_runs(), reorders = onednn_typed_reorders();
     try {
         out = s.typed(in);
     } catch (const value_error& e) {
@@ -371,6 +371,7 @@ inline void executor_impl::run_typed(const step& s, store& vs, run_stats& st) co
     }
     ++st.typed_nodes;
     if (s.onednn_typed && onednn_typed_runs() != onednn_runs) ++st.onednn_typed_nodes;
+    st.typed_reorders += onednn_typed_reorders() - reorders;
 }
 
 inline void executor_impl::check_sequences(node_id n, const ops::op_schema& schema, const values& in) const {

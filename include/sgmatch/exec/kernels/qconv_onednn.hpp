@@ -11,7 +11,9 @@
 // point 0, one x and y scale, one zero point for x and y. Anything else (uint8 weights, a nonzero
 // weight zero point, which oneDNN 2.x cannot subtract) runs the reference kernel, with no error.
 // One primitive per form and shapes, made at its first run; constant weights reordered into its
-// layout then, once (computed ones at every run).
+// layout then, once (computed ones at every run). x is read in its layout (a packed one, such as
+// the channels-last y of the int8 conv before it) and y is kept in the primitive's when that is
+// packed: a chain of int8 convs reorders only at its ends.
 //
 // oneDNN 3.x has no output scales (set_output_scales): there the reference kernels run.
 #pragma once
@@ -196,27 +198,51 @@ struct int8_conv_state {
     }
 };
 
-// y from the plan's primitive: x reordered into its layout when it asks for another, y out of
-// its layout into a plain value of y's type.
+// The strides of a desc that lays out its dims packed, with no blocking and no padding (a
+// permutation such as channels-last), else none.
+inline shape packed_strides_of(const dnnl::memory::desc& d) {
+    const dnnl_memory_desc_t& m = d.data;
+    if (m.format_kind != dnnl_blocked || m.format_desc.blocking.inner_nblks != 0 || m.offset0 != 0) return {};
+    const shape dims(m.dims, m.dims + m.ndims), strides(m.format_desc.blocking.strides, m.format_desc.blocking.strides + m.ndims);
+    for (int i = 0; i < m.ndims; ++i)
+        if (m.padded_dims[i] != m.dims[i]) return {};
+    return value::packed_strides(dims, strides) ? strides : shape{};
+}
+
+// y from the plan's primitive. x is read in its own layout (dense, or packed such as the
+// channels-last y of another int8 conv) and reordered only when the primitive asks for another;
+// y stays in the primitive's layout when that is a packed one (the next int8 conv, QLinearAdd or
+// DequantizeLinear reads it as it is), else it is reordered into a plain value.
 inline value run_int8_conv(const int8_conv_form& f, const int8_conv_state::plan& p, const value& x, const value& w,
                            const value* bias, const shape& out) {
     const auto& eng = onednn::cpu_engine();
     using md = dnnl::memory::desc;
     const onednn::dims xd(x.dims().begin(), x.dims().end()), yd(out.begin(), out.end());
-    const md x_plain(xd, onednn_type(x.type()), onednn::plain_tag(xd.size()));
+    const md x_desc = x.dense() ? md(xd, onednn_type(x.type()), onednn::plain_tag(xd.size()))
+                                : md(xd, onednn_type(x.type()), onednn::dims(x.strides().begin(), x.strides().end()));
     const md y_plain(yd, onednn_type(f.y_type), onednn::plain_tag(yd.size()));
     dnnl::stream s(eng);
-    dnnl::memory src(x_plain, eng, const_cast<void*>(x.data()));
+    dnnl::memory src(x_desc, eng, const_cast<void*>(x.data()));
     onednn::tensor src_buf, dst_buf;
-    if (p.pd.src_desc() != x_plain) {
+    if (p.pd.src_desc() != x_desc) {
         src_buf = onednn::tensor::allocate(p.pd.src_desc());
         dnnl::memory to = src_buf.memory();
         dnnl::reorder(src, to).execute(s, src, to);
         src = to;
+        ++onednn_typed_reorders();
     }
-    value y = value::zeros(f.y_type, out);
-    dnnl::memory dst(y_plain, eng, y.mutable_data());
-    const bool reorder_out = p.pd.dst_desc() != y_plain;
+    const shape y_strides = packed_strides_of(p.pd.dst_desc());
+    value y;
+    dnnl::memory dst;
+    if (!y_strides.empty()) {
+        dst_buf = onednn::tensor::allocate(p.pd.dst_desc());
+        dst = dst_buf.memory();
+        y = value::adopt(dst_buf.owner(), dst.get_data_handle(), f.y_type, out, y_strides);
+    } else {
+        y = value::zeros(f.y_type, out);
+        dst = dnnl::memory(y_plain, eng, y.mutable_data());
+    }
+    const bool reorder_out = y_strides.empty() && p.pd.dst_desc() != y_plain;
     if (reorder_out) dst_buf = onednn::tensor::allocate(p.pd.dst_desc());
     const dnnl::memory weights = p.weights ? p.weights : int8_conv_state::reordered_weights(p, w);
     std::unordered_map<int, dnnl::memory> args{
@@ -228,6 +254,7 @@ inline value run_int8_conv(const int8_conv_form& f, const int8_conv_state::plan&
     if (yz != 0) args[DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST] = dnnl::memory(one, eng, &yz);
     onednn::detail::exec_with_scratch(p.prim, p.pd.scratchpad_desc(), std::move(args));
     if (reorder_out) {
+        ++onednn_typed_reorders();
         dnnl::memory from = dst_buf.memory();
         dnnl::reorder(from, dst).execute(s, from, dst);
         s.wait();
@@ -252,7 +279,7 @@ inline typed_fn onednn_int8_conv(const ops::op_attrs& a0, const ops::node_source
     return [a = a0, st, reference, qlinear, w_slot](const values& xs) -> values {
         const auto f = int8_conv_form_of(xs, qlinear);
         if (!f) return reference(xs);
-        const value X = xs[0].dense_value(), W = xs[w_slot].dense_value();
+        const value X = xs[0].packed() ? xs[0] : xs[0].dense_value(), W = xs[w_slot].dense_value();
         const shape out = rule(a, xs).at(0);
         for (const auto d : out)
             if (d <= 0) return reference(xs);

@@ -118,15 +118,19 @@ void for_scale_runs(std::int64_t begin, std::int64_t end, const quant_layout& q,
     }
 }
 
-/// How a kernel runs f(begin, end) over [0, n): in order here, on the oneDNN team's threads in
-/// the oneDNN modes (kernels/quantize_onednn.hpp). In order is the reference kernel: plain
-/// loops; the other runners quantize f32 with quantize_run.
-using range_runner = void (*)(std::int64_t n, void* f, void (*call)(void*, std::int64_t, std::int64_t));
-inline void in_order(std::int64_t n, void* f, void (*call)(void*, std::int64_t, std::int64_t)) { call(f, 0, n); }
+/// How a kernel runs f(begin, end) over [0, n), and with which arithmetic: `plain`, the reference
+/// kernel's plain loops, in order; else the oneDNN modes' (kernels/quantize_onednn.hpp), which split
+/// the range across the oneDNN team and quantize f32 with quantize_run (equal results).
+struct range_runner {
+    void (*run)(std::int64_t n, void* f, void (*call)(void*, std::int64_t, std::int64_t));
+    bool plain;
+};
+inline void run_in_order(std::int64_t n, void* f, void (*call)(void*, std::int64_t, std::int64_t)) { call(f, 0, n); }
+inline constexpr range_runner in_order{run_in_order, true};
 
 template <class F>
 void run_ranges(range_runner run, std::int64_t n, F& f) {
-    run(n, &f, [](void* p, std::int64_t b, std::int64_t e) { (*static_cast<F*>(p))(b, e); });
+    run.run(n, &f, [](void* p, std::int64_t b, std::int64_t e) { (*static_cast<F*>(p))(b, e); });
 }
 
 }  // namespace detail
@@ -152,7 +156,7 @@ inline typed_fn quantize_linear_on(const ops::op_attrs& a0, detail::range_runner
             Q* o = y.as<Q>();
             auto range = [&](std::int64_t begin, std::int64_t end) {
                 detail::for_scale_runs(begin, end, q, [&](std::int64_t from, std::int64_t to, std::int64_t c) {
-                    if (runner != detail::in_order && std::is_same_v<X, float>) {  // the reference kernel: plain loops
+                    if (!runner.plain && std::is_same_v<X, float>) {
                         if constexpr (std::is_same_v<X, float>)
                             detail::quantize_run<Q>(xv + from, o + from, to - from, s[c], static_cast<std::int32_t>(z[c]));
                     } else {
@@ -215,7 +219,14 @@ inline typed_fn dequantize_linear_on(const ops::op_attrs& a0, detail::range_runn
 inline typed_fn qlinear_add_on(const ops::op_attrs& a0, detail::range_runner runner) {
     return [a = a0, runner](const values& xs) {
         if (xs.size() < 7) fail(a, "takes 7 or 8 inputs");
-        const value A = in(xs, 0, a).dense_value(), B = in(xs, 3, a).dense_value();
+        const shape out = rule(a, xs).at(0);
+        // Operands of the output's shape in packed layouts (channels-last from int8 convs) run
+        // over their buffers in A's layout, B copied into it if its own differs; y in it too.
+        const value& A0 = in(xs, 0, a);
+        const value& B0 = in(xs, 3, a);
+        const bool in_layout = A0.dims() == out && B0.dims() == out && A0.packed() && B0.packed() && !A0.dense();
+        const value A = in_layout ? A0 : A0.dense_value();
+        const value B = in_layout ? B0.in_layout(A.layout()) : B0.dense_value();
         if (A.type() != dtype::u8 && A.type() != dtype::i8) fail(a, "A is " + std::string(name_of(A.type())) + " (uint8 or int8 taken)");
         if (B.type() != A.type()) fail(a, "B is " + std::string(name_of(B.type())) + ", A " + std::string(name_of(A.type())));
         auto scale = [&](std::size_t i, const char* what) {
@@ -231,13 +242,12 @@ inline typed_fn qlinear_add_on(const ops::op_attrs& a0, detail::range_runner run
         };
         const float sa = scale(1, "A_scale"), sb = scale(4, "B_scale"), sc = scale(6, "C_scale");
         const float za = zero(2, "A_zero_point"), zb = zero(5, "B_zero_point"), zc = zero(7, "C_zero_point");
-        const shape out = rule(a, xs).at(0);
-        value y = value::zeros(A.type(), out);
+        value y = in_layout ? value::zeros_in_layout(A.type(), out, A.layout()) : value::zeros(A.type(), out);
         auto run = [&](auto tag) {
             using Q = decltype(tag);
-            const Q* pa = A.as<Q>();
-            const Q* pb = B.as<Q>();
-            Q* o = y.as<Q>();
+            const Q* pa = static_cast<const Q*>(A.data());
+            const Q* pb = static_cast<const Q*>(B.data());
+            Q* o = static_cast<Q*>(y.mutable_data());
             auto sum = [&](std::int64_t i, std::int64_t j) {
                 const float da = (static_cast<float>(pa[i]) - za) * sa, db = (static_cast<float>(pb[j]) - zb) * sb;
                 return da + db;
@@ -257,7 +267,7 @@ inline typed_fn qlinear_add_on(const ops::op_attrs& a0, detail::range_runner run
                 return;
             }
             auto range = [&](std::int64_t begin, std::int64_t end) {
-                if (runner == detail::in_order) {
+                if (runner.plain) {
                     for (std::int64_t k = begin; k < end; ++k) o[k] = detail::quantized<Q>(sum(k, k) / sc, zc);
                     return;
                 }

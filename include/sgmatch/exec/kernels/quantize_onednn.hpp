@@ -18,11 +18,12 @@ namespace typed {
 
 namespace detail {
 /// Ranges of at least 16K elements, one per thread of oneDNN's team.
-inline void on_onednn_team(std::int64_t n, void* f, void (*call)(void*, std::int64_t, std::int64_t)) {
+inline void run_on_onednn_team(std::int64_t n, void* f, void (*call)(void*, std::int64_t, std::int64_t)) {
     onednn::parallel_ranges(static_cast<std::size_t>(n), std::size_t{1} << 14, [&](std::size_t b, std::size_t e) {
         call(f, static_cast<std::int64_t>(b), static_cast<std::int64_t>(e));
     });
 }
+inline constexpr range_runner on_onednn_team{run_on_onednn_team, false};
 }  // namespace detail
 
 inline typed_fn onednn_quantize_linear(const ops::op_attrs& a, const ops::node_source&) {

@@ -41,6 +41,13 @@ inline std::size_t& onednn_typed_runs() {
     return runs;
 }
 
+/// The layout conversions those kernels ran on this thread, counted up (an int8 conv's x
+/// reordered into its primitive's layout, its y out of it; run_stats::typed_reorders).
+inline std::size_t& onednn_typed_reorders() {
+    static thread_local std::size_t reorders = 0;
+    return reorders;
+}
+
 /// How one op runs on typed values, made when the executor is built (or when a clean-up pass
 /// folds constants) from the node's checked attributes and the node itself: the facets
 /// typed_kernels<Tag> and onednn_typed_kernels<Tag> of the op's entry.
