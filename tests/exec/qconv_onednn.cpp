@@ -223,3 +223,65 @@ TEST_CASE("exec::value in packed layouts: channels-last strides are packed, read
     CHECK(test::elements<std::int32_t>(cl.in_layout(value::dense_strides(cl.dims()))) == test::elements<std::int32_t>(dense));
     CHECK_THROWS_AS(value::zeros_in_layout(dtype::u8, {2, 3}, {1, 1}), exec::value_error);
 }
+
+TEST_CASE("DequantizeLinear -> an f32 op -> QuantizeLinear between int8 convs keeps channels-last too: one reorder, each node's own result") {
+    std::mt19937 rng(46);
+    auto f = [](float v) { return value::of<float>({}, {v}); };
+    auto u = [](std::uint8_t v) { return value::of<std::uint8_t>({}, {v}); };
+    auto conv = [&](std::string name, std::string first, std::vector<std::int64_t> wdims, float out_scale) {
+        const value w = test::random_value<std::int8_t>(rng, wdims, -60, 60);
+        return chain_node{"QLinearConv", std::move(name), std::move(first),
+                          {f(0.05f), u(120), w, f(0.01f), value::of<std::int8_t>({}, {0}), f(out_scale), u(120)},
+                          std::nullopt, "", {{"pads", attribute::ints{1, 1, 1, 1}}}};
+    };
+    const std::vector<chain_node> nodes{conv("c1", "x", {16, 16, 3, 3}, 0.05f),
+                                        chain_node{"DequantizeLinear", "dq", "c1", {f(0.05f), u(120)}, std::nullopt, "", {}},
+                                        chain_node{"Relu", "relu", "dq", {}, std::nullopt, "", {}},
+                                        chain_node{"QuantizeLinear", "q", "relu", {f(0.05f), u(120)}, std::nullopt, "", {}},
+                                        conv("c3", "q", {8, 16, 3, 3}, 0.1f)};
+    sgmatch::graph g;
+    std::map<std::string, node_id> made{{"x", g.add_input("x")}};
+    for (const chain_node& c : nodes) {
+        std::vector<input_ref> ins{input_ref(made.at(c.first))};
+        for (std::size_t i = 0; i < c.rest.size(); ++i) ins.push_back(input_ref(test::constant_of(g, c.name + "." + std::to_string(i), c.rest[i])));
+        const node_id n = g.add_op(c.op, c.name, ins);
+        for (const auto& [key, v] : c.attrs) g.set_attr(n, key, v);
+        made[c.name] = n;
+    }
+    g.mark_output(made.at("c3"));
+    g.mark_output(made.at("relu"));  // an f32 output kept channels-last inside, returned dense
+    const value x = test::random_value<std::uint8_t>(rng, {1, 16, 12, 10}, 0, 255);
+    exec::run_stats st;
+    const auto got = exec::executor(g, exec::mode::onednn).run({{"x", x}}, &st);
+    CHECK(st.typed_reorders == 1);  // c1's x; c3 reads q's y in place
+    std::map<std::string, value> alone{{"x", x}};
+    for (const chain_node& c : nodes) {
+        alone[c.name] = test::run_one(c.op, alone.at(c.first), c.rest, std::nullopt, c.attrs, exec::mode::onednn).first;
+    }
+    REQUIRE(got.size() == 2);
+    CHECK(got[0].dense());
+    CHECK(got[1].dense());
+    CHECK(test::compare_ints(got[0], alone.at("c3")).differ == 0);
+    CHECK(test::elements<float>(got[1]) == test::elements<float>(alone.at("relu")));
+}
+
+TEST_CASE("QuantizeLinear and DequantizeLinear on a channels-last value keep its layout and compute the dense result, per-axis ones read it dense") {
+    std::mt19937 rng(47);
+    const value u = test::random_value<std::uint8_t>(rng, {2, 4, 3, 5}, 0, 255);
+    const exec::shape nhwc{60, 1, 20, 4};
+    const value cl = u.in_layout(nhwc);
+    auto one = [](const char* op, const value& x, std::vector<value> rest, attrs_list attrs = {}) {
+        return test::run_one(op, x, rest, std::nullopt, attrs, exec::mode::onednn).first;
+    };
+    const value f = one("DequantizeLinear", u, {value::of<float>({}, {0.1f}), value::of<std::uint8_t>({}, {100})});
+    const value f_cl = one("DequantizeLinear", cl, {value::of<float>({}, {0.1f}), value::of<std::uint8_t>({}, {100})});
+    CHECK(test::elements<float>(f_cl) == test::elements<float>(f));  // returned dense, equal
+    const value per_axis = one("DequantizeLinear", cl, {value::of<float>({4}, {0.1f, 0.2f, 0.3f, 0.4f}), value::of<std::uint8_t>({4}, {1, 2, 3, 4})},
+                               {{"axis", std::int64_t{1}}});
+    const value per_axis_dense = one("DequantizeLinear", u, {value::of<float>({4}, {0.1f, 0.2f, 0.3f, 0.4f}), value::of<std::uint8_t>({4}, {1, 2, 3, 4})},
+                                     {{"axis", std::int64_t{1}}});
+    CHECK(test::elements<float>(per_axis) == test::elements<float>(per_axis_dense));
+    const value q = one("QuantizeLinear", f.in_layout(nhwc), {value::of<float>({}, {0.07f}), value::of<std::uint8_t>({}, {90})});
+    const value q_dense = one("QuantizeLinear", f, {value::of<float>({}, {0.07f}), value::of<std::uint8_t>({}, {90})});
+    CHECK(test::compare_ints(q, q_dense).differ == 0);
+}

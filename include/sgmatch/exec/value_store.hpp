@@ -158,12 +158,16 @@ public:
         const auto v = g_.input(n, input_slot);
         slot& s = (*this)[v.node.value].at(v.port);
         if (!s.t.empty()) return s.t;
-        if (s.typed && !s.plain && !s.foreign() && s.typed->dense() && s.typed->rank() >= 1 && s.typed->rank() <= 6 &&
+        if (s.typed && !s.plain && !s.foreign() && s.typed->packed() && s.typed->rank() >= 1 && s.typed->rank() <= 6 &&
             s.typed->size() > 0) {
-            // A dense f32 value (a graph input, a typed kernel's output) read in place: a view,
-            // the value lives in the store for the run.
+            // An f32 value (a graph input, a typed kernel's output), dense or in a packed layout
+            // (DequantizeLinear of a channels-last int8 conv's y), read in place: a view, the
+            // value lives in the store for the run.
             const auto& d = s.typed->dims();
-            return onednn::tensor::view(static_cast<const float*>(s.typed->data()), onednn::dims(d.begin(), d.end()));
+            const onednn::dims od(d.begin(), d.end());
+            if (s.typed->dense()) return onednn::tensor::view(static_cast<const float*>(s.typed->data()), od);
+            const dnnl::memory::desc md(od, dnnl::memory::data_type::f32, onednn::dims(s.typed->strides().begin(), s.typed->strides().end()));
+            return onednn::tensor(dnnl::memory(md, onednn::cpu_engine(), const_cast<void*>(s.typed->data())));
         }
         if (s.typed && !s.plain) {
             run_stats ignored;
@@ -186,6 +190,15 @@ public:
             if (!k || k->data == nullptr)
                 throw exec_error("sgmatch::exec::executor: constant '" + std::string(g_.name(v.node)) + "' has no data");
             return value::view(k->data, k->type, shape(k->dims, k->dims + k->rank));
+        }
+        if (!s.plain && !s.t.empty() && s.t.shape().size() > 0) {
+            // A kernel's f32 tensor in a permuted layout (plain, channels-last): a view of it as
+            // it is (QuantizeLinear keeps the layout); a blocked one is reordered to plain below.
+            const auto strides = onednn::compat::permuted_strides(s.t.desc());
+            if (!strides.empty()) {
+                const onednn::dims d = s.t.shape();
+                return value::view(s.t.memory().get_data_handle(), dtype::f32, shape(d.begin(), d.end()), shape(strides.begin(), strides.end()));
+            }
         }
         const array& a = plain_of(v, st);
         return value::view(a.data(), dtype::f32, shape(a.shape().begin(), a.shape().end()));

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <unordered_map>
 #include <vector>
 
@@ -45,6 +46,39 @@ inline std::int64_t element_count(const dnnl::memory::desc& d) {
     for (int i = 0; i < d.data.ndims; ++i) n *= d.data.dims[i];
 #endif
     return n;
+}
+
+/// The strides (in elements) of a layout that is a permutation of the dims with no blocking, no
+/// padding and no offset (plain, channels-last nhwc, ...), else empty: a tensor in such a layout
+/// reads as a strided value in place.
+inline std::vector<std::int64_t> permuted_strides(const dnnl::memory::desc& d) {
+#if DNNL_VERSION_MAJOR >= 3
+    if (d.get_format_kind() != dnnl::memory::format_kind::blocked || d.get_inner_nblks() != 0) return {};
+    const dnnl::memory::dims dims = d.get_dims(), padded = d.get_padded_dims(), strides = d.get_strides();
+    if (padded != dims) return {};
+    std::vector<std::int64_t> out(strides.begin(), strides.end());
+#else
+    const dnnl_memory_desc_t& m = d.data;
+    if (m.format_kind != dnnl_blocked || m.format_desc.blocking.inner_nblks != 0 || m.offset0 != 0) return {};
+    for (int i = 0; i < m.ndims; ++i)
+        if (m.padded_dims[i] != m.dims[i]) return {};
+    std::vector<std::int64_t> out(m.format_desc.blocking.strides, m.format_desc.blocking.strides + m.ndims);
+    const dnnl::memory::dims dims(m.dims, m.dims + m.ndims);
+#endif
+    // Packed: ordered by stride, each dim over 1 steps by the extents inside it.
+    std::int64_t step = 1;
+    std::vector<std::size_t> axes;
+    for (std::size_t k = 0; k < dims.size(); ++k) {
+        if (dims[k] == 0) return out;
+        if (dims[k] > 1) axes.push_back(k);
+    }
+    for (std::size_t i = 1; i < axes.size(); ++i)
+        for (std::size_t j = i; j > 0 && out[axes[j - 1]] < out[axes[j]]; --j) std::swap(axes[j - 1], axes[j]);
+    for (std::size_t i = axes.size(); i-- > 0;) {
+        if (out[axes[i]] != step) return {};
+        step *= dims[axes[i]];
+    }
+    return out;
 }
 
 /// The element count of m's buffer when it holds its f32 elements and nothing else (any order,

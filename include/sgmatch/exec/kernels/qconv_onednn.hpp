@@ -198,17 +198,6 @@ struct int8_conv_state {
     }
 };
 
-// The strides of a desc that lays out its dims packed, with no blocking and no padding (a
-// permutation such as channels-last), else none.
-inline shape packed_strides_of(const dnnl::memory::desc& d) {
-    const dnnl_memory_desc_t& m = d.data;
-    if (m.format_kind != dnnl_blocked || m.format_desc.blocking.inner_nblks != 0 || m.offset0 != 0) return {};
-    const shape dims(m.dims, m.dims + m.ndims), strides(m.format_desc.blocking.strides, m.format_desc.blocking.strides + m.ndims);
-    for (int i = 0; i < m.ndims; ++i)
-        if (m.padded_dims[i] != m.dims[i]) return {};
-    return value::packed_strides(dims, strides) ? strides : shape{};
-}
-
 // y from the plan's primitive. x is read in its own layout (dense, or packed such as the
 // channels-last y of another int8 conv) and reordered only when the primitive asks for another;
 // y stays in the primitive's layout when that is a packed one (the next int8 conv, QLinearAdd or
@@ -231,7 +220,7 @@ inline value run_int8_conv(const int8_conv_form& f, const int8_conv_state::plan&
         src = to;
         ++onednn_typed_reorders();
     }
-    const shape y_strides = packed_strides_of(p.pd.dst_desc());
+    const shape y_strides = onednn::compat::permuted_strides(p.pd.dst_desc());
     value y;
     dnnl::memory dst;
     if (!y_strides.empty()) {

@@ -138,22 +138,27 @@ void run_ranges(range_runner run, std::int64_t n, F& f) {
 /// QuantizeLinear, its elements split into ranges by `run` (in order: the reference kernel).
 inline typed_fn quantize_linear_on(const ops::op_attrs& a0, detail::range_runner runner) {
     return [a = a0, runner](const values& xs) {
-        const value x = in(xs, 0, a).dense_value(), scale = in(xs, 1, a).dense_value();
+        const value& x0 = in(xs, 0, a);
+        const value scale = in(xs, 1, a).dense_value();
         const bool has_zp = xs.size() > 2;
         const value zp = has_zp ? xs[2].dense_value() : value::zeros(dtype::u8, scale.dims());
-        if (x.type() != dtype::f32 && x.type() != dtype::i32)
-            fail(a, "x is " + std::string(name_of(x.type())) + " (f32 or int32 taken)");
+        if (x0.type() != dtype::f32 && x0.type() != dtype::i32)
+            fail(a, "x is " + std::string(name_of(x0.type())) + " (f32 or int32 taken)");
         if (zp.type() != dtype::u8 && zp.type() != dtype::i8)
             fail(a, "the zero point is " + std::string(name_of(zp.type())) + " (uint8 or int8 taken)");
-        const detail::quant_layout q = detail::quant_layout_of(a, x, scale, has_zp ? &zp : nullptr);
-        value y = value::zeros(zp.type(), x.dims());
+        const detail::quant_layout q = detail::quant_layout_of(a, x0, scale, has_zp ? &zp : nullptr);
+        // One scale: element by element over x's buffer in its packed layout (channels-last), y
+        // in the same layout; else over a dense x.
+        const bool in_layout = q.extent == 1 && !x0.dense() && x0.packed();
+        const value x = in_layout ? x0 : x0.dense_value();
+        value y = in_layout ? value::zeros_in_layout(zp.type(), x.dims(), x.strides()) : value::zeros(zp.type(), x.dims());
         const float* s = scale.as<float>();
         auto run = [&](auto out_tag, auto in_tag) {
             using Q = typename decltype(out_tag)::type;
             using X = typename decltype(in_tag)::type;
-            const X* xv = x.as<X>();
+            const X* xv = static_cast<const X*>(x.data());
             const Q* z = zp.as<Q>();
-            Q* o = y.as<Q>();
+            Q* o = static_cast<Q*>(y.mutable_data());
             auto range = [&](std::int64_t begin, std::int64_t end) {
                 detail::for_scale_runs(begin, end, q, [&](std::int64_t from, std::int64_t to, std::int64_t c) {
                     if (!runner.plain && std::is_same_v<X, float>) {
@@ -180,21 +185,26 @@ inline typed_fn quantize_linear_on(const ops::op_attrs& a0, detail::range_runner
 /// DequantizeLinear, its elements split into ranges by `run` (in order: the reference kernel).
 inline typed_fn dequantize_linear_on(const ops::op_attrs& a0, detail::range_runner runner) {
     return [a = a0, runner](const values& xs) {
-        const value x = in(xs, 0, a).dense_value(), scale = in(xs, 1, a).dense_value();
+        const value& x0 = in(xs, 0, a);
+        const value scale = in(xs, 1, a).dense_value();
         const bool has_zp = xs.size() > 2;
-        if (x.type() != dtype::u8 && x.type() != dtype::i8 && x.type() != dtype::i32)
-            fail(a, "x is " + std::string(name_of(x.type())) + " (uint8, int8 or int32 taken)");
-        const value zp = has_zp ? xs[2].dense_value() : value::zeros(x.type(), scale.dims());
-        if (zp.type() != x.type())
-            fail(a, "the zero point is " + std::string(name_of(zp.type())) + ", x " + std::string(name_of(x.type())));
-        const detail::quant_layout q = detail::quant_layout_of(a, x, scale, has_zp ? &zp : nullptr);
-        value y = value::zeros(dtype::f32, x.dims());
+        if (x0.type() != dtype::u8 && x0.type() != dtype::i8 && x0.type() != dtype::i32)
+            fail(a, "x is " + std::string(name_of(x0.type())) + " (uint8, int8 or int32 taken)");
+        const value zp = has_zp ? xs[2].dense_value() : value::zeros(x0.type(), scale.dims());
+        if (zp.type() != x0.type())
+            fail(a, "the zero point is " + std::string(name_of(zp.type())) + ", x " + std::string(name_of(x0.type())));
+        const detail::quant_layout q = detail::quant_layout_of(a, x0, scale, has_zp ? &zp : nullptr);
+        // One scale: element by element over x's buffer in its packed layout (the channels-last y
+        // of an int8 conv), y in the same layout (oneDNN's f32 kernels read it so); else dense.
+        const bool in_layout = q.extent == 1 && !x0.dense() && x0.packed();
+        const value x = in_layout ? x0 : x0.dense_value();
+        value y = in_layout ? value::zeros_in_layout(dtype::f32, x.dims(), x.strides()) : value::zeros(dtype::f32, x.dims());
         const float* s = scale.as<float>();
-        float* o = y.as<float>();
+        float* o = static_cast<float*>(y.mutable_data());
         visit_type(x.type(), [&](auto t) {
             using T = typename decltype(t)::type;
             if constexpr (std::is_same_v<T, std::uint8_t> || std::is_same_v<T, std::int8_t> || std::is_same_v<T, std::int32_t>) {
-                const T* xv = x.as<T>();
+                const T* xv = static_cast<const T*>(x.data());
                 const T* z = zp.as<T>();
                 if (std::is_same_v<T, std::int32_t>)
                     for (std::int64_t c = 0; c < zp.size(); ++c)
