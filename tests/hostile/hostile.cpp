@@ -6,8 +6,10 @@
 // (getrusage through wait4: refusals happen before any large allocation, and the cases that
 // run, a Sum of 100,001 inputs among them, stay small).
 //
-//   hostile <sgmatch-run> <work dir> [--no-rss] [--only NAME] [--write-corpus DIR]
+//   hostile <sgmatch-run> <work dir> [--no-rss] [--loop-limit N] [--only NAME] [--write-corpus DIR]
 //
+// --loop-limit N runs the unbounded loops with --max-loop-iterations N rather than the default
+// (the sanitizer builds: 100,000 iterations take minutes there, and N as many check the same).
 // --write-corpus writes every case's model into DIR (the onnx_load fuzz target's corpus) and
 // its argument vector, .npy and .pb files into DIR/../run_inputs (the run_inputs target's),
 // files of up to 64 KiB: `hostile - - --write-corpus tests/fuzz/onnx_load` made the committed
@@ -21,6 +23,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -701,17 +704,18 @@ void write_files(const hostile_case& k, const fs::path& dir) {
 
 int main(int argc, char** argv) {
     if (argc < 3) {
-        std::fprintf(stderr, "usage: hostile <sgmatch-run> <work dir> [--no-rss] [--only NAME] [--write-corpus DIR]\n");
+        std::fprintf(stderr, "usage: hostile <sgmatch-run> <work dir> [--no-rss] [--loop-limit N] [--only NAME] [--write-corpus DIR]\n");
         return 2;
     }
     std::setvbuf(stdout, nullptr, _IOLBF, 0);
     const std::string exe = fs::absolute(argv[1]).string();
     const fs::path work = argv[2];
     bool rss = true;
-    std::string only, corpus;
+    std::string only, corpus, loop_limit;
     for (int i = 3; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--no-rss") rss = false;
+        else if (a == "--loop-limit" && i + 1 < argc) loop_limit = argv[++i];
         else if (a == "--only" && i + 1 < argc) only = argv[++i];
         else if (a == "--write-corpus" && i + 1 < argc) corpus = argv[++i];
         else {
@@ -719,7 +723,13 @@ int main(int argc, char** argv) {
             return 2;
         }
     }
-    const auto all = cases();
+    auto all = cases();
+    if (!loop_limit.empty())  // the unbounded loops stopped at N iterations, not the default's 100,000
+        for (auto& k : all)
+            if (k.cls == "loops" && std::find(k.args.begin(), k.args.end(), "--max-loop-iterations") == k.args.end()) {
+                k.args.insert(k.args.end(), {"--max-loop-iterations", loop_limit});
+                k.expect.push_back(loop_limit + " iterations");
+            }
     if (!corpus.empty()) {  // the fuzz targets' seeds
         const fs::path runs = fs::path(corpus).parent_path() / "run_inputs";
         fs::create_directories(corpus);

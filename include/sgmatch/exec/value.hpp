@@ -35,6 +35,7 @@
 #include <boost/hana/type.hpp>
 
 #include "sgmatch/detail/config.hpp"
+#include "sgmatch/detail/strides.hpp"
 #include "sgmatch/graph/types.hpp"
 
 SGMATCH_BEGIN_NAMESPACE
@@ -338,24 +339,8 @@ public:
         for (std::size_t k = d.size(); k-- > 1;) s[k - 1] = s[k] * d[k];
         return s;
     }
-    /// Whether `strides` lay out `dims` packed: ordered by stride, each axis of extent over 1
-    /// steps by the product of the extents inside it, the innermost by 1.
-    static bool packed_strides(const shape& dims, const shape& strides) {
-        if (strides.size() != dims.size()) return false;
-        std::vector<std::size_t> axes;
-        for (std::size_t k = 0; k < dims.size(); ++k) {
-            if (dims[k] == 0) return true;  // no elements: any layout holds them
-            if (dims[k] > 1) axes.push_back(k);
-        }
-        for (std::size_t i = 1; i < axes.size(); ++i)  // by stride, innermost last (insertion sort: rank <= a few)
-            for (std::size_t j = i; j > 0 && strides[axes[j - 1]] < strides[axes[j]]; --j) std::swap(axes[j - 1], axes[j]);
-        std::int64_t step = 1;
-        for (std::size_t i = axes.size(); i-- > 0;) {
-            if (strides[axes[i]] != step) return false;
-            step *= dims[axes[i]];
-        }
-        return true;
-    }
+    /// Whether `strides` lay out `dims` packed (detail/strides.hpp).
+    static bool packed_strides(const shape& dims, const shape& strides) { return sgmatch::detail::packed_strides(dims, strides); }
 
 private:
     void set_packed_strides(shape strides, const char* what) {

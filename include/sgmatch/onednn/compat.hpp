@@ -10,13 +10,13 @@
 
 #include <cstdint>
 #include <optional>
-#include <utility>
 #include <unordered_map>
 #include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "sgmatch/detail/config.hpp"
+#include "sgmatch/detail/strides.hpp"
 
 SGMATCH_BEGIN_NAMESPACE
 namespace onednn {
@@ -65,20 +65,7 @@ inline std::vector<std::int64_t> permuted_strides(const dnnl::memory::desc& d) {
     std::vector<std::int64_t> out(m.format_desc.blocking.strides, m.format_desc.blocking.strides + m.ndims);
     const dnnl::memory::dims dims(m.dims, m.dims + m.ndims);
 #endif
-    // Packed: ordered by stride, each dim over 1 steps by the extents inside it.
-    std::int64_t step = 1;
-    std::vector<std::size_t> axes;
-    for (std::size_t k = 0; k < dims.size(); ++k) {
-        if (dims[k] == 0) return out;
-        if (dims[k] > 1) axes.push_back(k);
-    }
-    for (std::size_t i = 1; i < axes.size(); ++i)
-        for (std::size_t j = i; j > 0 && out[axes[j - 1]] < out[axes[j]]; --j) std::swap(axes[j - 1], axes[j]);
-    for (std::size_t i = axes.size(); i-- > 0;) {
-        if (out[axes[i]] != step) return {};
-        step *= dims[axes[i]];
-    }
-    return out;
+    return sgmatch::detail::packed_strides(dims, out) ? out : std::vector<std::int64_t>{};
 }
 
 /// The element count of m's buffer when it holds its f32 elements and nothing else (any order,
