@@ -18,7 +18,7 @@ import os
 from conan import ConanFile
 from conan.tools.build import check_min_cppstd, valid_min_cppstd
 from conan.tools.cmake import CMake, CMakeDeps, CMakeToolchain, cmake_layout
-from conan.tools.files import copy, rmdir
+from conan.tools.files import copy, load, rmdir
 
 # 2.0.15: [platform_requires] in profiles (conan/profiles/debian12, system-onednn).
 required_conan_version = ">=2.0.15"
@@ -26,7 +26,6 @@ required_conan_version = ">=2.0.15"
 
 class SgmatchConan(ConanFile):
     name = "sgmatch"
-    version = "0.1.0"
     description = "Compile-time subgraph patterns, fusion and oneDNN kernels for deep-learning graphs"
     license = "Apache-2.0"
     topics = ("graph-rewriting", "pattern-matching", "onednn", "header-only")
@@ -35,8 +34,12 @@ class SgmatchConan(ConanFile):
     options = {"with_onednn": [True, False], "with_reference": [True, False], "with_onnx": [True, False]}
     # The ONNX front end brings libonnx and protobuf: off unless asked for.
     default_options = {"with_onednn": True, "with_reference": True, "with_onnx": False}
-    exports_sources = "CMakeLists.txt", "LICENSE", "cmake/*", "include/*"
+    exports_sources = "CMakeLists.txt", "VERSION", "LICENSE", "cmake/*", "include/*"
     no_copy_source = True
+
+    def set_version(self):
+        # One version for CMake, this recipe and the vcpkg port: the VERSION file.
+        self.version = load(self, os.path.join(self.recipe_folder, "VERSION")).strip()
 
     def layout(self):
         cmake_layout(self)

@@ -378,7 +378,7 @@ int main(int argc, char** argv) {
             for (std::size_t i = 0; i < m.report.notes.size(); ++i) o << (i ? ", " : "") << json_string(m.report.notes[i]);
             const auto& q = m.report.qdq;
             o << "], \"qdq\": {\"convs\": " << q.convs << ", \"matmuls\": " << q.matmuls << ", \"adds\": " << q.adds
-              << ", \"activations\": " << q.activations
+              << ", \"activations\": " << q.activations << ", \"gelus\": " << q.gelus
               << ", \"left_float\": [";
             for (std::size_t i = 0; i < q.notes.size(); ++i) o << (i ? ", " : "") << json_string(q.notes[i]);
             o << "]}";
@@ -401,9 +401,10 @@ int main(int argc, char** argv) {
                         load_ms);
             for (const auto& n : m.report.notes) std::printf("  note: %s\n", n.c_str());
             const auto& q = m.report.qdq;
-            if (q.convs + q.matmuls + q.adds + q.notes.size() > 0) {
-                std::printf("int8: QDQ groups made %zu QLinearConv, %zu QLinearMatMul, %zu QLinearAdd (%zu activations folded), %zu left in float\n",
-                            q.convs, q.matmuls, q.adds, q.activations, q.notes.size());
+            if (q.convs + q.matmuls + q.adds + q.gelus + q.notes.size() > 0) {
+                std::printf("int8: QDQ groups made %zu QLinearConv, %zu QLinearMatMul, %zu QLinearAdd (%zu activations folded), "
+                            "%zu Gelu, %zu left in float\n",
+                            q.convs, q.matmuls, q.adds, q.activations, q.gelus, q.notes.size());
                 for (const auto& n : q.notes) std::printf("  %s\n", n.c_str());
             }
             std::printf("partition (%s): %zu nodes -> %zu\n", backend.c_str(), nodes_before, fused.node_count());

@@ -36,7 +36,7 @@ for onnx in False True; do
 done
 
 echo "== PkgConfigDeps: a .pc file per part, used by plain g++"
-conan install --requires=sgmatch/0.1.0 -o "sgmatch/*:with_onnx=True" -g PkgConfigDeps "${debian[@]}" \
+conan install --requires="sgmatch/$(cat "$root/VERSION")" -o "sgmatch/*:with_onnx=True" -g PkgConfigDeps "${debian[@]}" \
   --output-folder="$work/pc" > "$work/pc.log" 2>&1 || { tail -20 "$work/pc.log"; exit 1; }
 export PKG_CONFIG_PATH="$work/pc"
 for part in onednn reference onnx; do

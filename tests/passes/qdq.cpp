@@ -328,6 +328,58 @@ TEST_CASE("QDQ residual Add + Relu: one QLinearAdd on the same integers as the o
     CHECK(r.notes[0].find("type differs") != std::string::npos);
 }
 
+TEST_CASE("QDQ: a GELU written out before a QuantizeLinear becomes one Gelu op on oneDNN, within one step") {
+    std::mt19937 rng(15);
+    const std::vector<std::int64_t> dims{2, 8, 33};
+    auto k = [](graph& t, const std::string& name, float v) { return test::constant_of(t, name, value::of<float>({}, {v})); };
+    for (const int form : {0, 1, 2}) {  // the erf form on the DQ's value; the tanh form; the erf form after a bias Add
+        CAPTURE(form);
+        const bool tanh = form == 1, bias = form == 2;
+        graph g, h;
+        for (graph* t : {&g, &h}) {
+            const node_id in = t->add_input("x", tensor_type::of(dtype::u8, dims));
+            node_id x = dequantize(*t, "dq", in, {0.04f}, dtype::u8, 128);
+            if (bias) x = t->add_op("Add", "bias", {x, k(*t, "b", 0.3f)});
+            node_id y;
+            if (!tanh) {  // PyTorch's export of nn.GELU(): Div, Erf, Add, Mul(x, .), Mul(., 0.5)
+                const node_id e = t->add_op("Erf", "erf", {t->add_op("Div", "div", {x, k(*t, "sqrt2", 1.4142135f)})});
+                const node_id one_plus = t->add_op("Add", "add", {e, k(*t, "one", 1.0f)});
+                y = t->add_op("Mul", "half", {t->add_op("Mul", "mul", {x, one_plus}), k(*t, "half_c", 0.5f)});
+            } else {  // the tanh form, halved first: Mul(., 0.5) -> Mul(x, .)
+                const node_id cube = t->add_op("Pow", "pow", {x, k(*t, "three", 3.0f)});
+                const node_id inner = t->add_op("Add", "inner", {x, t->add_op("Mul", "c1", {cube, k(*t, "c1k", 0.044715f)})});
+                const node_id th = t->add_op("Tanh", "tanh", {t->add_op("Mul", "c2", {inner, k(*t, "c2k", 0.7978846f)})});
+                const node_id one_plus = t->add_op("Add", "add", {th, k(*t, "one", 1.0f)});
+                y = t->add_op("Mul", "mul", {x, t->add_op("Mul", "half", {one_plus, k(*t, "half_c", 0.5f)})});
+            }
+            t->mark_output(quantize(*t, "q", y, 0.02f, dtype::u8, 10));
+        }
+        passes::qdq_report r;
+        const outcome o = run_both(g, h, random_input(rng, dtype::u8, dims), r);
+        CHECK(r.gelus == 1);
+        CHECK(ops_of(h) == (bias ? std::vector<std::string>{"DequantizeLinear", "Add", "Gelu", "QuantizeLinear"}
+                                 : std::vector<std::string>{"DequantizeLinear", "Gelu", "QuantizeLinear"}));
+        for (node_id n : h.nodes())
+            if (h.kind(n) == node_kind::op && h.op_name(n) == "Gelu") CHECK(h.attr(n, "approximate")->as_string() == (tanh ? "tanh" : "none"));
+        CHECK(o.folded.onednn_nodes == (bias ? 2u : 1u));  // oneDNN's gelu eltwise, where Erf ran on its reference kernel
+        CHECK(o.folded.reference_nodes == 0);
+        check_within_one_step(o);
+    }
+    // An inner value read outside the GELU keeps it written out (the pattern's chain does not
+    // match a value read twice).
+    graph g;
+    const node_id in = g.add_input("x", tensor_type::of(dtype::u8, dims));
+    const node_id x = dequantize(g, "dq", in, {0.04f}, dtype::u8, 128);
+    const node_id e = g.add_op("Erf", "erf", {g.add_op("Div", "div", {x, k(g, "sqrt2", 1.4142135f)})});
+    const node_id one_plus = g.add_op("Add", "add", {e, k(g, "one", 1.0f)});
+    g.mark_output(quantize(g, "q", g.add_op("Mul", "half", {g.add_op("Mul", "mul", {x, one_plus}), k(g, "half_c", 0.5f)}), 0.02f, dtype::u8, 10));
+    g.mark_output(g.add_op("Relu", "other", {e}));
+    const passes::qdq_report r = passes::fold_qdq(g);
+    CHECK(r.gelus == 0);
+    const auto ops = ops_of(g);
+    CHECK(std::count(ops.begin(), ops.end(), "Erf") == 1);
+}
+
 TEST_CASE("QDQ matmul with per-column weight scales: one QLinearMatMul on oneDNN int8, within one step") {
     std::mt19937 rng(11);
     const std::vector<std::int64_t> a_dims{2, 5, 32}, b_dims{32, 24};

@@ -5,16 +5,8 @@
 //   constexpr auto p = capture<x>(op<MatMul>() >> optional(op<Add>(constant()))) >> onednn::gelu_erf<x>();
 //   auto prop = onednn::make_fused_property<G>("matmul_gelu", p);   // one matmul, a gelu_erf post-op
 //
-// The forms (constants matched within a relative 1e-4, `x` the captured value):
-//   gelu_erf<x>()   Div(x, 1.4142135) or Mul(x, 0.70710677) -> Erf -> Add(., 1), then
-//                   Mul(x, .) -> Mul(., 0.5)  |  Mul(Mul(x, 0.5), .)  |  Mul(., 0.5) -> Mul(x, .)
-//                   (PyTorch's ONNX export is the first; others halve first)
-//   gelu_tanh<x>()  Pow(x, 3) or Mul(Mul(x, x), x) -> Mul(., 0.044715) -> Add(x, .) ->
-//                   Mul(., 0.7978846) -> Tanh -> Add(., 1), then the same three endings
-//   swish<x>()      Mul(x, Sigmoid(x))
-//   hardswish<x>()  Add(x, 3) -> Clip(0, 6), then Mul(x, .) -> Div(., 6) or Mul(., 1/6), or the
-//                   division first; and Mul(x, HardSigmoid(x)) with alpha 1/6, beta 0.5
-//   decomposed_activation<x>()  any of the four
+// The forms are pattern/activation_forms.hpp's: gelu_erf<x>(), gelu_tanh<x>(), swish<x>(),
+// hardswish<x>(), and decomposed_activation<x>(), any of the four.
 //
 // Each is a named sub-pattern whose name has a composite lowering: at compile time the fragment
 // counts as one lowerable unit (its Erf or Pow need no lowering of their own); when the match is
@@ -31,6 +23,7 @@
 #include "sgmatch/pattern/combinators.hpp"
 #include "sgmatch/pattern/predicates.hpp"
 #include "sgmatch/pattern/vocabulary.hpp"
+#include "sgmatch/pattern/activation_forms.hpp"
 
 SGMATCH_BEGIN_NAMESPACE
 namespace onednn {
@@ -43,7 +36,7 @@ struct Swish;
 struct HardSwish;
 
 /// Relative tolerance for the constants of the decomposed forms.
-inline constexpr double tolerance = 1e-4;
+inline constexpr double tolerance = activation_forms::tolerance;
 
 namespace detail {
 
@@ -234,57 +227,30 @@ struct lowering<decomposed::HardSwish> {
     }
 };
 
-// ----- the patterns ---------------------------------------------------------------------------
-
-namespace decomposed::detail {
-
-template <class X>
-constexpr auto half_x_tail() {
-    using namespace sgmatch::ops;
-    return (op<Mul>(ref<X>()) >> op<Mul>(constant(0.5, tolerance))) |
-           op<Mul>(op<Mul>(ref<X>(), constant(0.5, tolerance))) |
-           (op<Mul>(constant(0.5, tolerance)) >> op<Mul>(ref<X>()));
-}
-
-}  // namespace decomposed::detail
+// ----- the patterns (pattern/activation_forms.hpp), each named for its composite lowering -----------
 
 /// 0.5 x (1 + erf(x / sqrt 2)) written out (see the top of this file); X names the captured x.
 template <class X>
 constexpr auto gelu_erf() {
-    using namespace sgmatch::ops;
-    using decomposed::tolerance;
-    return named<decomposed::GeluErf>((op<Div>(constant(1.4142135623730951, tolerance)).template input<0>() |
-                                       op<Mul>(constant(0.7071067811865476, tolerance))) >>
-                                      op<Erf>() >> op<Add>(constant(1.0, tolerance)) >> decomposed::detail::half_x_tail<X>());
+    return named<decomposed::GeluErf>(activation_forms::gelu_erf<X>());
 }
 
 /// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) written out; X names the captured x.
 template <class X>
 constexpr auto gelu_tanh() {
-    using namespace sgmatch::ops;
-    using decomposed::tolerance;
-    return named<decomposed::GeluTanh>(
-        (op<Pow>(constant(3.0, tolerance)).template input<0>() | (op<Mul>(ref<X>()) >> op<Mul>(ref<X>()))) >>
-        op<Mul>(constant(0.044715, tolerance)) >> op<Add>(ref<X>()) >> op<Mul>(constant(0.7978845608028654, tolerance)) >>
-        op<Tanh>() >> op<Add>(constant(1.0, tolerance)) >> decomposed::detail::half_x_tail<X>());
+    return named<decomposed::GeluTanh>(activation_forms::gelu_tanh<X>());
 }
 
 /// x * sigmoid(x) written out; X names the captured x.
 template <class X>
 constexpr auto swish() {
-    using namespace sgmatch::ops;
-    return named<decomposed::Swish>(op<Sigmoid>() >> op<Mul>(ref<X>()));
+    return named<decomposed::Swish>(activation_forms::swish<X>());
 }
 
 /// x * clip(x + 3, 0, 6) / 6 written out (or x * HardSigmoid(x) with alpha 1/6, beta 0.5).
 template <class X>
 constexpr auto hardswish() {
-    using namespace sgmatch::ops;
-    using decomposed::tolerance;
-    constexpr auto sixth = op<Div>(constant(6.0, tolerance)).template input<0>() | op<Mul>(constant(1.0 / 6.0, tolerance));
-    return named<decomposed::HardSwish>(
-        (op<Add>(constant(3.0, tolerance)) >> op<Clip>() >> ((op<Mul>(ref<X>()) >> sixth) | (sixth >> op<Mul>(ref<X>())))) |
-        (op<HardSigmoid>() >> op<Mul>(ref<X>())));
+    return named<decomposed::HardSwish>(activation_forms::hardswish<X>());
 }
 
 /// Any of the four decomposed activations after the value captured as X.

@@ -9,6 +9,7 @@
 //   DQ(x), DQ(w) [, DQ(b) | b] -> Conv   -> [Relu | Clip] -> Q   becomes QLinearConv
 //   DQ(a), DQ(b)               -> MatMul -> [Relu | Clip] -> Q   becomes QLinearMatMul
 //   DQ(a), DQ(b)               -> Add    -> [Relu | Clip] -> Q   becomes QLinearAdd
+//   x -> a GELU written out (Div, Erf, Add, Mul, Mul; or the tanh form) -> Q   becomes x -> Gelu -> Q
 // where DQ(w) and DQ(b) read constants (the weights, and a bias of int32 or float), and x or a
 // is any u8 or s8 value with one scale and one zero point; an Add's two operands are such values
 // (QLinearAdd, ONNX Runtime's op, computes the group's f32 arithmetic as it is: the same
@@ -34,6 +35,7 @@
 // loader runs it before the clean-up passes (onnx::load_options::fold_qdq).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -49,6 +51,7 @@
 #include "sgmatch/ops/table.hpp"
 #include "sgmatch/pattern/combinators.hpp"
 #include "sgmatch/pattern/vocabulary.hpp"
+#include "sgmatch/pattern/activation_forms.hpp"
 
 SGMATCH_BEGIN_NAMESPACE
 namespace passes {
@@ -58,6 +61,7 @@ struct qdq_report {
     std::size_t matmuls = 0;      // groups made QLinearMatMul
     std::size_t adds = 0;         // groups made QLinearAdd
     std::size_t activations = 0;  // Relu / Clip folded into the saturation
+    std::size_t gelus = 0;        // written-out GELUs on a DequantizeLinear's value made one Gelu op
     std::vector<std::string> notes;  // groups left in float, each with the reason
 };
 
@@ -68,6 +72,11 @@ inline constexpr auto qdq_float_part =
     (op<ops::Conv>() | op<ops::MatMul>()) >> optional(op<ops::Relu>() | op<ops::Clip>()) >> op<ops::QuantizeLinear>();
 /// A residual Add between DQs and a Q (ResNet's), anchored at the Add.
 inline constexpr auto qdq_add_part = op<ops::Add>() >> optional(op<ops::Relu>() | op<ops::Clip>()) >> op<ops::QuantizeLinear>();
+struct gelu_x;
+/// A GELU written out (pattern/activation_forms.hpp: the erf or the tanh form) whose result is
+/// quantized, anchored at x's producer; x's producer and the QuantizeLinear stay.
+inline constexpr auto qdq_gelu = capture<gelu_x>(any()) >> (activation_forms::gelu_erf<gelu_x>() | activation_forms::gelu_tanh<gelu_x>()) >>
+                                 op<ops::QuantizeLinear>();
 }  // namespace patterns
 
 namespace detail {
@@ -82,6 +91,7 @@ public:
         // The convs and matmuls first: a residual Add's operands are then their integer outputs.
         rewrite(patterns::qdq_float_part, [&](const std::vector<node_id>& nodes) { return fold(nodes); });
         rewrite(patterns::qdq_add_part, [&](const std::vector<node_id>& nodes) { return fold_add(nodes); });
+        rewrite(patterns::qdq_gelu, [&](const std::vector<node_id>& nodes) { return fold_gelu(nodes); });
     }
 
 private:
@@ -251,6 +261,44 @@ private:
         (void)g_.replace(std::move(r));
         ++r_.adds;
         r_.activations += y.folded_activation ? 1 : 0;
+        return {};
+    }
+
+    // A written-out GELU between x's producer (nodes[0]) and a QuantizeLinear (nodes.back()),
+    // both of which stay, made one Gelu op (one eltwise primitive on oneDNN, where the five ops
+    // ran one at a time, Erf on its reference kernel), where only the GELU reads its inner
+    // values; or why not.
+    std::string fold_gelu(const std::vector<node_id>& nodes) {
+        if (nodes.size() < 3) return "the written-out GELU after it has no ops";
+        std::optional<V> x;  // the value of nodes[0] that the GELU's first op reads
+        for (const V& v : g_.inputs(nodes[1]))
+            if (v.node == nodes[0]) x = v;
+        if (!x) return "the written-out GELU after it does not read it";
+        const std::vector<node_id> members(nodes.begin() + 1, nodes.end() - 1);
+        auto member = [&](node_id n) { return std::find(members.begin(), members.end(), n) != members.end(); };
+        std::optional<node_id> last;
+        bool tanh = false;
+        for (const node_id n : members) {
+            tanh = tanh || g_.op_name(n) == "Tanh";
+            bool inside = false, outside = g_.is_graph_output(n, 0);
+            for (const auto& u : g_.users(n)) (member(u.user) ? inside : outside) = true;
+            if (!inside) {
+                if (last) return "the written-out GELU after it has two results";
+                last = n;
+            } else if (outside) {
+                return "the written-out GELU after it has an inner value read outside it ('" + std::string(g_.name(n)) + "')";
+            }
+        }
+        if (!last) return "the written-out GELU after it has no result";
+        replacement<node_id> r;
+        r.nodes = members;
+        r.name = std::string(g_.name(*last));
+        r.op_name = "Gelu";
+        r.outputs = {V{*last, 0}};
+        r.inputs = {*x};
+        const node_id made = g_.replace(std::move(r));
+        g_.set_attr(made, "approximate", std::string(tanh ? "tanh" : "none"));
+        ++r_.gelus;
         return {};
     }
 
