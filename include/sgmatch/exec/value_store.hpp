@@ -220,11 +220,30 @@ public:
             return value::adopt(out.owner(), out.memory().get_data_handle(), dtype::f32, shape(d.begin(), d.end()));
         }
         value x = value_of(v, st);
-        if (!x.dense()) return x.dense_value();  // a kernel's packed layout (channels-last int8): outputs are dense
+        if (!x.dense()) return dense_output(x);
         return x.owned() ? x : x.clone();
     }
 
 private:
+    // A value in a kernel's packed layout (channels-last int8) as a dense output: reordered by
+    // oneDNN for the types it has (a transpose; dense_value's strided copy is slow at many
+    // channels), copied otherwise.
+    static value dense_output(const value& x) {
+        using dt = dnnl::memory::data_type;
+        const dt t = x.type() == dtype::u8 ? dt::u8 : x.type() == dtype::i8 ? dt::s8 : x.type() == dtype::i32 ? dt::s32
+                     : x.type() == dtype::f32 ? dt::f32 : dt::undef;
+        if (t == dt::undef || !x.packed() || x.rank() < 1 || x.rank() > 6 || x.size() == 0) return x.dense_value();
+        const onednn::dims d(x.dims().begin(), x.dims().end());
+        value out = value::zeros(x.type(), x.dims());
+        dnnl::memory from(dnnl::memory::desc(d, t, onednn::dims(x.strides().begin(), x.strides().end())), onednn::cpu_engine(),
+                                const_cast<void*>(x.data()));
+        dnnl::memory to(dnnl::memory::desc(d, t, onednn::plain_tag(d.size())), onednn::cpu_engine(), out.mutable_data());
+        dnnl::stream s(onednn::cpu_engine());
+        dnnl::reorder(from, to).execute(s, from, to);
+        s.wait();
+        return out;
+    }
+
     const graph& g_;
     const std::uint32_t* base_;
     std::vector<slot> slots_;
